@@ -1,0 +1,50 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "ReceiptDesk",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "receiptdesk", targets: ["receiptdesk"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "ReceiptModel"),
+        .target(
+            name: "ReceiptDecoding",
+            dependencies: [
+                "ReceiptModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "Samples",
+            dependencies: [
+                "ReceiptModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "ReceiptDeskCLI",
+            dependencies: [
+                "ReceiptModel", "ReceiptDecoding", "Samples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
+        .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
+        .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,134 @@
+import ReceiptModel
+
+/// Writes JSON into a byte buffer: compact, escaped, in the order the caller gives.
+///
+/// Used for `decode --json` and the other machine-readable outputs, where speed matters and the
+/// key order is part of what people read.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma: [Bool] = [false]
+
+    public init() {}
+
+    /// Starts an object (as a value or as the member `key` of the enclosing object).
+    public mutating func beginObject(_ key: String? = nil) {
+        prefix(key)
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Starts an array.
+    public mutating func beginArray(_ key: String? = nil) {
+        prefix(key)
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes a string member or element; `nil` writes `null`.
+    public mutating func string(_ key: String?, _ value: String?) {
+        prefix(key)
+        if let value { writeString(value) } else { appendLiteral("null") }
+    }
+
+    /// Writes an integer member or element; `nil` writes `null`.
+    public mutating func int(_ key: String?, _ value: Int64?) {
+        prefix(key)
+        if let value { appendLiteral(String(value)) } else { appendLiteral("null") }
+    }
+
+    /// Writes an integer member or element.
+    public mutating func int(_ key: String?, _ value: Int?) {
+        int(key, value.map(Int64.init))
+    }
+
+    /// Writes a boolean member or element; `nil` writes `null`.
+    public mutating func bool(_ key: String?, _ value: Bool?) {
+        prefix(key)
+        if let value { appendLiteral(value ? "true" : "false") } else { appendLiteral("null") }
+    }
+
+    /// Writes `null`.
+    public mutating func null(_ key: String?) {
+        prefix(key)
+        appendLiteral("null")
+    }
+
+    /// Writes a number given as its literal text (already valid JSON).
+    public mutating func rawNumber(_ key: String?, _ literal: String) {
+        prefix(key)
+        appendLiteral(literal)
+    }
+
+    /// Writes a ``JSONValue`` as it arrived.
+    public mutating func value(_ key: String?, _ value: JSONValue) {
+        switch value {
+        case .null: null(key)
+        case .bool(let flag): bool(key, flag)
+        case .number(let literal): rawNumber(key, literal)
+        case .string(let text): string(key, text)
+        case .array(let elements):
+            beginArray(key)
+            for element in elements { self.value(nil, element) }
+            endArray()
+        case .object(let object):
+            beginObject(key)
+            for member in object { self.value(member.key, member.value) }
+            endObject()
+        }
+    }
+
+    /// Ends the current line (for NDJSON output).
+    public mutating func newline() {
+        bytes.append(0x0A)
+    }
+
+    /// Empties the buffer, keeping its capacity.
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = [false]
+    }
+
+    private mutating func prefix(_ key: String?) {
+        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
+        needsComma[needsComma.count - 1] = true
+        if let key {
+            writeString(key)
+            bytes.append(UInt8(ascii: ":"))
+        }
+    }
+
+    private mutating func appendLiteral(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private mutating func writeString(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
+            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(byte)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20, 0x7F:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 15)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,254 @@
+/// Splits a stream of input bytes into records, chunk by chunk, so memory never grows with the input.
+///
+/// An input may hold one JSON document, several concatenated documents, a JSON array of documents,
+/// NDJSON (one document per line), one or more bare JWS (one per line), a base64 app receipt (possibly
+/// wrapped over many lines) or a raw DER receipt. The kind is decided from the first bytes; NDJSON is
+/// recognised when the first document has no line break inside it.
+public struct RecordSplitter: Sendable {
+    /// One record's bytes and where it started.
+    public struct Piece: Sendable {
+        /// The record's bytes (for an oversize record, only its first bytes).
+        public var bytes: [UInt8]
+        /// The record's index in the input, from 0.
+        public var index: Int
+        /// Offset of its first byte in the input.
+        public var offset: Int64
+        /// Whether the record was larger than the limit and was cut.
+        public var oversize: Bool
+    }
+
+    private enum Mode {
+        case undecided
+        case jsonDocuments
+        case jsonArray
+        case ndjson
+        case jwsLines
+        case blob
+    }
+
+    /// The largest record kept whole; larger ones are reported as `oversize`.
+    public let maxRecordBytes: Int
+    private var mode = Mode.undecided
+    private var current: [UInt8] = []
+    private var currentLength = 0
+    private var currentStart: Int64 = 0
+    private var inRecord = false
+    private var offset: Int64 = 0
+    private var nextIndex = 0
+    // JSON scanner state.
+    private var depth = 0
+    private var inString = false
+    private var escaped = false
+    private var sawNewlineInside = false
+    private var arrayOpen = false
+    private var scalarRecord = false
+    private var isFirstDocument = true
+
+    /// Creates a splitter.
+    public init(maxRecordBytes: Int = 64 << 20) {
+        self.maxRecordBytes = maxRecordBytes
+    }
+
+    /// Feeds the next chunk; returns the records it completed.
+    public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>) -> [Piece] {
+        var out: [Piece] = []
+        var i = 0
+        let n = chunk.count
+        while i < n {
+            switch mode {
+            case .undecided:
+                let byte = chunk[i]
+                if isWhitespace(byte) {
+                    i += 1
+                    offset += 1
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "["):
+                    mode = .jsonArray
+                    arrayOpen = true
+                    i += 1
+                    offset += 1
+                case UInt8(ascii: "{"):
+                    mode = .jsonDocuments
+                case 0x30 where !looksLikeText(chunk, from: i):
+                    mode = .blob
+                default:
+                    mode = CompactJWS.looksLikeJWS(firstLine(chunk, from: i)) ? .jwsLines : .blob
+                }
+            case .jsonDocuments, .jsonArray:
+                i = scanJSON(chunk, from: i, into: &out)
+            case .ndjson, .jwsLines:
+                i = scanLines(chunk, from: i, into: &out)
+            case .blob:
+                if !inRecord { begin() }
+                append(UnsafeBufferPointer(rebasing: chunk[i..<n]))
+                offset += Int64(n - i)
+                i = n
+            }
+        }
+        return out
+    }
+
+    /// Feeds an array of bytes.
+    public mutating func feed(_ chunk: [UInt8]) -> [Piece] {
+        chunk.withUnsafeBufferPointer { feed($0) }
+    }
+
+    /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
+    public mutating func finish() -> [Piece] {
+        guard inRecord else { return [] }
+        if mode == .blob || mode == .ndjson || mode == .jwsLines {
+            while let last = current.last, isWhitespace(last) { current.removeLast() }
+            if current.allSatisfy(isWhitespace) && currentLength <= maxRecordBytes {
+                inRecord = false
+                return []
+            }
+        }
+        return [end()]
+    }
+
+    // MARK: JSON documents and arrays
+
+    private mutating func scanJSON(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int, into out: inout [Piece]) -> Int {
+        var i = start
+        let n = chunk.count
+        if !inRecord {
+            // Between records: skip white space (and commas inside an array), find the next start.
+            while i < n {
+                let byte = chunk[i]
+                if isWhitespace(byte) || (mode == .jsonArray && byte == UInt8(ascii: ",")) {
+                    i += 1
+                    offset += 1
+                    continue
+                }
+                if mode == .jsonArray && byte == UInt8(ascii: "]") {
+                    i += 1
+                    offset += 1
+                    arrayOpen = false
+                    mode = .undecided
+                    return i
+                }
+                break
+            }
+            guard i < n else { return i }
+            begin()
+            depth = 0
+            inString = false
+            escaped = false
+            sawNewlineInside = false
+            let first = chunk[i]
+            scalarRecord = first != UInt8(ascii: "{") && first != UInt8(ascii: "[")
+        }
+        let recordStart = i
+        while i < n {
+            let byte = chunk[i]
+            if scalarRecord {
+                // A stray value: it runs to the next separator.
+                if isWhitespace(byte) || (mode == .jsonArray && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]"))) {
+                    flush(chunk, recordStart, i)
+                    out.append(end())
+                    return i
+                }
+                i += 1
+                continue
+            }
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                i += 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0 {
+                    i += 1
+                    flush(chunk, recordStart, i)
+                    out.append(end())
+                    if mode == .jsonDocuments && isFirstDocument && !sawNewlineInside {
+                        mode = .ndjson
+                    }
+                    isFirstDocument = false
+                    return i
+                }
+            case 0x0A: sawNewlineInside = true
+            default: break
+            }
+            i += 1
+        }
+        flush(chunk, recordStart, n)
+        return n
+    }
+
+    // MARK: Lines
+
+    private mutating func scanLines(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int, into out: inout [Piece]) -> Int {
+        var i = start
+        let n = chunk.count
+        if !inRecord {
+            while i < n, isWhitespace(chunk[i]) {
+                i += 1
+                offset += 1
+            }
+            guard i < n else { return i }
+            begin()
+        }
+        let lineStart = i
+        while i < n, chunk[i] != 0x0A { i += 1 }
+        flush(chunk, lineStart, i)
+        if i < n {
+            while let last = current.last, isWhitespace(last) { current.removeLast() }
+            out.append(end())
+        }
+        return i
+    }
+
+    // MARK: Record buffer
+
+    private mutating func begin() {
+        inRecord = true
+        current.removeAll(keepingCapacity: true)
+        currentLength = 0
+        currentStart = offset
+    }
+
+    private mutating func flush(_ chunk: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) {
+        append(UnsafeBufferPointer(rebasing: chunk[from..<to]))
+        offset += Int64(to - from)
+    }
+
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        currentLength += bytes.count
+        let room = maxRecordBytes - current.count
+        if room > 0 { current.append(contentsOf: bytes.prefix(room)) }
+    }
+
+    private mutating func end() -> Piece {
+        inRecord = false
+        let oversize = currentLength > maxRecordBytes
+        let bytes = oversize ? Array(current.prefix(1024)) : current
+        let piece = Piece(bytes: bytes, index: nextIndex, offset: currentStart, oversize: oversize)
+        nextIndex += 1
+        current.removeAll(keepingCapacity: current.capacity <= 1 << 20)
+        return piece
+    }
+
+    private func firstLine(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> UnsafeBufferPointer<UInt8> {
+        var end = start
+        while end < chunk.count, chunk[end] != 0x0A { end += 1 }
+        return UnsafeBufferPointer(rebasing: chunk[start..<end])
+    }
+
+    private func looksLikeText(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        let sample = chunk[start..<min(chunk.count, start + 64)]
+        return sample.allSatisfy { $0 >= 0x20 && $0 < 0x7F || isWhitespace($0) }
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Foundation
+import ReceiptModel
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+import _CryptoExtras
+
+/// Checks an app receipt's PKCS#7 signature: the signer's key signs the payload (directly or through
+/// signed attributes), and the signer's certificate chains to a trusted root at the receipt's creation date.
+///
+/// ```
+/// SignerInfo ::= SEQUENCE {
+///     version            INTEGER,
+///     sid                IssuerAndSerialNumber,
+///     digestAlgorithm    AlgorithmIdentifier,
+///     signedAttrs        [0] IMPLICIT SET OF Attribute OPTIONAL,
+///     signatureAlgorithm AlgorithmIdentifier,
+///     signature          OCTET STRING,
+///     unsignedAttrs      [1] IMPLICIT SET OF Attribute OPTIONAL }
+/// ```
+enum PKCS7SignatureCheck {
+    static let sha1: ASN1ObjectIdentifier = [1, 3, 14, 3, 2, 26]
+    static let sha256: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 2, 1]
+    static let messageDigest: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
+
+    /// The receipt's verification: `verified`, `failed`, `unsigned` (no chain, or Xcode's self-signed
+    /// StoreKit certificate that nobody configured as a root), or `skipped`.
+    static func verify(_ receipt: PKCS7Receipt, roots: [[UInt8]], enabled: Bool) async -> Verification {
+        guard enabled else { return .skipped }
+        guard !receipt.certificates.isEmpty, let signer = receipt.signerInfos.first else { return .unsigned }
+        let certificates = receipt.certificates.compactMap { try? Certificate(derEncoded: $0) }
+        guard certificates.count == receipt.certificates.count else { return .failed }
+        let parts = BERValue.children(signer)
+        guard parts.count >= 5 else { return .failed }
+        let sidParts = BERValue.children(parts[1])
+        guard sidParts.count == 2, case .primitive(let serial) = sidParts[1].content,
+            let leaf = certificates.first(where: { Array($0.serialNumber.bytes) == Array(serial) }),
+            let digestOID = BERValue.children(parts[2]).first.flatMap({ try? ASN1ObjectIdentifier(derEncoded: $0) })
+        else { return .failed }
+
+        var index = 3
+        var signedBytes = receipt.content
+        if parts[index].identifier.tagClass == .contextSpecific && parts[index].identifier.tagNumber == 0 {
+            // Signed attributes: the signature covers their DER as a SET; messageDigest must match the payload.
+            var encoded = Array(parts[index].encodedBytes)
+            encoded[0] = 0x31
+            guard let expected = messageDigestValue(parts[index]),
+                expected == digest(receipt.content, oid: digestOID)
+            else { return .failed }
+            signedBytes = encoded
+            index += 1
+        }
+        guard parts.count > index + 1, let signature = BERValue.octets(parts[index + 1]),
+            isValid(signature: signature, over: signedBytes, digestOID: digestOID, key: leaf.publicKey)
+        else { return .failed }
+
+        let trusted = roots.compactMap { try? Certificate(derEncoded: $0) }
+        let instant = receipt.receipt.receiptCreationDate ?? Timestamp(millisecondsSince1970: 0)
+        let date = Date(timeIntervalSince1970: Double(instant.millisecondsSince1970) / 1000)
+        var verifier = Verifier(rootCertificates: CertificateStore(trusted)) {
+            RFC5280Policy(fixedExpiryValidationTime: date)
+        }
+        // A signer that is itself a configured trust anchor (Xcode's StoreKit certificate given with
+        // --trust-root) is trusted directly, within its validity.
+        if trusted.contains(leaf) {
+            return date >= leaf.notValidBefore && date <= leaf.notValidAfter ? .verified : .failed
+        }
+        let others = certificates.filter { $0 != leaf }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(others))
+        if case .validCertificate = result { return .verified }
+        // Xcode's StoreKit Testing receipts are signed by a local self-signed certificate: unsigned by design.
+        if certificates.count == 1 && leaf.issuer == leaf.subject { return .unsigned }
+        return .failed
+    }
+
+    private static func messageDigestValue(_ signedAttributes: ASN1Node) -> [UInt8]? {
+        for attribute in BERValue.children(signedAttributes) {
+            let parts = BERValue.children(attribute)
+            guard parts.count == 2, let oid = try? ASN1ObjectIdentifier(derEncoded: parts[0]), oid == messageDigest,
+                let value = BERValue.children(parts[1]).first
+            else { continue }
+            return BERValue.octets(value)
+        }
+        return nil
+    }
+
+    private static func digest(_ bytes: [UInt8], oid: ASN1ObjectIdentifier) -> [UInt8]? {
+        switch oid {
+        case sha1: Array(Insecure.SHA1.hash(data: bytes))
+        case sha256: Array(SHA256.hash(data: bytes))
+        default: nil
+        }
+    }
+
+    private static func isValid(
+        signature: [UInt8], over bytes: [UInt8], digestOID: ASN1ObjectIdentifier, key: Certificate.PublicKey
+    ) -> Bool {
+        if let rsa = _RSA.Signing.PublicKey(key) {
+            let rsaSignature = _RSA.Signing.RSASignature(rawRepresentation: signature)
+            switch digestOID {
+            case sha1:
+                return rsa.isValidSignature(rsaSignature, for: Insecure.SHA1.hash(data: bytes), padding: .insecurePKCS1v1_5)
+            case sha256:
+                return rsa.isValidSignature(rsaSignature, for: SHA256.hash(data: bytes), padding: .insecurePKCS1v1_5)
+            default:
+                return false
+            }
+        }
+        if let p256 = P256.Signing.PublicKey(key), digestOID == sha256,
+            let ecdsa = try? P256.Signing.ECDSASignature(derRepresentation: signature)
+        {
+            return p256.isValidSignature(ecdsa, for: SHA256.hash(data: bytes))
+        }
+        return false
+    }
+}

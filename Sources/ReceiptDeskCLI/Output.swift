@@ -1,0 +1,132 @@
+import Foundation
+import ReceiptDecoding
+
+/// Buffered output to a file descriptor (standard output by default), on bytes.
+final class Output {
+    private var buffer: [UInt8] = []
+    private let descriptor: Int32
+
+    init(descriptor: Int32 = STDOUT_FILENO) {
+        self.descriptor = descriptor
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func write(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func line(_ text: String = "") {
+        write(text)
+        buffer.append(0x0A)
+    }
+
+    func flush() {
+        var written = 0
+        buffer.withUnsafeBytes { raw in
+            while written < raw.count {
+                let n = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                if n <= 0 { break }
+                written += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
+}
+
+/// Text from data, safe to print: control characters and escapes are shown escaped, never sent.
+func safe(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+        switch scalar.value {
+        case 0x0A: out += "\\n"
+        case 0x0D: out += "\\r"
+        case 0x09: out += "\\t"
+        case 0..<0x20, 0x7F, 0x80..<0xA0: out += "\\u{\(String(scalar.value, radix: 16))}"
+        case 0x202A...0x202E, 0x2066...0x2069: out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+/// Reads an input in chunks and splits it into records, so memory does not grow with its size.
+struct ChunkedFile {
+    static let chunkSize = 1 << 20
+
+    private let descriptor: Int32
+    private let path: String
+    private var buffer = [UInt8](repeating: 0, count: chunkSize)
+    private var splitter = RecordSplitter()
+    private var finished = false
+    /// Bytes read so far.
+    private(set) var bytesRead: Int64 = 0
+
+    /// Opens `path` (`-` is standard input).
+    init(_ path: String) throws {
+        self.path = path
+        if path == "-" {
+            descriptor = STDIN_FILENO
+        } else {
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else {
+                throw CLIError(message: "cannot read \(path): \(String(cString: strerror(errno)))", code: 2)
+            }
+            descriptor = fd
+        }
+    }
+
+    /// The records completed by the next chunk; `nil` once the input is exhausted.
+    mutating func next() throws -> [RecordSplitter.Piece]? {
+        if finished { return nil }
+        let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, ChunkedFile.chunkSize) }
+        if count < 0 {
+            throw CLIError(message: "error while reading \(path): \(String(cString: strerror(errno)))", code: 2)
+        }
+        if count == 0 {
+            finished = true
+            if descriptor != STDIN_FILENO { close(descriptor) }
+            return splitter.finish()
+        }
+        bytesRead += Int64(count)
+        return buffer.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// Expands directories into the data files below them, sorted; plain paths pass through.
+    static func expand(_ paths: [String]) throws -> [String] {
+        var out: [String] = []
+        let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key", "swift", "py"]
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard path == "-" || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CLIError(message: "no such file: \(path)", code: 2)
+            }
+            guard isDirectory.boolValue else {
+                out.append(path)
+                continue
+            }
+            guard let enumerator = FileManager.default.enumerator(atPath: path) else { continue }
+            var found: [String] = []
+            for case let relative as String in enumerator {
+                let name = (relative as NSString).lastPathComponent
+                if name.hasPrefix(".") { continue }
+                let full = (path as NSString).appendingPathComponent(relative)
+                var inner: ObjCBool = false
+                _ = FileManager.default.fileExists(atPath: full, isDirectory: &inner)
+                if inner.boolValue { continue }
+                if skipped.contains((name as NSString).pathExtension.lowercased()) { continue }
+                found.append(full)
+            }
+            out.append(contentsOf: found.sorted())
+        }
+        return out
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+
+/// The `receiptdesk` command: the dashboard by default, and the subcommands that print data.
+public struct ReceiptDesk: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "receiptdesk",
+        abstract: "A terminal dashboard and toolkit for App Store purchase data.",
+        discussion: """
+            Without a subcommand, opens the dashboard. Exit codes: 0 success, 1 some records rejected or \
+            a lookup found nothing, 2 usage error, 3 the ledger could not be opened.
+            """,
+        subcommands: [Decode.self, Bench.self]
+    )
+
+    public init() {}
+
+    public func run() async throws {
+        print("receiptdesk: the dashboard is coming; for now use `receiptdesk decode FILE...` (see --help).")
+    }
+
+    /// Runs the command line with the exit codes of DESIGN section 10: usage errors exit 2, not 64.
+    public static func runMain() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                Foundation.exit(0)
+            }
+            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+            if code == .validationFailure { Foundation.exit(2) }
+            Foundation.exit(code.rawValue)
+        }
+    }
+}
+
+/// An error with its exit code, printed once by ``ReceiptDesk/runMain()``.
+struct CLIError: Error, CustomStringConvertible {
+    var message: String
+    var code: Int32
+    var description: String { message }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import ReceiptDecoding
+import ReceiptModel
+import X509
+
+/// The options that decide how signed data is checked (DESIGN section 4).
+struct VerificationOptions: ParsableArguments {
+    @Option(name: .customLong("trust-root"), help: ArgumentHelp("Also trust this root certificate (PEM or DER).", valueName: "FILE"))
+    var trustRoots: [String] = []
+
+    @Option(name: .customLong("bundle-id"), help: "Reject signed data for another bundle id.")
+    var bundleId: String?
+
+    @Option(help: "Reject signed data from another environment: production or sandbox (any case).")
+    var environment: String?
+
+    @Flag(name: .customLong("no-verify"), help: "Decode without verifying signatures; records are marked skipped.")
+    var noVerify = false
+
+    @Flag(name: .customLong("verify-now"), help: "Judge certificate validity now instead of at each payload's signedDate.")
+    var verifyNow = false
+
+    func validate() throws {
+        if let environment, parsedEnvironment(environment) == nil {
+            throw ValidationError("--environment takes production or sandbox, not \(environment)")
+        }
+    }
+
+    private func parsedEnvironment(_ text: String) -> Environment? {
+        switch text.lowercased() {
+        case "production", "prod": .production
+        case "sandbox": .sandbox
+        case "xcode": .xcode
+        case "localtesting": .localTesting
+        default: nil
+        }
+    }
+
+    /// The extra roots' DER bytes.
+    func extraRootBytes() throws -> [[UInt8]] {
+        try trustRoots.map { path in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(message: "cannot read trust root \(path)", code: 2)
+            }
+            let bytes = [UInt8](data)
+            do {
+                let certificate = try parseCertificate(bytes)
+                var serializer = DER.Serializer()
+                try serializer.serialize(certificate)
+                return serializer.serializedBytes
+            } catch {
+                throw CLIError(message: "\(path) is not a PEM or DER certificate", code: 2)
+            }
+        }
+    }
+
+    /// A record decoder for these options at `now`.
+    func makeDecoder(now: Timestamp) throws -> RecordDecoder {
+        let extra = try extraRootBytes()
+        if noVerify {
+            FileHandle.standardError.write(
+                Data("receiptdesk: --no-verify: signatures are NOT checked; records are marked skipped\n".utf8))
+        }
+        let roots = try ([AppleRoots.rootCAG3DER] + extra).map { try Certificate(derEncoded: $0) }
+        let policy = VerificationPolicy(
+            trustRoots: roots, bundleId: bundleId, environment: environment.flatMap(parsedEnvironment),
+            validationTime: verifyNow ? .at(now) : .signedDate, verifySignatures: !noVerify)
+        return RecordDecoder(verifier: JWSVerifier(policy: policy), receiptRoots: [AppleRoots.incRootDER] + extra, now: now)
+    }
+}
+
+import SwiftASN1
+
+/// The current instant: the composition root is the one place that reads the clock.
+func currentTimestamp() -> Timestamp {
+    Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+}

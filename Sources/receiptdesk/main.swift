@@ -1,0 +1,3 @@
+import ReceiptDeskCLI
+
+await ReceiptDesk.runMain()
