@@ -28,6 +28,9 @@ public struct ReceiptDesk: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("receiptdesk: \(error.message)\n".utf8))
+            Foundation.exit(error.code)
         } catch {
             let code = exitCode(for: error)
             let message = fullMessage(for: error)

@@ -23,6 +23,8 @@ public struct RecordSplitter: Sendable {
         case jsonArray
         case ndjson
         case jwsLines
+        /// Text whose first line decides: JWS lines, or one (wrapped) base64 blob.
+        case firstLine
         case blob
     }
 
@@ -74,12 +76,27 @@ public struct RecordSplitter: Sendable {
                 case 0x30 where !looksLikeText(chunk, from: i):
                     mode = .blob
                 default:
-                    mode = CompactJWS.looksLikeJWS(firstLine(chunk, from: i)) ? .jwsLines : .blob
+                    mode = .firstLine
                 }
             case .jsonDocuments, .jsonArray:
                 i = scanJSON(chunk, from: i, into: &out)
             case .ndjson, .jwsLines:
                 i = scanLines(chunk, from: i, into: &out)
+            case .firstLine:
+                if !inRecord { begin() }
+                var end = i
+                while end < n, chunk[end] != 0x0A { end += 1 }
+                flush(chunk, i, end)
+                i = end
+                if end < n {
+                    if CompactJWS.looksLikeJWS(current) {
+                        while let last = current.last, isWhitespace(last) { current.removeLast() }
+                        out.append(self.end())
+                        mode = .jwsLines
+                    } else {
+                        mode = .blob
+                    }
+                }
             case .blob:
                 if !inRecord { begin() }
                 append(UnsafeBufferPointer(rebasing: chunk[i..<n]))
@@ -98,7 +115,7 @@ public struct RecordSplitter: Sendable {
     /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
     public mutating func finish() -> [Piece] {
         guard inRecord else { return [] }
-        if mode == .blob || mode == .ndjson || mode == .jwsLines {
+        if mode == .blob || mode == .ndjson || mode == .jwsLines || mode == .firstLine {
             while let last = current.last, isWhitespace(last) { current.removeLast() }
             if current.allSatisfy(isWhitespace) && currentLength <= maxRecordBytes {
                 inRecord = false
@@ -239,12 +256,6 @@ public struct RecordSplitter: Sendable {
         nextIndex += 1
         current.removeAll(keepingCapacity: current.capacity <= 1 << 20)
         return piece
-    }
-
-    private func firstLine(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> UnsafeBufferPointer<UInt8> {
-        var end = start
-        while end < chunk.count, chunk[end] != 0x0A { end += 1 }
-        return UnsafeBufferPointer(rebasing: chunk[start..<end])
     }
 
     private func looksLikeText(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {

@@ -49,7 +49,7 @@ public struct CompactJWS: Sendable {
         self.signature = signature
     }
 
-    /// Whether bytes look like a compact JWS: base64url text with exactly two dots, starting `ey`.
+    /// Whether bytes look like a compact JWS: base64url text with dots, starting `ey` (two dots to be valid).
     public static func looksLikeJWS(_ text: some Collection<UInt8>) -> Bool {
         var dots = 0
         var first = true
@@ -72,7 +72,7 @@ public struct CompactJWS: Sendable {
                 return false
             }
         }
-        return dots == 2
+        return dots >= 2
     }
 
     private static func decodePart(_ text: [UInt8], _ range: Range<Int>, name: String) throws(RecordError) -> [UInt8] {

@@ -1,0 +1,88 @@
+import ReceiptDecoding
+import ReceiptModel
+import Testing
+
+@Suite("Bad input: a clear rejection, and the other records still decode")
+struct BadInputTests {
+    static let good = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"b","in_app":[{"transaction_id":"7","product_id":"p","quantity":"1","purchase_date_ms":"1000"}]}}"#
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let name: String
+        let record: String
+        let code: String
+        let messageContains: String
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "truncated JSON", record: #"{"status":0,"receipt":{"in_app":["#, code: "truncatedJSON", messageContains: "truncated"),
+        Case(name: "not a number", record: #"{"status":0,"receipt":{"in_app":[{"transaction_id":"1"},{"transaction_id":"2"},{"transaction_id":"3","purchase_date_ms":"abc"}]}}"#,
+             code: "notANumber", messageContains: #"purchase_date_ms "abc" is not a number in in_app[2]"#),
+        Case(name: "number overflows 64 bits", record: #"{"status":0,"receipt":{"in_app":[{"transaction_id":"1","purchase_date_ms":"99999999999999999999999"}]}}"#,
+             code: "numberOverflow", messageContains: "does not fit in 64 bits"),
+        Case(name: "negative quantity", record: #"{"status":0,"receipt":{"in_app":[{"transaction_id":"1","quantity":"-2"}]}}"#,
+             code: "negativeQuantity", messageContains: "quantity -2 is negative in in_app[0]"),
+        Case(name: "missing transaction id", record: #"{"status":0,"latest_receipt_info":[{"product_id":"p"}]}"#,
+             code: "missingField", messageContains: "transaction_id is required in latest_receipt_info[0]"),
+        Case(name: "unrecognised document", record: #"{"hello":"world"}"#, code: "unrecognisedDocument", messageContains: "hello"),
+        Case(name: "invalid JSON", record: #"{"status":0,}"#, code: "invalidJSON", messageContains: "byte"),
+        Case(name: "wrong type", record: #"{"status":0,"receipt":"nope"}"#, code: "wrongType", messageContains: "receipt is a string"),
+        Case(name: "unknown Apple status", record: #"{"status":21199}"#, code: "appleStatus", messageContains: "21199"),
+        Case(name: "not App Store data at all", record: "hello there", code: "unrecognisedDocument", messageContains: "hello th"),
+        Case(name: "JWS with a broken payload", record: "eyJhbGciOiJFUzI1NiJ9.eyJub3QganNvbg.c2ln", code: "malformed", messageContains: "payload"),
+    ]
+
+    @Test("each bad record is rejected with its code and place; its neighbours decode", arguments: cases)
+    func rejection(_ testCase: Case) async throws {
+        let input = [Self.good, testCase.record, Self.good].joined(separator: "\n") + "\n"
+        let records = await decodeText(input)
+        #expect(records.count == 3)
+        #expect(records[0].isOK && records[2].isOK)
+        #expect(records[0].transactions.first?.transactionId == "7")
+        let bad = records[1]
+        #expect(bad.error?.code == testCase.code)
+        #expect(bad.error?.message.contains(testCase.messageContains) == true, "\(bad.error?.message ?? "no error")")
+        #expect(bad.provenance.recordName == "input#1")
+        #expect(bad.raw == Array(testCase.record.utf8))
+    }
+
+    @Test("an empty input yields no records; a blank record is not invented")
+    func emptyInput() async {
+        #expect(await decodeText("").isEmpty)
+        #expect(await decodeText("\n\n  \n").isEmpty)
+    }
+
+    @Test("nesting deeper than the bound is refused, not recursed into")
+    func deepNesting() async throws {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        let input = "{\"status\":0,\"x\":" + deep + "}"
+        let record = try #require(await decodeText(input).first)
+        #expect(record.error?.code == "nestingTooDeep")
+    }
+
+    @Test("invalid UTF-8 in a string is rejected")
+    func invalidUTF8() async throws {
+        var bytes = Array(#"{"status":0,"environment":""#.utf8)
+        bytes += [0xC3, 0x28]
+        bytes += Array(#""}"#.utf8)
+        let record = try #require(await decodeAll(bytes).first)
+        #expect(record.error?.code == "invalidUTF8")
+    }
+
+    @Test("a truncated last document in a file is reported, earlier ones decode")
+    func truncatedPrettyDocument() async throws {
+        let input = "{\n  \"status\": 21006,\n  \"receipt\": {\"in_app\": []}\n}\n{\n  \"status\": 0,\n  \"receipt\": {\n"
+        let records = await decodeText(input)
+        #expect(records.count == 2)
+        #expect(records[0].isOK)
+        #expect(records[1].error?.code == "truncatedJSON")
+    }
+
+    @Test("a masked value is a warning, not a rejection")
+    func maskedValue() async throws {
+        let record = try #require(await decodeText(#"{"status":0,"latest_receipt_info":{"transaction_id":"9","expires_date":"*****"}}"#).first)
+        #expect(record.isOK)
+        #expect(record.transactions.first?.expiresDate == nil)
+        #expect(record.warnings.contains { $0.contains("masked") })
+    }
+}

@@ -1,0 +1,132 @@
+@testable import ReceiptDecoding
+import ReceiptModel
+import Testing
+
+@Suite("Real signed data and receipts from the corpus")
+struct RealSignatureTests {
+    @Test("Apple-signed V2 notification and renewal info verify against Apple Root CA - G3 at their signedDate")
+    func appleSigned() async throws {
+        let notification = try #require(await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json").first)
+        #expect(notification.verification == .verified)
+        #expect(notification.notification?.notificationType == .test)
+        #expect(notification.notification?.bundleId == "com.Abilities")
+        let renewal = try #require(await decodeCorpus("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws").first)
+        #expect(renewal.verification == .verified)
+        #expect(renewal.renewalInfos.first?.originalTransactionId == "2000000335310644")
+        #expect(renewal.renewalInfos.first?.autoRenewProductId == "co.ringalarm.swtich.quarterly2")
+    }
+
+    @Test("judged at today's date instead, the expired Apple leaf is refused")
+    func appleSignedNow() async throws {
+        let decoder = makeDecoder(validationTime: .at(testNow))
+        let record = try #require(await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json", decoder: decoder).first)
+        #expect(record.error?.code == "certificateExpired")
+    }
+
+    @Test("Apple's test-CA mock data verifies only with testCA.der trusted")
+    func mockSignedData() async throws {
+        let testCA = Corpus.bytes("apple__app-store-server-library-swift/certs/testCA.der")
+        let trusting = makeDecoder(extraRoots: [testCA])
+        for file in ["testNotification", "transactionInfo", "renewalInfo"] {
+            let path = "apple__app-store-server-library-swift/mock_signed_data/\(file)"
+            let record = try #require(await decodeCorpus(path, decoder: trusting).first)
+            #expect(record.isOK, "\(file): \(record.error?.description ?? "")")
+            #expect(record.verification == .verified, "\(file)")
+            let untrusted = try #require(await decodeCorpus(path).first)
+            #expect(untrusted.error?.code == "chainInvalid", "\(file)")
+        }
+    }
+
+    struct ReceiptCase: CustomTestStringConvertible, Sendable {
+        let file: String
+        let entries: Int
+        let distinct: Int
+        let verification: Verification
+        let bundle: String
+        var testDescription: String { file }
+    }
+
+    static let receipts: [ReceiptCase] = [
+        .init(file: "tikhop__TPInAppReceipt/receipt-production", entries: 4, distinct: 4, verification: .verified, bundle: "org.getpure.pure-iphone"),
+        .init(file: "tikhop__TPInAppReceipt/receipt-sandbox-g5", entries: 2, distinct: 2, verification: .verified, bundle: "dev.bonzer.weeka.app"),
+        .init(file: "tikhop__TPInAppReceipt/receipt-sandbox-legacy", entries: 187, distinct: 187, verification: .verified, bundle: "com.nutcall.alert"),
+        .init(file: "tikhop__TPInAppReceipt/receipt-xcode", entries: 1, distinct: 1, verification: .unsigned, bundle: "net.zachariadis.cyclemaps"),
+        .init(file: "RevenueCat__purchases-ios/base64encodedreceiptsample1.txt", entries: 9, distinct: 9, verification: .verified, bundle: "com.revenuecat.sampleapp"),
+        .init(file: "apple__app-store-server-library-swift/xcode/xcode-app-receipt-empty", entries: 0, distinct: 0, verification: .unsigned, bundle: "com.example.naturelab.backyardbirds.example"),
+        .init(file: "apple__app-store-server-library-swift/xcode/xcode-app-receipt-with-transaction", entries: 1, distinct: 1, verification: .unsigned, bundle: "com.example.naturelab.backyardbirds.example"),
+        .init(file: "namecare__app-store-server-library-rust/xcode-app-receipt-legacy", entries: 1, distinct: 1, verification: .verified, bundle: "com.XMCodey.apple.ClipTrace"),
+        .init(file: "imdhemy__laravel-in-app-purchases/iOS-receipt.json", entries: 42, distinct: 42, verification: .verified, bundle: "com.twigano.fashion"),
+        .init(file: "imdhemy__laravel-in-app-purchases/product-receipt.json", entries: 61, distinct: 61, verification: .verified, bundle: "com.twigano.fashion"),
+        .init(file: "IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt", entries: 3, distinct: 3, verification: .verified, bundle: "com.ideasoncanvas.mindnode.macos"),
+        .init(file: "IdeasOnCanvas__AppReceiptValidator/grandUnifiedExpiredAppleCert_receipt.b64", entries: 7, distinct: 7, verification: .verified, bundle: "com.mbaasy.ios.demo"),
+        .init(file: "IdeasOnCanvas__AppReceiptValidator/purchasing_experiments_sandbox_receipt.b64", entries: 2, distinct: 2, verification: .verified, bundle: "com.hannesoid.PurchasingExperiments"),
+    ]
+
+    @Test("every PKCS#7 receipt in the corpus parses, with its entry count and signature result", arguments: receipts)
+    func receipt(_ c: ReceiptCase) async throws {
+        let record = try #require(await decodeCorpus(c.file).first)
+        #expect(record.kind == .appReceipt)
+        #expect(record.isOK, "\(record.error?.description ?? "")")
+        #expect(record.receipt?.inAppCount == c.entries)
+        #expect(record.transactions.count == c.distinct)
+        #expect(record.verification == c.verification)
+        #expect(record.receipt?.bundleId == c.bundle)
+        #expect(record.transactions.allSatisfy { $0.purchaseDate != nil && $0.productId != nil })
+    }
+
+    @Test("receipt details: trial flag, consumable type, offer id, empty attributes meaning absent")
+    func receiptDetails() async throws {
+        let product = try #require(await decodeCorpus("imdhemy__laravel-in-app-purchases/product-receipt.json").first)
+        let consumables = product.transactions.filter { $0.type == .consumable }
+        #expect(consumables.map(\.productId) == ["boost"])
+        #expect(consumables.first?.expiresDate == nil)
+        #expect(consumables.first?.webOrderLineItemId == nil)
+        let legacy = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-sandbox-legacy").first)
+        #expect(legacy.transactions.filter { $0.offerDiscountType == .freeTrial }.count == 1)
+        #expect(Set(legacy.transactions.compactMap(\.originalTransactionId)).count == 1)
+        let production = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-production").first)
+        #expect(production.transactions.filter { $0.offerIdentifier == "org.getpure.pure.Month.Offer.3M.PayToGo" }.count == 2)
+        #expect(production.transactions.allSatisfy { $0.environment == .production })
+        let xcode = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode").first)
+        #expect(xcode.receipt?.expirationDate == Timestamp.utc(year: 4001, month: 1, day: 1))
+        #expect(xcode.transactions.first?.transactionId == "0")
+        let mindnode = try #require(await decodeCorpus("IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt").first)
+        #expect(mindnode.transactions.filter { $0.type == .nonConsumable }.count == 2)
+    }
+
+    @Test("Xcode receipts verify once the StoreKit test certificate is trusted")
+    func xcodeTrusted() async throws {
+        let storeKit = Corpus.bytes("tikhop__TPInAppReceipt/StoreKitTestCertificate.cer")
+        let record = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode", decoder: makeDecoder(extraRoots: [storeKit])).first)
+        #expect(record.verification == .verified)
+    }
+
+    @Test("a receipt whose payload was altered fails its signature check and is rejected")
+    func tamperedReceipt() async throws {
+        let text = Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt").filter { $0 > 0x20 }
+        var der = Array(Data(base64Encoded: Data(text))!)
+        // Change one character of the bundle id inside the signed payload.
+        let needle = Array("com.revenuecat.sampleapp".utf8)
+        let at = try #require((0...(der.count - needle.count)).first { Array(der[$0..<($0 + needle.count)]) == needle })
+        der[at] = UInt8(ascii: "C")
+        let record = await makeDecoder().decode(der, provenance: Provenance(path: "tampered", index: 0))
+        #expect(record.error?.code == "signatureInvalid")
+        #expect(record.verification == .failed)
+        let skipped = await makeDecoder(verify: false).decode(der, provenance: Provenance(path: "tampered", index: 0))
+        #expect(skipped.verification == .skipped)
+        #expect(skipped.receipt?.bundleId == "Com.revenuecat.sampleapp")
+    }
+
+    @Test("RFC 3339 receipt dates with and without fractions or a colon in the offset", arguments: [
+        ("2020-07-22T18:33:15Z", Int64(1_595_442_795_000)),
+        ("2020-07-22T18:33:15.250Z", 1_595_442_795_250),
+        ("2020-07-22T19:33:15+0100", 1_595_442_795_000),
+        ("2020-07-22T19:33:15+01:00", 1_595_442_795_000),
+        ("2020-07-22T13:33:15.5-05:00", 1_595_442_795_500),
+    ])
+    func rfc3339(text: String, ms: Int64) {
+        #expect(RFC3339.parse(text)?.millisecondsSince1970 == ms)
+    }
+}
+
+import Foundation

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@Suite("receiptdesk decode, as a user runs it")
+struct DecodeCommandTests {
+    @Test("--json prints one object per record in input order, with DESIGN section 12's keys")
+    func jsonContract() throws {
+        let files = [
+            "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt",
+            "\(Binary.corpus)/aporat__store-receipt-validator/test-notification-signed-payload.json",
+            "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseInvalidReceiptResponse.json",
+        ]
+        let result = try Binary.run(["decode", "--json"] + files)
+        #expect(result.status == 1)
+        #expect(result.lines.count == 3)
+        let first = try Binary.json(result.lines[0])
+        #expect(first["kind"] as? String == "verifyReceipt")
+        #expect(first["status"] as? String == "ok")
+        #expect(first["verification"] as? String == "notApplicable")
+        #expect((first["source"] as? String)?.hasSuffix("verifyReceiptSample1.txt#0") == true)
+        let transactions = try #require(first["transactions"] as? [[String: Any]])
+        #expect(transactions.count == 9)
+        #expect(transactions[0]["purchaseDate"] as? Int == 1_594_755_400_000 || transactions[0]["purchaseDate"] is Int)
+        #expect(transactions.allSatisfy { $0["quantity"] as? Int == 1 })
+        #expect(transactions.allSatisfy { $0["type"] as? String == "Auto-Renewable Subscription" })
+        #expect(transactions.allSatisfy { $0.keys.contains("revocationDate") })
+        #expect(first.keys.contains("notification"))
+        let second = try Binary.json(result.lines[1])
+        #expect(second["kind"] as? String == "notificationV2")
+        #expect(second["verification"] as? String == "verified")
+        let notification = try #require(second["notification"] as? [String: Any])
+        #expect(notification["notificationType"] as? String == "TEST")
+        #expect(notification["signedDate"] as? Int == 1_662_122_492_884)
+        let third = try Binary.json(result.lines[2])
+        #expect(third["status"] as? String == "rejected")
+        let error = try #require(third["error"] as? [String: Any])
+        #expect(error["code"] as? String == "appleStatus")
+    }
+
+    @Test("exit 0 when every record is ok; the readable form names kinds, ids and dates in UTC")
+    func humanOutput() throws {
+        let result = try Binary.run(["decode", "\(Binary.corpus)/imdhemy__laravel-in-app-purchases/appstore-server-notification.json"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("notificationV1  ok"))
+        #expect(result.stdout.contains("DID_CHANGE_RENEWAL_STATUS"))
+        #expect(result.stdout.contains("transaction 1000000746095599"))
+        #expect(result.stdout.contains("2020-11-25T08:26:02Z"))
+        #expect(result.stdout.contains("1 records: 1 ok, 0 rejected"))
+    }
+
+    @Test("usage errors exit 2")
+    func usage() throws {
+        #expect(try Binary.run(["decode"]).status == 2)
+        #expect(try Binary.run(["decode", "--environment", "mars", "x"]).status == 2)
+        #expect(try Binary.run(["decode", "/nonexistent/file"]).status == 2)
+    }
+
+    @Test("control characters in data never reach the terminal")
+    func escaping() throws {
+        let evil = #"{"status":0,"latest_receipt_info":[{"transaction_id":"1\u001b[2J","product_id":"p\u0007"}]}"#
+        let result = try Binary.run(["decode", "-"], stdin: Data(evil.utf8))
+        #expect(result.status == 0)
+        #expect(!result.stdout.contains("\u{1b}"))
+        #expect(!result.stdout.contains("\u{07}"))
+        #expect(result.stdout.contains("\\u{1b}[2J"))
+    }
+
+    @Test("--no-verify marks signed records skipped, loudly")
+    func noVerify() throws {
+        let result = try Binary.run([
+            "decode", "--json", "--no-verify", "\(Binary.corpus)/awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws",
+        ])
+        #expect(result.status == 0)
+        #expect(try Binary.json(result.lines[0])["verification"] as? String == "skipped")
+        #expect(result.stderr.contains("NOT checked"))
+    }
+}
