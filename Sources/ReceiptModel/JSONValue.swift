@@ -69,13 +69,15 @@ public struct JSONObject: Hashable, Sendable, Sequence {
 
     /// The value of the first member named `key`.
     public subscript(key: String) -> JSONValue? {
-        for member in members where member.key == key { return member.value }
+        let length = key.utf8.count
+        // Comparing lengths first skips most of the full string comparisons.
+        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
         return nil
     }
 
     /// Whether a member named `key` exists.
     public func has(_ key: String) -> Bool {
-        members.contains { $0.key == key }
+        self[key] != nil
     }
 
     /// Appends a member.

@@ -30,8 +30,20 @@ public struct JWSSigner: Sendable {
 
 /// Base64url without padding.
 public func base64URL(_ bytes: [UInt8]) -> String {
-    var text = Data(bytes).base64EncodedString()
-    text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-    while text.hasSuffix("=") { text.removeLast() }
-    return text
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var i = 0
+    while i + 2 < bytes.count {
+        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+        i += 3
+    }
+    let rest = bytes.count - i
+    if rest > 0 {
+        let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+        if rest == 2 { out.append(alphabet[Int(n >> 6 & 63)]) }
+    }
+    return String(decoding: out, as: UTF8.self)
 }

@@ -114,6 +114,16 @@ public struct JSONWriter: Sendable {
 
     private mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Fast path: most strings need no escaping and are copied in one go.
+        let clean = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if clean == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)

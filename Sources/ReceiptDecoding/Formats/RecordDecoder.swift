@@ -152,7 +152,7 @@ public struct RecordDecoder: Sendable {
     private func decodeBareJWS(
         _ bytes: [UInt8], provenance: Provenance, notes: DecodeNotes, kind: inout RecordKind
     ) async throws -> DecodedRecord {
-        let jws = try CompactJWS(bytes)
+        let jws = try CompactJWS(bytes, headers: verifier.headers)
         let payload = jws.payload
         if payload.has("notificationType") {
             kind = .notificationV2
@@ -239,7 +239,7 @@ public struct RecordDecoder: Sendable {
     ) async throws -> DecodedRecord {
         var jws: CompactJWS
         do throws(RecordError) {
-            if let parsed { jws = parsed } else { jws = try CompactJWS(bytes) }
+            if let parsed { jws = parsed } else { jws = try CompactJWS(bytes, headers: verifier.headers) }
         } catch {
             throw Rejection(kind: .notificationV2, verification: .failed, error: error)
         }
@@ -310,12 +310,12 @@ public struct RecordDecoder: Sendable {
     /// A nested JWS, or `nil` with a warning when the value is a placeholder that is no JWS at all.
     private func nestedJWS(_ text: String, name: String, notes: DecodeNotes) throws -> CompactJWS? {
         let bytes = Array(text.utf8)
-        guard CompactJWS.looksLikeJWS(bytes) else {
+        guard CompactJWS.looksLikeJWS(strict: bytes) else {
             notes.warnings.append("\(name) is not a JWS (\"\(text.prefix(32))\"); kept raw, not decoded")
             return nil
         }
         do {
-            return try CompactJWS(bytes)
+            return try CompactJWS(bytes, headers: verifier.headers)
         } catch {
             throw RecordError(code: error.code, message: "\(name): \(error.message)")
         }

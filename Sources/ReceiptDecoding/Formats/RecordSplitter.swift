@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Splits a stream of input bytes into records, chunk by chunk, so memory never grows with the input.
 ///
 /// An input may hold one JSON document, several concatenated documents, a JSON array of documents,
@@ -219,7 +225,11 @@ public struct RecordSplitter: Sendable {
             begin()
         }
         let lineStart = i
-        while i < n, chunk[i] != 0x0A { i += 1 }
+        if let base = chunk.baseAddress, let found = memchr(base + i, 0x0A, n - i) {
+            i = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        } else {
+            i = n
+        }
         flush(chunk, lineStart, i)
         if i < n {
             while let last = current.last, isWhitespace(last) { current.removeLast() }

@@ -195,12 +195,15 @@ struct JSONParser {
     private mutating func parseString() throws(RecordError) -> String {
         index += 1
         let start = index
+        var ascii = true
         // Fast path: no escapes.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                // ASCII needs no validation; anything else must be valid UTF-8, not repaired.
+                if ascii { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else {
                     throw RecordError(code: "invalidUTF8", message: "a string before byte \(index) is not valid UTF-8")
                 }
@@ -208,6 +211,7 @@ struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character in a string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { throw truncated() }

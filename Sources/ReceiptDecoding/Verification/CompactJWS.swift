@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptModel
 
 /// A JWS in compact serialisation (`header.payload.signature`), split and decoded on bytes.
@@ -18,27 +19,34 @@ public struct CompactJWS: Sendable {
     public var algorithm: String? { header["alg"]?.stringValue }
 
     /// Splits and decodes a compact JWS. Surrounding white space and quotes are ignored.
-    public init(_ text: [UInt8]) throws(RecordError) {
+    /// - Parameter headers: decoded headers by their exact base64url text; a run of records signed with one
+    ///   chain then decodes its 3 KB header once.
+    public init(_ text: [UInt8], headers: JWSHeaderCache? = nil) throws(RecordError) {
         var start = 0
         var end = text.count
         while start < end, isTrimmable(text[start]) { start += 1 }
         while end > start, isTrimmable(text[end - 1]) { end -= 1 }
-        var dots: [Int] = []
-        for i in start..<end where text[i] == UInt8(ascii: ".") {
-            dots.append(i)
-            if dots.count > 2 { break }
-        }
+        let dots = findDots(text, start..<end, limit: 3)
         guard dots.count == 2 else {
             throw RecordError(code: "malformed", message: "a JWS has three dot-separated parts; this has \(dots.count + 1)")
         }
-        let headerBytes = try Self.decodePart(text, start..<dots[0], name: "header")
+        let headerText = text[start..<dots[0]]
+        let cachedHeader = headers?.header(for: headerText)
         let payloadBytes = try Self.decodePart(text, (dots[0] + 1)..<dots[1], name: "payload")
         guard let signature = text.withUnsafeBufferPointer({ Base64.decode(UnsafeBufferPointer(rebasing: $0[(dots[1] + 1)..<end])) })
         else {
             throw RecordError(code: "malformed", message: "the JWS signature is not base64url")
         }
-        guard case .object(let header) = try Self.parseJSON(headerBytes, name: "header") else {
-            throw RecordError(code: "malformed", message: "the JWS header is not a JSON object")
+        let header: JSONObject
+        if let cachedHeader {
+            header = cachedHeader
+        } else {
+            let headerBytes = try Self.decodePart(text, start..<dots[0], name: "header")
+            guard case .object(let parsed) = try Self.parseJSON(headerBytes, name: "header") else {
+                throw RecordError(code: "malformed", message: "the JWS header is not a JSON object")
+            }
+            header = parsed
+            headers?.store(parsed, for: headerText)
         }
         guard case .object(let payload) = try Self.parseJSON(payloadBytes, name: "payload") else {
             throw RecordError(code: "malformed", message: "the JWS payload is not a JSON object")
@@ -49,8 +57,17 @@ public struct CompactJWS: Sendable {
         self.signature = signature
     }
 
-    /// Whether bytes look like a compact JWS: base64url text with dots, starting `ey` (two dots to be valid).
-    public static func looksLikeJWS(_ text: some Collection<UInt8>) -> Bool {
+    /// Whether bytes look like a compact JWS: starting `ey` (base64url of `{"`) with at least two dots.
+    /// Cheap on purpose; the split and base64url decoding that follow check every byte.
+    public static func looksLikeJWS(_ text: [UInt8]) -> Bool {
+        guard let first = text.firstIndex(where: { !isTrimmable($0) }), text.count > first + 1,
+            text[first] == UInt8(ascii: "e"), text[first + 1] == UInt8(ascii: "y")
+        else { return false }
+        return findDots(text, first..<text.count, limit: 2).count == 2
+    }
+
+    /// The strict form of ``looksLikeJWS(_:)`` for any collection: every byte is base64url, a dot or trimmable.
+    public static func looksLikeJWS(strict text: some Collection<UInt8>) -> Bool {
         var dots = 0
         var first = true
         var second = false
@@ -100,4 +117,51 @@ public struct CompactJWS: Sendable {
 @inline(__always) func isBase64URL(_ byte: UInt8) -> Bool {
     (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || isDigit(byte) || byte == 0x2D
         || byte == 0x5F || byte == 0x3D
+}
+
+/// Decoded JWS headers by their exact base64url text (shared, thread-safe, bounded).
+public final class JWSHeaderCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: (text: [UInt8], header: JSONObject)?
+    private var entries: [[UInt8]: JSONObject] = [:]
+
+    public init() {}
+
+    func header(for text: ArraySlice<UInt8>) -> JSONObject? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let last, last.text.count == text.count,
+            last.text.withUnsafeBytes({ a in text.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } })
+        {
+            return last.header
+        }
+        guard let found = entries[Array(text)] else { return nil }
+        last = (Array(text), found)
+        return found
+    }
+
+    func store(_ header: JSONObject, for text: ArraySlice<UInt8>) {
+        lock.lock()
+        defer { lock.unlock() }
+        if entries.count >= 256 { entries.removeAll() }
+        entries[Array(text)] = header
+        last = (Array(text), header)
+    }
+}
+
+/// Offsets of the first `limit` dots in `range`, found with `memchr`.
+private func findDots(_ text: [UInt8], _ range: Range<Int>, limit: Int) -> [Int] {
+    text.withUnsafeBufferPointer { buffer in
+        var found: [Int] = []
+        var from = range.lowerBound
+        guard let base = buffer.baseAddress else { return found }
+        while from < range.upperBound, found.count < limit,
+            let hit = memchr(base + from, Int32(UInt8(ascii: ".")), range.upperBound - from)
+        {
+            let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            found.append(at)
+            from = at + 1
+        }
+        return found
+    }
 }

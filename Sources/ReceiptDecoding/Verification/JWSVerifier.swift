@@ -72,6 +72,8 @@ public final class JWSVerifier: Sendable {
 
     public let policy: VerificationPolicy
     private let cache = ChainCache()
+    /// Decoded headers by their text, so a run on one chain decodes its header once.
+    public let headers = JWSHeaderCache()
 
     /// Creates a verifier for a policy.
     public init(policy: VerificationPolicy) {
