@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(name: "ReceiptModel"),
@@ -34,16 +37,30 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding"]),
+        .target(
+            name: "LedgerSQLite",
+            dependencies: ["Ledger", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "LedgerPostgres",
+            dependencies: [
+                "Ledger",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .target(
             name: "ReceiptDeskCLI",
             dependencies: [
-                "ReceiptModel", "ReceiptDecoding", "Samples",
+                "ReceiptModel", "ReceiptDecoding", "Samples", "Ledger", "LedgerSQLite", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Samples"]),
         .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,230 @@
+import ReceiptDecoding
+import ReceiptModel
+
+/// Writes one batch of decoded records inside one transaction: raw records with their status,
+/// transactions merged by id (DESIGN section 3), renewal infos, notifications and customer links.
+struct BatchWriter {
+    let connection: any SQLConnection
+    let now: Timestamp
+    static let chunk = 400
+
+    func write(sourceId: Int64, _ records: [RecordInput]) throws -> ImportCounts {
+        let c = connection
+        let hashes = records.map { CanonicalJSON.sha256Hex($0.bytes) }
+        var knownHashes = Set<String>()
+        for chunk in chunks(Array(Set(hashes))) {
+            for row in try c.query(
+                "SELECT content_sha256 FROM raw_records WHERE status = 'imported' AND content_sha256 IN (\(placeholders(chunk.count)))",
+                chunk.map(SQLValue.text))
+            {
+                if let hash = row[0].text { knownHashes.insert(hash) }
+            }
+        }
+        // Existing transactions this batch touches, to merge into.
+        var ids = Set<String>()
+        for input in records where input.record.isOK {
+            for t in input.record.transactions { ids.insert(t.transactionId) }
+        }
+        var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool)] = [:]
+        for chunk in chunks(Array(ids)) {
+            for row in try c.query(
+                "SELECT transaction_id, canonical, first_seen_at FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
+                chunk.map(SQLValue.text))
+            {
+                guard let text = row[1].text, let stored = try? CanonicalJSON.transaction(text) else { continue }
+                pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
+            }
+        }
+        var order: [String] = []
+        var linker = CustomerLinker(connection: c, now: now)
+        var counts = ImportCounts()
+        for (position, input) in records.enumerated() {
+            let record = input.record
+            let hash = hashes[position]
+            let status: String
+            if !record.isOK {
+                status = "rejected"
+                counts.rejected += 1
+            } else if knownHashes.contains(hash) {
+                status = "duplicate"
+                counts.duplicate += 1
+            } else {
+                status = "imported"
+                counts.imported += 1
+                knownHashes.insert(hash)
+            }
+            counts.read += 1
+            let rawId = try c.scalar(
+                """
+                INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_sha256, error_code, error_message, raw)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """,
+                [
+                    .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
+                    .text(record.verification.rawValue), .text(hash), .of(record.error?.code), .of(record.error?.message),
+                    record.isOK ? .null : .blob(input.bytes),
+                ])?.int ?? 0
+            guard status == "imported" else { continue }
+
+            let recordSeen = record.notification?.signedDate ?? now
+            var identity: [CustomerIdentifier] = []
+            for t in record.transactions {
+                let seen = t.signedDate ?? recordSeen
+                if var entry = pending[t.transactionId] {
+                    entry.transaction.merge(t, preferOther: true)
+                    entry.firstSeen = min(entry.firstSeen, seen)
+                    pending[t.transactionId] = entry
+                } else {
+                    pending[t.transactionId] = (t, seen, false)
+                }
+                order.append(t.transactionId)
+                identity.append(CustomerIdentifier(kind: "originalTransactionId", value: t.originalTransactionId ?? t.transactionId))
+                if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
+            }
+            for r in record.renewalInfos {
+                try c.execute(
+                    "INSERT INTO renewal_infos (original_transaction_id, signed_date, seen_at, raw_record_id, canonical) VALUES (?, ?, ?, ?, ?)",
+                    [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
+                if let original = r.originalTransactionId {
+                    identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
+                }
+                if let token = r.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
+            }
+            if let n = record.notification {
+                let transaction = record.transactions.first
+                let original = transaction?.originalTransactionId ?? n.originalTransactionId
+                    ?? record.renewalInfos.first?.originalTransactionId
+                try c.execute(
+                    """
+                    INSERT INTO notifications (notification_uuid, version, notification_type, subtype, signed_date, seen_at, original_transaction_id, transaction_id, raw_record_id, canonical)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
+                    """,
+                    [
+                        .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
+                        .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
+                        .text(CanonicalJSON.encode(n)),
+                    ])
+                if let original = n.originalTransactionId {
+                    identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
+                }
+            }
+            try linker.link(identity)
+        }
+        var written = Set<String>()
+        for id in order where !written.contains(id) {
+            written.insert(id)
+            guard let entry = pending[id] else { continue }
+            try write(entry.transaction, firstSeen: entry.firstSeen, exists: entry.exists)
+        }
+        try linker.flush()
+        return counts
+    }
+
+    private func write(_ t: Transaction, firstSeen: Timestamp, exists: Bool) throws {
+        let values: [SQLValue] = [
+            .of(t.originalTransactionId), .of(t.webOrderLineItemId), .of(t.appAccountToken), .of(t.productId),
+            .of(t.type?.rawValue), .of(t.purchaseDate), .of(t.expiresDate), .of(t.revocationDate),
+            .of(t.revocationReason?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
+            .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
+        ]
+        if exists {
+            try connection.execute(
+                """
+                UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
+                    product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
+                    environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
+                WHERE transaction_id = ?
+                """, values + [.text(t.transactionId)])
+        } else {
+            try connection.execute(
+                """
+                INSERT INTO transactions (original_transaction_id, web_order_line_item_id, app_account_token, product_id, type,
+                    purchase_date, expires_date, revocation_date, revocation_reason, environment, price, currency, signed_date,
+                    verification, first_seen_at, canonical, transaction_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, values + [.text(t.transactionId)])
+        }
+    }
+}
+
+/// Incremental connected components of identifiers (DESIGN section 5), kept in `customer_ids`.
+///
+/// Each group of identifiers seen together joins one customer; when a group touches several
+/// customers they merge into the oldest, and the others point to it (`merged_into`).
+struct CustomerLinker {
+    let connection: any SQLConnection
+    let now: Timestamp
+    private var groups: [[CustomerIdentifier]] = []
+
+    init(connection: any SQLConnection, now: Timestamp) {
+        self.connection = connection
+        self.now = now
+    }
+
+    mutating func link(_ identifiers: [CustomerIdentifier]) throws {
+        if !identifiers.isEmpty { groups.append(identifiers) }
+    }
+
+    mutating func flush() throws {
+        guard !groups.isEmpty else { return }
+        let c = connection
+        let all = Array(Set(groups.joined()))
+        var owner: [CustomerIdentifier: Int64] = [:]
+        for chunk in chunks(all.map(\.value)) {
+            for row in try c.query(
+                """
+                SELECT ci.kind, ci.value, COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci
+                JOIN customers cu ON cu.id = ci.customer_id WHERE ci.value IN (\(placeholders(chunk.count)))
+                """,
+                chunk.map(SQLValue.text))
+            {
+                if let kind = row[0].text, let value = row[1].text, let id = row[2].int {
+                    owner[CustomerIdentifier(kind: kind, value: value)] = id
+                }
+            }
+        }
+        var nextId = (try c.scalar("SELECT MAX(id) FROM customers")?.int ?? 0) + 1
+        var parent: [Int64: Int64] = [:]
+        func find(_ id: Int64) -> Int64 {
+            var root = id
+            while let up = parent[root], up != root { root = up }
+            return root
+        }
+        var created: [Int64] = []
+        var dirty = Set<CustomerIdentifier>()
+        for group in groups {
+            var roots = Set(group.compactMap { owner[$0] }.map(find))
+            if roots.isEmpty {
+                roots.insert(nextId)
+                created.append(nextId)
+                nextId += 1
+            }
+            let target = roots.min()!
+            for other in roots where other != target { parent[other] = target }
+            for identifier in group where owner[identifier].map(find) != target {
+                owner[identifier] = target
+                dirty.insert(identifier)
+            }
+        }
+        for id in created {
+            try c.execute("INSERT INTO customers (id, created_at) VALUES (?, ?)", [.int(id), .of(now)])
+        }
+        for (loser, _) in parent {
+            let root = find(loser)
+            try c.execute("UPDATE customers SET merged_into = ? WHERE id = ? OR merged_into = ?", [.int(root), .int(loser), .int(loser)])
+            try c.execute("UPDATE customer_ids SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
+            try c.execute("UPDATE flags SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
+        }
+        for identifier in dirty {
+            try c.execute(
+                "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (kind, value) DO UPDATE SET customer_id = excluded.customer_id",
+                [.text(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))])
+        }
+        groups.removeAll()
+    }
+}
+
+/// Splits `items` for `IN (...)` lists that stay under every backend's parameter limit.
+func chunks<T>(_ items: [T], size: Int = BatchWriter.chunk) -> [[T]] {
+    stride(from: 0, to: items.count, by: size).map { Array(items[$0..<min($0 + size, items.count)]) }
+}

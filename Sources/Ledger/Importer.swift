@@ -1,0 +1,100 @@
+import ReceiptDecoding
+import ReceiptModel
+
+/// How far an import has come, for a progress bar.
+public struct ImportProgress: Sendable {
+    public var path: String
+    public var records: Int
+    public var bytes: Int64
+    public var totalBytes: Int64
+}
+
+/// Streams one source's records from the decoder into the ledger in batched transactions.
+///
+/// Memory stays bounded by the batch, not the file. Decoding of the next batch overlaps the write
+/// of the current one, and a batch decodes on every core. A batch commits whole or not at all, so an
+/// interrupted import leaves whole batches, and running it again resumes after the last one.
+public struct Importer: Sendable {
+    public let ledger: SQLLedger
+    public let decoder: RecordDecoder
+    /// Records per transaction.
+    public var batchSize: Int
+    /// Decoding tasks per batch.
+    public var parallelism: Int
+
+    public init(ledger: SQLLedger, decoder: RecordDecoder, batchSize: Int = 2000, parallelism: Int = 2) {
+        self.ledger = ledger
+        self.decoder = decoder
+        self.batchSize = batchSize
+        self.parallelism = max(1, parallelism)
+    }
+
+    /// Imports one source.
+    /// - Parameters:
+    ///   - info: the source's path, content hash and size (hash it before importing).
+    ///   - nextPieces: the next records from the splitter; `nil` at the end.
+    ///   - progress: called after each batch.
+    /// - Returns: the source's reconciliation, including records an interrupted earlier run committed.
+    public func run(
+        _ info: SourceInfo, now: Timestamp, nextPieces: () throws -> [RecordSplitter.Piece]?,
+        progress: (ImportProgress) -> Void = { _ in }
+    ) async throws -> ImportCounts {
+        let sourceId: Int64
+        let resumeAfter: Int?
+        switch try await ledger.beginSource(info, now: now) {
+        case .alreadyImported(let counts): return counts
+        case .started(let id, let after):
+            sourceId = id
+            resumeAfter = after
+        }
+        var batch: [RecordSplitter.Piece] = []
+        var pendingWrite: Task<ImportCounts, Error>?
+        var records = 0
+        var bytes: Int64 = 0
+        func flush() async throws {
+            let decoded = await decode(batch, path: info.path)
+            batch.removeAll(keepingCapacity: true)
+            if let pendingWrite { _ = try await pendingWrite.value }
+            let ledger = self.ledger
+            pendingWrite = Task { try await ledger.importBatch(sourceId: sourceId, decoded, now: now) }
+            progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size))
+        }
+        while let pieces = try nextPieces() {
+            for piece in pieces {
+                records += 1
+                bytes = piece.offset + Int64(piece.bytes.count)
+                if let resumeAfter, piece.index <= resumeAfter { continue }
+                batch.append(piece)
+                if batch.count >= batchSize { try await flush() }
+            }
+        }
+        if !batch.isEmpty { try await flush() }
+        if let pendingWrite { _ = try await pendingWrite.value }
+        progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
+        return try await ledger.completeSource(sourceId, now: now)
+    }
+
+    /// Decodes a batch on `parallelism` tasks, keeping input order.
+    public func decode(_ pieces: [RecordSplitter.Piece], path: String) async -> [RecordInput] {
+        let decoder = self.decoder
+        let slices = max(1, min(parallelism, pieces.count))
+        let size = (pieces.count + slices - 1) / slices
+        return await withTaskGroup(of: (Int, [RecordInput]).self) { group in
+            for slice in 0..<slices {
+                let part = Array(pieces[min(pieces.count, slice * size)..<min(pieces.count, (slice + 1) * size)])
+                group.addTask {
+                    var out: [RecordInput] = []
+                    out.reserveCapacity(part.count)
+                    for piece in part {
+                        let record = await decoder.decode(piece, path: path)
+                        out.append(RecordInput(index: piece.index, offset: piece.offset, bytes: piece.bytes, record: record))
+                    }
+                    return (slice, out)
+                }
+            }
+            var parts = Array(repeating: [RecordInput](), count: slices)
+            for await (slice, out) in group { parts[slice] = out }
+            return parts.flatMap { $0 }
+        }
+    }
+}

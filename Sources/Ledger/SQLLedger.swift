@@ -1,0 +1,163 @@
+import ReceiptDecoding
+import ReceiptModel
+
+/// The ledger over any SQL backend: one schema, one importer, one set of queries.
+///
+/// Backends (SQLite through GRDB, PostgreSQL through postgres-nio) only open connections and run
+/// closures in transactions; everything a ledger means is written once, here.
+public final class SQLLedger: Sendable {
+    public let database: any SQLDatabase
+
+    private init(database: any SQLDatabase) {
+        self.database = database
+    }
+
+    /// Opens a ledger over a backend, creating or upgrading its schema unless `readOnly`.
+    public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+        if readOnly {
+            try await database.read { connection in try Schema.checkVersion(connection) }
+        } else {
+            try await database.write { connection in try Schema.migrate(connection, now: now) }
+        }
+        return SQLLedger(database: database)
+    }
+
+    public func close() async throws { try await database.close() }
+
+    // MARK: Import
+
+    /// Starts importing a source: refuses nothing, resumes an interrupted import, and recognises a finished one.
+    public func beginSource(_ info: SourceInfo, now: Timestamp) async throws -> SourceStart {
+        try await database.write { c in
+            if let row = try c.query(
+                "SELECT id, completed_at, records_read FROM sources WHERE sha256 = ?", [.text(info.sha256)]
+            ).first {
+                let id = row[0].int!
+                if !row[1].isNull {
+                    let read = Int(row[2].int ?? 0)
+                    return .alreadyImported(ImportCounts(read: read, duplicate: read))
+                }
+                let last = try c.scalar("SELECT MAX(record_index) FROM raw_records WHERE source_id = ?", [.int(id)])?.int
+                return .started(sourceId: id, resumeAfter: last.map(Int.init))
+            }
+            let id = try c.scalar(
+                "INSERT INTO sources (path, sha256, size, started_at) VALUES (?, ?, ?, ?) RETURNING id",
+                [.text(info.path), .text(info.sha256), .int(info.size), .of(now)])?.int
+            guard let id else { throw LedgerError(code: "internal", message: "no id for the new source") }
+            return .started(sourceId: id, resumeAfter: nil)
+        }
+    }
+
+    /// Imports a batch of decoded records of one source in one transaction.
+    public func importBatch(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws -> ImportCounts {
+        guard !records.isEmpty else { return ImportCounts() }
+        return try await database.write { c in try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records) }
+    }
+
+    /// Finishes a source: stores its reconciliation counted from its records.
+    public func completeSource(_ sourceId: Int64, now: Timestamp) async throws -> ImportCounts {
+        try await database.write { c in
+            var counts = ImportCounts()
+            for row in try c.query(
+                "SELECT status, COUNT(*) FROM raw_records WHERE source_id = ? GROUP BY status", [.int(sourceId)])
+            {
+                let n = Int(row[1].int ?? 0)
+                switch row[0].text {
+                case "imported": counts.imported = n
+                case "duplicate": counts.duplicate = n
+                default: counts.rejected = n
+                }
+            }
+            counts.read = counts.imported + counts.duplicate + counts.rejected
+            try c.execute(
+                "UPDATE sources SET completed_at = ?, records_read = ?, imported = ?, duplicates = ?, rejected = ? WHERE id = ?",
+                [.of(now), .of(counts.read), .of(counts.imported), .of(counts.duplicate), .of(counts.rejected), .int(sourceId)])
+            return counts
+        }
+    }
+
+    // MARK: Identity
+
+    /// Ties an external account id to a token or original transaction id (`customers.csv`).
+    public func linkExternal(_ externalId: String, kind: String, value: String, now: Timestamp) async throws {
+        try await database.write { c in
+            var writer = CustomerLinker(connection: c, now: now)
+            try writer.link([
+                CustomerIdentifier(kind: "external", value: externalId), CustomerIdentifier(kind: kind, value: value),
+            ])
+            try writer.flush()
+        }
+    }
+
+    // MARK: Flags and triage
+
+    /// Stores flags the rules found; a flag already known keeps its status and history.
+    public func saveFlags(_ flags: [FlagRecord], now: Timestamp) async throws {
+        guard !flags.isEmpty else { return }
+        try await database.write { c in
+            for flag in flags {
+                try c.execute(
+                    """
+                    INSERT INTO flags (id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail, updated_at)
+                    VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET severity = excluded.severity, detail = excluded.detail,
+                        customer_id = excluded.customer_id, amount = excluded.amount
+                    """,
+                    [
+                        .text(flag.id), .text(flag.rule), .text(flag.severity), .of(flag.customerId), .of(flag.transactionId),
+                        .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail), .of(now),
+                    ])
+            }
+        }
+    }
+
+    /// Moves a flag through its lifecycle and appends the change to the triage log.
+    /// - Parameter action: `ack`, `resolve` or `reopen`.
+    public func triage(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
+        -> FlagRecord
+    {
+        let target: String
+        switch action {
+        case "ack": target = "acknowledged"
+        case "resolve": target = "resolved"
+        case "reopen": target = "open"
+        default: throw LedgerError(code: "usage", message: "triage action must be ack, resolve or reopen")
+        }
+        return try await database.write { c in
+            guard let current = try c.scalar("SELECT status FROM flags WHERE id = ?", [.text(flagId)])?.text else {
+                throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+            }
+            if current == target {
+                throw LedgerError(code: "noChange", message: "flag \(flagId) is already \(target)")
+            }
+            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.text(target), .of(now), .text(flagId)])
+            try c.execute(
+                "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [.text(flagId), .of(now), .text(operatorName), .text(action), .of(note), .text(current), .text(target)])
+            return try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first!
+        }
+    }
+
+    /// Appends a note about a customer to the triage log.
+    public func noteCustomer(_ customerId: Int64, operatorName: String, note: String, now: Timestamp) async throws {
+        try await database.write { c in
+            try c.execute(
+                "INSERT INTO triage_log (customer_id, at, operator, action, note) VALUES (?, ?, ?, 'note', ?)",
+                [.int(customerId), .of(now), .text(operatorName), .text(note)])
+        }
+    }
+}
+
+extension Schema {
+    static func checkVersion(_ connection: any SQLConnection) throws {
+        let version = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text
+        guard let version, let number = Int(version) else {
+            throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger")
+        }
+        if number > Schema.version {
+            throw LedgerError(
+                code: "schemaTooNew",
+                message: "this ledger has schema version \(number), newer than this receiptdesk knows (\(Schema.version))")
+        }
+    }
+}

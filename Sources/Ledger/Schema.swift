@@ -1,0 +1,204 @@
+import ReceiptModel
+
+/// The ledger's schema: strict tables, the indexes the queries need, versioned migrations by string id.
+///
+/// Migrations are never edited once shipped; a new one is appended. A ledger whose schema is newer
+/// than this build knows is refused, not modified.
+public enum Schema {
+    /// The schema version this build writes.
+    public static let version = 1
+
+    /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
+    struct Migration {
+        let id: String
+        let statements: [String]
+        let sqliteOnly: [String]
+        let postgresOnly: [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(
+            id: "v1-ledger",
+            statements: [
+                """
+                CREATE TABLE sources (
+                    id {PK},
+                    path TEXT NOT NULL,
+                    sha256 TEXT NOT NULL UNIQUE,
+                    size {INT} NOT NULL CHECK (size >= 0),
+                    started_at {INT} NOT NULL,
+                    completed_at {INT},
+                    records_read {INT} NOT NULL DEFAULT 0,
+                    imported {INT} NOT NULL DEFAULT 0,
+                    duplicates {INT} NOT NULL DEFAULT 0,
+                    rejected {INT} NOT NULL DEFAULT 0,
+                    CHECK (completed_at IS NULL OR records_read = imported + duplicates + rejected)
+                )
+                """,
+                """
+                CREATE TABLE raw_records (
+                    id {PK},
+                    source_id {INT} NOT NULL REFERENCES sources(id),
+                    record_index {INT} NOT NULL,
+                    byte_offset {INT} NOT NULL,
+                    kind TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('imported', 'duplicate', 'rejected')),
+                    verification TEXT NOT NULL,
+                    content_sha256 TEXT NOT NULL,
+                    error_code TEXT,
+                    error_message TEXT,
+                    raw {BLOB},
+                    UNIQUE (source_id, record_index)
+                )
+                """,
+                "CREATE INDEX raw_records_content ON raw_records (content_sha256)",
+                "CREATE INDEX raw_records_rejected ON raw_records (status, id)",
+                """
+                CREATE TABLE customers (
+                    id {INT} PRIMARY KEY,
+                    created_at {INT} NOT NULL,
+                    merged_into {INT} REFERENCES customers(id)
+                )
+                """,
+                """
+                CREATE TABLE customer_ids (
+                    kind TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    customer_id {INT} NOT NULL REFERENCES customers(id),
+                    PRIMARY KEY (kind, value)
+                )
+                """,
+                "CREATE INDEX customer_ids_value ON customer_ids (value)",
+                "CREATE INDEX customers_merged ON customers (merged_into)",
+                "CREATE INDEX customer_ids_customer ON customer_ids (customer_id)",
+                """
+                CREATE TABLE transactions (
+                    transaction_id TEXT PRIMARY KEY,
+                    original_transaction_id TEXT,
+                    web_order_line_item_id TEXT,
+                    app_account_token TEXT,
+                    product_id TEXT,
+                    type TEXT,
+                    purchase_date {INT},
+                    expires_date {INT},
+                    revocation_date {INT},
+                    revocation_reason {INT},
+                    environment TEXT,
+                    price {INT},
+                    currency TEXT,
+                    signed_date {INT},
+                    verification TEXT NOT NULL,
+                    first_seen_at {INT} NOT NULL,
+                    canonical TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX transactions_original ON transactions (original_transaction_id)",
+                "CREATE INDEX transactions_web_order ON transactions (web_order_line_item_id)",
+                "CREATE INDEX transactions_token ON transactions (app_account_token)",
+                "CREATE INDEX transactions_refunds ON transactions (product_id, revocation_date) WHERE revocation_date IS NOT NULL",
+                """
+                CREATE TABLE renewal_infos (
+                    id {PK},
+                    original_transaction_id TEXT,
+                    signed_date {INT},
+                    seen_at {INT} NOT NULL,
+                    raw_record_id {INT} NOT NULL REFERENCES raw_records(id),
+                    canonical TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX renewal_infos_original ON renewal_infos (original_transaction_id, seen_at)",
+                """
+                CREATE TABLE notifications (
+                    id {PK},
+                    notification_uuid TEXT UNIQUE,
+                    version TEXT NOT NULL,
+                    notification_type TEXT NOT NULL,
+                    subtype TEXT,
+                    signed_date {INT},
+                    seen_at {INT} NOT NULL,
+                    original_transaction_id TEXT,
+                    transaction_id TEXT,
+                    raw_record_id {INT} NOT NULL REFERENCES raw_records(id),
+                    canonical TEXT NOT NULL
+                )
+                """,
+                "CREATE INDEX notifications_original ON notifications (original_transaction_id, seen_at)",
+                """
+                CREATE TABLE flags (
+                    id TEXT PRIMARY KEY,
+                    rule TEXT NOT NULL,
+                    severity TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('open', 'acknowledged', 'resolved')),
+                    customer_id {INT},
+                    transaction_id TEXT,
+                    product_id TEXT,
+                    amount {INT},
+                    currency TEXT,
+                    at {INT} NOT NULL,
+                    detail TEXT NOT NULL,
+                    updated_at {INT} NOT NULL
+                )
+                """,
+                "CREATE INDEX flags_status ON flags (status, at)",
+                "CREATE INDEX flags_rule ON flags (rule, at)",
+                """
+                CREATE TABLE triage_log (
+                    id {PK},
+                    flag_id TEXT REFERENCES flags(id),
+                    customer_id {INT},
+                    at {INT} NOT NULL,
+                    operator TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    note TEXT,
+                    from_status TEXT,
+                    to_status TEXT
+                )
+                """,
+                "CREATE INDEX triage_log_flag ON triage_log (flag_id, id)",
+                "CREATE INDEX triage_log_customer ON triage_log (customer_id, id)",
+            ],
+            sqliteOnly: [
+                "CREATE TRIGGER triage_log_no_update BEFORE UPDATE ON triage_log BEGIN SELECT RAISE(ABORT, 'the triage log is append-only'); END",
+                "CREATE TRIGGER triage_log_no_delete BEFORE DELETE ON triage_log BEGIN SELECT RAISE(ABORT, 'the triage log is append-only'); END",
+            ],
+            postgresOnly: [
+                """
+                CREATE FUNCTION triage_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'the triage log is append-only'; END $$
+                """,
+                "CREATE TRIGGER triage_log_no_change BEFORE UPDATE OR DELETE ON triage_log FOR EACH ROW EXECUTE FUNCTION triage_log_append_only()",
+            ]
+        )
+    ]
+
+    /// Creates or upgrades the schema; refuses a ledger written by a newer version.
+    static func migrate(_ connection: any SQLConnection, now: Timestamp) throws {
+        try connection.execute(
+            connection.dialect.expand(
+                "CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"))
+        try connection.execute(
+            connection.dialect.expand(
+                "CREATE TABLE IF NOT EXISTS ledger_migrations (id TEXT PRIMARY KEY, applied_at {INT} NOT NULL)"))
+        if let stored = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text,
+            let storedVersion = Int(stored), storedVersion > version
+        {
+            throw LedgerError(
+                code: "schemaTooNew",
+                message:
+                    "this ledger has schema version \(storedVersion), newer than this receiptdesk knows (\(version)); upgrade receiptdesk, the ledger was not modified"
+            )
+        }
+        let applied = Set(try connection.query("SELECT id FROM ledger_migrations", []).compactMap { $0.first?.text })
+        for migration in migrations where !applied.contains(migration.id) {
+            let extra = connection.dialect == .sqlite ? migration.sqliteOnly : migration.postgresOnly
+            for statement in migration.statements + extra {
+                try connection.execute(connection.dialect.expand(statement))
+            }
+            try connection.execute(
+                "INSERT INTO ledger_migrations (id, applied_at) VALUES (?, ?)", [.text(migration.id), .of(now)])
+        }
+        try connection.execute(
+            "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [.text(String(version))])
+    }
+}

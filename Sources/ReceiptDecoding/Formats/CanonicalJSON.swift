@@ -1,0 +1,125 @@
+import Crypto
+import ReceiptModel
+
+/// Reads back the canonical JSON that ``JSONWriter`` writes for transactions, renewal infos and
+/// notifications, so a ledger can store one text column and rebuild the full model from it.
+public enum CanonicalJSON {
+    /// Encodes a transaction.
+    public static func encode(_ transaction: Transaction) -> String {
+        var writer = JSONWriter()
+        writer.transaction(nil, transaction)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Encodes a renewal info.
+    public static func encode(_ renewal: RenewalInfo) -> String {
+        var writer = JSONWriter()
+        writer.renewalInfo(nil, renewal)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Encodes a notification.
+    public static func encode(_ notification: Notification) -> String {
+        var writer = JSONWriter()
+        writer.notification(nil, notification)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Decodes a transaction written by ``encode(_:)-(Transaction)``.
+    public static func transaction(_ text: String) throws(RecordError) -> Transaction {
+        let object = try self.object(text)
+        var t = try TransactionMapping.jwsTransaction(Fields(object, at: "canonical", notes: DecodeNotes()))
+        t.extra = object["extra"]?.objectValue ?? JSONObject()
+        t.legacy = object["legacy"]?.objectValue ?? JSONObject()
+        t.verification = object["verification"]?.stringValue.flatMap(Verification.init(rawValue:)) ?? .notApplicable
+        t.sources = sources(object["sources"])
+        return t
+    }
+
+    /// Decodes a renewal info.
+    public static func renewalInfo(_ text: String) throws(RecordError) -> RenewalInfo {
+        let object = try self.object(text)
+        var r = try TransactionMapping.jwsRenewal(Fields(object, at: "canonical", notes: DecodeNotes()))
+        r.extra = object["extra"]?.objectValue ?? JSONObject()
+        r.legacy = object["legacy"]?.objectValue ?? JSONObject()
+        r.verification = object["verification"]?.stringValue.flatMap(Verification.init(rawValue:)) ?? .notApplicable
+        r.sources = sources(object["sources"])
+        return r
+    }
+
+    /// Decodes a notification.
+    public static func notification(_ text: String) throws(RecordError) -> Notification {
+        let object = try self.object(text)
+        let fields = Fields(object, at: "canonical", notes: DecodeNotes())
+        var n = Notification(
+            version: try fields.string("version") ?? "2.0",
+            notificationType: NotificationType(rawValue: try fields.requiredString("notificationType")))
+        n.subtype = try fields.string("subtype").map(NotificationSubtype.init(rawValue:))
+        n.notificationUUID = try fields.string("notificationUUID")
+        n.signedDate = try fields.timestamp("signedDate")
+        n.environment = try fields.string("environment").map(Environment.init(rawValue:))
+        n.bundleId = try fields.string("bundleId")
+        n.bundleVersion = try fields.string("bundleVersion")
+        n.appAppleId = try fields.int64("appAppleId")
+        n.status = try fields.int("status")
+        n.summary = object["summary"]
+        n.autoRenewStatus = try fields.bool("autoRenewStatus")
+        n.autoRenewProductId = try fields.string("autoRenewProductId")
+        n.autoRenewStatusChangeDate = try fields.timestamp("autoRenewStatusChangeDate")
+        n.originalTransactionId = try fields.string("originalTransactionId")
+        n.extra = object["extra"]?.objectValue ?? JSONObject()
+        return n
+    }
+
+    /// The hex SHA-256 of bytes (record content hashes, source hashes).
+    public static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Array(bytes))
+        return hex(hasher.finalize())
+    }
+
+    /// Incremental SHA-256 for a file read in chunks.
+    public struct StreamingHash {
+        private var hasher = SHA256()
+        public init() {}
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
+        public func hexDigest() -> String { hex(hasher.finalize()) }
+    }
+
+    private static func object(_ text: String) throws(RecordError) -> JSONObject {
+        guard case .object(let object) = try JSONParser.parse(Array(text.utf8)) else {
+            throw RecordError(code: "malformed", message: "canonical JSON is not an object")
+        }
+        return object
+    }
+
+    private static func sources(_ value: JSONValue?) -> [Provenance] {
+        guard case .array(let items)? = value else { return [] }
+        return items.compactMap { item in
+            guard let text = item.stringValue else { return nil }
+            return Provenance(parsing: text)
+        }
+    }
+}
+
+private func hex(_ digest: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    for byte in digest {
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 15)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+extension Provenance {
+    /// Parses `path#index` optionally followed by a space and an inner location.
+    public init?(parsing text: String) {
+        guard let hash = text.lastIndex(of: "#") else { return nil }
+        let path = String(text[..<hash])
+        let rest = text[text.index(after: hash)...]
+        let parts = rest.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let index = Int(first) else { return nil }
+        self.init(path: path, index: index, location: parts.count > 1 ? String(parts[1]) : "")
+    }
+}

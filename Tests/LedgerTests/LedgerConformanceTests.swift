@@ -1,0 +1,188 @@
+import Foundation
+import Ledger
+import LedgerSQLite
+import ReceiptDecoding
+import ReceiptModel
+import Samples
+import Testing
+
+/// One suite, every backend: what a ledger means does not depend on where it is stored.
+@Suite("Ledger conformance", .serialized)
+struct LedgerConformanceTests {
+    @Test("importing the whole corpus twice: identical counts, the second run all duplicates", arguments: Backend.available)
+    func corpusTwice(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        var first = ImportCounts()
+        for file in Corpus.files { first = first + (try await importFile(file, into: ledger)) }
+        #expect(first.reconciles)
+        #expect(first.read == Corpus.files.count)
+        #expect(first.rejected >= 3)  // the 21002 status, the two iOS 6 receipts, mock data without its root
+        let overview = try await ledger.overview()
+        var second = ImportCounts()
+        for file in Corpus.files { second = second + (try await importFile(file, into: ledger)) }
+        #expect(second.read == first.read)
+        #expect(second.duplicate == second.read)
+        #expect(second.imported == 0 && second.rejected == 0)
+        #expect(try await ledger.overview() == overview)
+        #expect(overview.sources == Corpus.files.count)
+        #expect(overview.rejectedRecords == first.rejected)
+        let sources = try await ledger.sources(after: nil, limit: 100)
+        #expect(sources.allSatisfy { $0.counts.reconciles && $0.completedAt != nil })
+        try await ledger.close()
+    }
+
+    @Test("rejected records keep their reason and raw bytes; the others in the file import", arguments: Backend.available)
+    func rejected(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let text = """
+            {"status":0,"latest_receipt_info":[{"transaction_id":"11","original_transaction_id":"10","product_id":"p","purchase_date_ms":"1000"}]}
+            {"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}
+            {"status":21007}
+            """
+        let counts = try await importText(text, path: "mixed.ndjson", into: ledger)
+        #expect(counts == ImportCounts(read: 3, imported: 1, duplicate: 0, rejected: 2))
+        let rejected = try await ledger.rejectedRecords(after: nil, limit: 10)
+        #expect(rejected.map(\.code) == ["notANumber", "appleStatus"])
+        #expect(rejected[0].index == 1)
+        #expect(rejected[0].sourcePath == "mixed.ndjson")
+        #expect(String(decoding: rejected[0].raw, as: UTF8.self).contains("abc"))
+        #expect(try await ledger.transaction("11")?.productId == "p")
+        #expect(try await ledger.transaction("12") == nil)
+        try await ledger.close()
+    }
+
+    @Test("the same transaction from several sources is one, and a verified sighting wins", arguments: Backend.available)
+    func mergeAcrossSources(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let ca = try TestCA()
+        let legacy = #"{"status":0,"latest_receipt_info":[{"transaction_id":"2000000101","original_transaction_id":"2000000100","product_id":"legacy.name","purchase_date_ms":"1740816000000","quantity":"1","is_trial_period":"true"}]}"#
+        try await importText(legacy, path: "legacy.json", into: ledger)
+        let jws = JWSSigner(ca: ca).sign(json: #"{"transactionId":"2000000101","originalTransactionId":"2000000100","productId":"pro.monthly","purchaseDate":1740816000000,"expiresDate":1743494400000,"signedDate":1740816000000,"environment":"Production","price":9990,"currency":"EUR"}"#)
+        try await importBytes(Array(jws.utf8), path: "signed.jws", into: ledger, decoder: testDecoder(extraRoots: [ca.rootDER]))
+        let t = try #require(try await ledger.transaction("2000000101"))
+        #expect(t.verification == .verified)
+        #expect(t.productId == "pro.monthly")
+        #expect(t.price == 9990)
+        #expect(t.offerDiscountType == .freeTrial)  // filled from the legacy sighting
+        #expect(Set(t.sources.map(\.path)) == ["legacy.json", "signed.jws"])
+        #expect(try await ledger.overview().transactions == 1)
+        try await ledger.close()
+    }
+
+    @Test("a customer is found by every id kind, and records sharing an id join one customer", arguments: Backend.available)
+    func customerLookup(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let first = #"{"transactionId":"t1","originalTransactionId":"o1","webOrderLineItemId":"w1","appAccountToken":"tok-A","productId":"pro","purchaseDate":1000}"#
+        let second = #"{"transactionId":"t2","originalTransactionId":"o2","appAccountToken":"tok-A","productId":"lite","purchaseDate":2000}"#
+        let other = #"{"transactionId":"t9","originalTransactionId":"o9","productId":"pro","purchaseDate":3000}"#
+        try await importText(first + "\n" + other, path: "a.ndjson", into: ledger)
+        let before = try await ledger.customerId(matching: "o1")
+        let stranger = try await ledger.customerId(matching: "t9")
+        #expect(before != nil && stranger != nil && before != stranger)
+        try await importText(second, path: "b.ndjson", into: ledger)
+        try await ledger.linkExternal("account-42", kind: "originalTransactionId", value: "o2", now: testNow)
+        let ids = ["t1", "o1", "w1", "tok-A", "t2", "o2", "account-42"]
+        var found = Set<Int64>()
+        for id in ids { found.insert(try #require(try await ledger.customerId(matching: id), "\(id)")) }
+        #expect(found.count == 1)
+        #expect(found.first == before)
+        #expect(try await ledger.customerId(matching: "nobody") == nil)
+        let records = try await ledger.customerRecords(found.first!)
+        #expect(records.transactions.map(\.transactionId) == ["t1", "t2"])
+        #expect(Set(records.identifiers.map(\.kind)) == ["originalTransactionId", "appAccountToken", "external"])
+        #expect(try await ledger.overview().customers == 2)
+        let page = try await ledger.customers(matching: nil, after: nil, limit: 1)
+        #expect(page.count == 1)
+        let next = try await ledger.customers(matching: nil, after: page[0].id, limit: 10)
+        #expect(next.count == 1 && next[0].id != page[0].id)
+        #expect(try await ledger.customers(matching: "tok-", after: nil, limit: 10).map(\.id) == [found.first!])
+        try await ledger.close()
+    }
+
+    @Test("notifications, renewal infos and their timing are kept per customer", arguments: Backend.available)
+    func notificationsAndRenewals(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let file = Corpus.root.appendingPathComponent("imdhemy__laravel-in-app-purchases/appstore-server-notification.json").path
+        #expect(try await importFile(file, into: ledger).imported == 1)
+        let customer = try #require(try await ledger.customerId(matching: "1000000723811158"))
+        let records = try await ledger.customerRecords(customer)
+        #expect(records.transactions.count == 54)
+        #expect(records.renewalInfos.count == 1)
+        #expect(records.notifications.count == 1)
+        #expect(records.notifications.first?.notification.notificationType == .didChangeRenewalStatus)
+        #expect(records.notifications.first?.seenAt.millisecondsSince1970 == 1_606_293_002_000)
+        try await ledger.close()
+    }
+
+    @Test("flags move open -> acknowledged -> resolved -> open, every change in an append-only log", arguments: Backend.available)
+    func triage(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let flag = FlagRecord(
+            id: "quick-refund:t1", rule: "quick-refund", severity: "high", customerId: nil, transactionId: "t1",
+            productId: "pro", amount: 9990, currency: "USD", at: testNow, detail: "refunded 3 h after purchase")
+        try await ledger.saveFlags([flag], now: testNow)
+        try await ledger.saveFlags([flag], now: testNow)  // found again: no second flag, status kept
+        #expect(try await ledger.flags(FlagQuery(status: "open")).map(\.id) == ["quick-refund:t1"])
+        _ = try await ledger.triage(flagId: flag.id, action: "ack", operatorName: "ana", note: nil, now: testNow.adding(milliseconds: 1000))
+        try await ledger.saveFlags([flag], now: testNow)
+        #expect(try await ledger.flags(FlagQuery(status: "acknowledged")).count == 1)
+        let resolved = try await ledger.triage(
+            flagId: flag.id, action: "resolve", operatorName: "ana", note: "customer confirmed an accidental purchase",
+            now: testNow.adding(milliseconds: 2000))
+        #expect(resolved.status == "resolved")
+        _ = try await ledger.triage(flagId: flag.id, action: "reopen", operatorName: "bo", note: "again", now: testNow.adding(milliseconds: 3000))
+        await #expect(throws: LedgerError.self) {
+            _ = try await ledger.triage(flagId: flag.id, action: "reopen", operatorName: "bo", note: nil, now: testNow)
+        }
+        await #expect(throws: LedgerError.self) {
+            _ = try await ledger.triage(flagId: "missing", action: "ack", operatorName: "bo", note: nil, now: testNow)
+        }
+        let log = try await ledger.triageLog(flagId: flag.id, customerId: nil)
+        #expect(log.map(\.action) == ["ack", "resolve", "reopen"])
+        #expect(log.map(\.toStatus) == ["acknowledged", "resolved", "open"])
+        #expect(log[1].note == "customer confirmed an accidental purchase")
+        #expect(log[2].operatorName == "bo")
+        await #expect(throws: (any Error).self) {
+            try await ledger.database.write { c in try c.execute("UPDATE triage_log SET note = 'rewritten'") }
+        }
+        await #expect(throws: (any Error).self) {
+            try await ledger.database.write { c in try c.execute("DELETE FROM triage_log") }
+        }
+        #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).count == 3)
+        try await ledger.close()
+    }
+
+    @Test("a ledger from a newer schema version is refused and left as it was", arguments: Backend.available)
+    func newerSchema(_ backend: Backend) async throws {
+        let database = try await backend.database()
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        try await database.write { c in try c.execute("UPDATE ledger_meta SET value = '99' WHERE key = 'schema_version'") }
+        await #expect(throws: LedgerError.self) { _ = try await SQLLedger.open(database, now: testNow) }
+        let stored = try await database.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text }
+        #expect(stored == "99")
+        try await ledger.close()
+    }
+
+    @Test("an interrupted import resumes after its last committed batch", arguments: Backend.available)
+    func resume(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let lines = (0..<10).map { #"{"transactionId":"r\#($0)","originalTransactionId":"o\#($0)","productId":"p","purchaseDate":\#($0)}"# }
+        let bytes = Array(lines.joined(separator: "\n").utf8)
+        var splitter = RecordSplitter()
+        let pieces = splitter.feed(bytes) + splitter.finish()
+        let info = SourceInfo(path: "r.ndjson", sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
+        // Simulate a crash: the first 4 records committed, the source never completed.
+        guard case .started(let id, nil) = try await ledger.beginSource(info, now: testNow) else {
+            Issue.record("expected a new source")
+            return
+        }
+        let importer = Importer(ledger: ledger, decoder: testDecoder(), batchSize: 4)
+        _ = try await ledger.importBatch(sourceId: id, await importer.decode(Array(pieces.prefix(4)), path: "r.ndjson"), now: testNow)
+        #expect(try await ledger.beginSource(info, now: testNow) == .started(sourceId: id, resumeAfter: 3))
+        var once: [[RecordSplitter.Piece]]? = [pieces]
+        let counts = try await importer.run(info, now: testNow) { defer { once = nil }; return once?.first }
+        #expect(counts == ImportCounts(read: 10, imported: 10, duplicate: 0, rejected: 0))
+        #expect(try await ledger.overview().transactions == 10)
+        try await ledger.close()
+    }
+}

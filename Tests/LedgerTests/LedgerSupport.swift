@@ -1,0 +1,84 @@
+import Foundation
+import Ledger
+import LedgerPostgres
+import LedgerSQLite
+import ReceiptDecoding
+import ReceiptModel
+import Testing
+import X509
+
+/// The backends every conformance test runs against.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+    var testDescription: String { rawValue }
+
+    /// The backends that run here: PostgreSQL when installed, and always under CI (where absence fails).
+    static var available: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres] : [.sqlite] }
+
+    func database() async throws -> any SQLDatabase {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            return try SQLiteDatabase.open(path: path)
+        case .postgres:
+            let url = try PostgresTestServer.get().createDatabase()
+            return try await PostgresDatabase.connect(url: url)
+        }
+    }
+
+    func ledger(now: Timestamp = testNow) async throws -> SQLLedger {
+        try await SQLLedger.open(database(), now: now)
+    }
+}
+
+let testNow = Timestamp.utc(year: 2026, month: 1, day: 1)
+
+enum Corpus {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus")
+
+    /// Every purchase-data file of the corpus (not its notes and certificates).
+    static var files: [String] {
+        let skip: Set<String> = ["md", "cer", "der", "p8"]
+        let enumerator = FileManager.default.enumerator(atPath: root.path)!
+        var out: [String] = []
+        for case let relative as String in enumerator {
+            let url = root.appendingPathComponent(relative)
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            if isDirectory.boolValue || skip.contains(url.pathExtension) { continue }
+            out.append(url.path)
+        }
+        return out.sorted()
+    }
+}
+
+func testDecoder(extraRoots: [[UInt8]] = []) -> RecordDecoder {
+    let roots = ([AppleRoots.rootCAG3DER] + extraRoots).map { try! Certificate(derEncoded: $0) }
+    return RecordDecoder(
+        verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: roots)), receiptRoots: [AppleRoots.incRootDER] + extraRoots,
+        now: testNow)
+}
+
+/// Imports bytes as one source through the real importer, in small batches.
+@discardableResult
+func importBytes(
+    _ bytes: [UInt8], path: String, into ledger: SQLLedger, decoder: RecordDecoder = testDecoder(), batchSize: Int = 3,
+    now: Timestamp = testNow
+) async throws -> ImportCounts {
+    var splitter = RecordSplitter()
+    var chunks: [[RecordSplitter.Piece]] = [splitter.feed(bytes), splitter.finish()]
+    let info = SourceInfo(path: path, sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
+    return try await Importer(ledger: ledger, decoder: decoder, batchSize: batchSize).run(info, now: now) {
+        chunks.isEmpty ? nil : chunks.removeFirst()
+    }
+}
+
+func importText(_ text: String, path: String, into ledger: SQLLedger, now: Timestamp = testNow) async throws -> ImportCounts {
+    try await importBytes(Array(text.utf8), path: path, into: ledger, now: now)
+}
+
+func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCounts {
+    try await importBytes([UInt8](FileManager.default.contents(atPath: path)!), path: path, into: ledger)
+}

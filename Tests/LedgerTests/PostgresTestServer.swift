@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+/// A throwaway PostgreSQL cluster for the test run: `initdb` + `pg_ctl` on a temporary directory,
+/// reachable only through a unix socket in that directory, stopped (`-m immediate`) and removed at exit.
+///
+/// Root may not run `initdb`, so as root the cluster runs as the `postgres` user the package creates.
+final class PostgresTestServer: @unchecked Sendable {
+    let directory: String
+    let socketDirectory: String
+    private let binaries: String
+    private let runAs: String?
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var shared: PostgresTestServer?
+    nonisolated(unsafe) private static var startError: String?
+    nonisolated(unsafe) private static var databaseCounter = 0
+
+    /// Whether the tests must have PostgreSQL (CI): then its absence fails instead of skipping.
+    static var required: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// PostgreSQL's binaries directory, when the server package is installed.
+    static var binaries: String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.sorted(by: >) where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        return nil
+    }
+
+    /// Whether PostgreSQL tests run here: always under CI (where absence fails), else when installed.
+    static var enabled: Bool { required || binaries != nil }
+
+    /// The shared server, started on first use.
+    static func get() throws -> PostgresTestServer {
+        lock.lock()
+        defer { lock.unlock() }
+        if let shared { return shared }
+        if let startError { throw ServerError(message: startError) }
+        do {
+            let server = try PostgresTestServer()
+            shared = server
+            atexit { PostgresTestServer.shared?.stop() }
+            return server
+        } catch {
+            startError = "\(error)"
+            throw error
+        }
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    private init() throws {
+        guard let binaries = Self.binaries else {
+            throw ServerError(message: "PostgreSQL is not installed (apt-get install postgresql); CI=true requires it")
+        }
+        self.binaries = binaries
+        runAs = getuid() == 0 ? "postgres" : nil
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        directory = base + "/data"
+        socketDirectory = base
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        if let runAs {
+            try Self.run("/bin/chown", ["-R", "\(runAs):\(runAs)", base])
+        }
+        try command("initdb", ["-D", directory, "-A", "trust", "-U", "postgres", "--no-sync"])
+        try command(
+            "pg_ctl",
+            [
+                "-D", directory, "-l", base + "/server.log", "-w", "-t", "60", "-o",
+                "-c listen_addresses='' -k \(socketDirectory) -c fsync=off -c full_page_writes=off", "start",
+            ])
+    }
+
+    /// A fresh database for one test; returns its URL.
+    func createDatabase() throws -> String {
+        Self.lock.lock()
+        Self.databaseCounter += 1
+        let name = "ledger_test_\(Self.databaseCounter)"
+        Self.lock.unlock()
+        try command("psql", ["-h", socketDirectory, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"])
+        return "postgres://postgres@/\(name)?host=\(socketDirectory)"
+    }
+
+    func stop() {
+        _ = try? command("pg_ctl", ["-D", directory, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: socketDirectory)
+        try? FileManager.default.removeItem(
+            atPath: FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log").path)
+    }
+
+    private func command(_ name: String, _ arguments: [String]) throws {
+        if let runAs {
+            try Self.run("/usr/sbin/runuser", ["-u", runAs, "--", "\(binaries)/\(name)"] + arguments)
+        } else {
+            try Self.run("\(binaries)/\(name)", arguments)
+        }
+    }
+
+    /// Runs a command with its output sent to a file, never a pipe (the server inherits it and would
+    /// hold it open), through `posix_spawn` and `waitpid`: Foundation's `Process.waitUntilExit` can hang
+    /// when the child daemonises, as `pg_ctl start` does.
+    private static func run(_ path: String, _ arguments: [String]) throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard spawned == 0 else { throw ServerError(message: "cannot start \(path): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = (status & 0x7f) == 0
+        let code = (status >> 8) & 0xff
+        if !exited || code != 0 {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw ServerError(message: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(600))")
+        }
+    }
+}
