@@ -112,6 +112,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     static func describe(_ error: Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
             return "\(error.code)"
         }
         return "\(error)"

@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import ReceiptDecoding
 
 /// Buffered output to a file descriptor (standard output by default), on bytes.
@@ -98,6 +99,26 @@ struct ChunkedFile {
         }
         bytesRead += Int64(count)
         return buffer.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// The path, content hash and size of a file, read once in chunks.
+    static func sourceInfo(_ path: String) throws -> SourceInfo {
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw CLIError(message: "cannot read \(path): \(String(cString: strerror(errno)))", code: 2)
+        }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var hash = CanonicalJSON.StreamingHash()
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        var size: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, chunkSize) }
+            if count < 0 { throw CLIError(message: "error while reading \(path)", code: 2) }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            size += Int64(count)
+        }
+        return SourceInfo(path: path, sha256: hash.hexDigest(), size: size)
     }
 
     /// Expands directories into the data files below them, sorted; plain paths pass through.

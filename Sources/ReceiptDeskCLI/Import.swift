@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import Ledger
+import ReceiptModel
+
+/// `receiptdesk import`: stream files into the ledger, losing nothing.
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import files or directories into the ledger.",
+        discussion: """
+            Every record ends up imported, a duplicate, or rejected with its reason; each file ends with \
+            `read N = imported I + duplicate D + rejected R`, also stored with the source. Importing the same \
+            files again changes nothing. An interrupted import resumes where it stopped. Exits 1 when any \
+            record was rejected, 3 when the ledger cannot be opened.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The ledger: sqlite:PATH or postgres://... (default: $RECEIPTDESK_LEDGER, else the XDG data file).", valueName: "URL"))
+    var ledger: String?
+
+    @Option(help: "Records per transaction.")
+    var batchSize = 2000
+
+    @OptionGroup var verification: VerificationOptions
+
+    @Argument(help: ArgumentHelp("Files or directories to import.", valueName: "PATH"))
+    var paths: [String]
+
+    func run() async throws {
+        let now = currentTimestamp()
+        var options = LedgerOptions()
+        options.ledger = ledger
+        let url = options.ledgerURL()
+        let store = try await LedgerOptions.open(url: url, now: now)
+        let decoder = try verification.makeDecoder(now: now)
+        let total: ImportCounts
+        do {
+            total = try await ImportRun(ledger: store, decoder: decoder, batchSize: batchSize).run(paths: paths, now: now)
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+        print("total: \(total)")
+        if total.rejected > 0 { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import Ledger
+import LedgerPostgres
+import LedgerSQLite
+import ReceiptDecoding
+import ReceiptModel
+
+/// Where the data comes from: a stored ledger (`--ledger`, `RECEIPTDESK_LEDGER`, or the default file)
+/// or files decoded into an in-memory ledger at start-up (`--files`).
+struct LedgerOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The ledger: sqlite:PATH or postgres://user@host/db (default: $RECEIPTDESK_LEDGER, else the file under $XDG_DATA_HOME/receiptdesk).",
+            valueName: "URL"))
+    var ledger: String?
+
+    @Option(
+        name: .customLong("files"), parsing: .upToNextOption,
+        help: ArgumentHelp("Decode these files or directories into an in-memory ledger instead.", valueName: "PATH"))
+    var files: [String] = []
+
+    /// The ledger URL these options and the environment pick.
+    func ledgerURL(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let ledger { return ledger }
+        if let url = environment["RECEIPTDESK_LEDGER"], !url.isEmpty { return url }
+        return "sqlite:" + Self.defaultLedgerPath(environment: environment)
+    }
+
+    /// `$XDG_DATA_HOME/receiptdesk/ledger.sqlite`, or `~/.local/share/receiptdesk/ledger.sqlite`.
+    static func defaultLedgerPath(environment: [String: String]) -> String {
+        let base: String
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            base = data
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        }
+        return base + "/receiptdesk/ledger.sqlite"
+    }
+
+    /// Opens the stored ledger, or builds the in-memory one from `--files` (with a progress bar).
+    func open(verification: VerificationOptions, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+        if !files.isEmpty {
+            let ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: nil), now: now)
+            let decoder = try verification.makeDecoder(now: now)
+            _ = try await ImportRun(ledger: ledger, decoder: decoder, quiet: true).run(paths: files, now: now)
+            return ledger
+        }
+        return try await Self.open(url: ledgerURL(), now: now, readOnly: readOnly)
+    }
+
+    /// Opens a ledger URL; failures exit 3.
+    static func open(url: String, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+        do {
+            let database: any SQLDatabase
+            if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+                database = try await PostgresDatabase.connect(url: url)
+            } else if url.hasPrefix("sqlite:") {
+                var path = String(url.dropFirst("sqlite:".count))
+                if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+                if !readOnly || FileManager.default.fileExists(atPath: path) {
+                    database = try SQLiteDatabase.open(path: path, readOnly: readOnly)
+                } else {
+                    throw LedgerError.cannotOpen("no ledger at \(path)")
+                }
+            } else if url == "memory:" {
+                database = try SQLiteDatabase.open(path: nil)
+            } else {
+                throw CLIError(message: "--ledger takes sqlite:PATH or postgres://..., not \(url.prefix(40))", code: 2)
+            }
+            return try await SQLLedger.open(database, now: now, readOnly: readOnly)
+        } catch let error as LedgerError {
+            throw CLIError(message: error.message, code: 3)
+        }
+    }
+}
+
+/// Imports files into a ledger with a progress bar on a terminal and a reconciliation line per file.
+struct ImportRun {
+    let ledger: SQLLedger
+    let decoder: RecordDecoder
+    var quiet = false
+    var batchSize = 2000
+
+    /// Imports every file under `paths`; returns the total counts.
+    func run(paths: [String], now: Timestamp) async throws -> ImportCounts {
+        let files = try ChunkedFile.expand(paths)
+        let progress = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
+        var total = ImportCounts()
+        for path in files {
+            guard path != "-" else {
+                throw CLIError(message: "import reads files, not standard input: save it to a file first", code: 2)
+            }
+            let info = try ChunkedFile.sourceInfo(path)
+            var file = try ChunkedFile(path)
+            let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
+            let counts: ImportCounts
+            do {
+                counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
+                    progress.update(step)
+                }
+            } catch let error as LedgerError {
+                progress.clear()
+                throw CLIError(message: "\(path): \(error.message)", code: error.code == "cannotOpen" ? 3 : 1)
+            }
+            progress.clear()
+            total = total + counts
+            if !quiet || counts.rejected > 0 {
+                FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
+            }
+        }
+        return total
+    }
+}
+
+/// A one-line progress bar on standard error: records, bytes, rate and time left.
+final class ProgressBar: @unchecked Sendable {
+    let enabled: Bool
+    private let start = ContinuousClock.now
+    private var lastDraw = ContinuousClock.now - .seconds(1)
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    func update(_ step: ImportProgress) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        guard now - lastDraw > .milliseconds(100) || step.bytes >= step.totalBytes else { return }
+        lastDraw = now
+        let elapsed = max(0.001, Double((now - start).components.attoseconds) / 1e18 + Double((now - start).components.seconds))
+        let fraction = step.totalBytes > 0 ? min(1, Double(step.bytes) / Double(step.totalBytes)) : 1
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let rate = Double(step.records) / elapsed
+        let eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : 0
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        let line = String(
+            format: "\r[%@] %3.0f%%  %d records  %.1f/%.1f MB  %.0f rec/s  ETA %.0fs ", bar, fraction * 100, step.records,
+            Double(step.bytes) / 1e6, Double(step.totalBytes) / 1e6, rate, eta)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

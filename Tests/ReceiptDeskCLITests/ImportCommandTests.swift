@@ -1,0 +1,129 @@
+import Foundation
+import Ledger
+import LedgerSQLite
+import Testing
+
+@Suite("receiptdesk import, as an operator runs it", .serialized)
+struct ImportCommandTests {
+    static func temporary(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rd-\(UUID().uuidString)-\(name)").path
+    }
+
+    /// NDJSON of decoded transaction payloads: small records, many of them.
+    static func writeTransactions(count: Int, to path: String, prefix: String = "k") {
+        var text = ""
+        text.reserveCapacity(count * 200)
+        for i in 0..<count {
+            text += #"{"transactionId":"\#(prefix)\#(i)","originalTransactionId":"\#(prefix)o\#(i / 10)","productId":"pro.monthly","purchaseDate":\#(1_700_000_000_000 + Int64(i) * 1000),"expiresDate":\#(1_702_592_000_000 + Int64(i) * 1000),"type":"Auto-Renewable Subscription","quantity":1}"#
+            text += "\n"
+        }
+        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    }
+
+    @Test("a second import of the same files changes nothing and reports every record as duplicate")
+    func idempotent() throws {
+        let ledger = Self.temporary("ledger.sqlite")
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
+        #expect(first.status == 1)  // the corpus holds records Apple would reject
+        let firstTotal = try #require(first.stdout.split(separator: "\n").last)
+        #expect(firstTotal.hasPrefix("total: read 36 = imported "))
+        let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
+        #expect(second.status == 0)
+        #expect(second.stdout.contains("total: read 36 = imported 0 + duplicate 36 + rejected 0"))
+    }
+
+    @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL exits 2, an unreachable ledger 3")
+    func ledgerSelection() throws {
+        let path = Self.temporary("env.sqlite")
+        let file = "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"
+        let viaEnvironment = try Binary.run(["import", file], environment: ["RECEIPTDESK_LEDGER": "sqlite:\(path)"])
+        #expect(viaEnvironment.status == 0)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(try Binary.run(["import", "--ledger", "mysql://x", file]).status == 2)
+        let unreachable = try Binary.run(["import", "--ledger", "postgres://someone:secret@127.0.0.1:1/none", file])
+        #expect(unreachable.status == 3)
+        #expect(!unreachable.stderr.contains("secret"))
+        let home = Self.temporary("home")
+        let xdg = try Binary.run(["import", file], environment: ["HOME": home, "RECEIPTDESK_LEDGER": "", "XDG_DATA_HOME": home + "/data"])
+        #expect(xdg.status == 0)
+        #expect(FileManager.default.fileExists(atPath: home + "/data/receiptdesk/ledger.sqlite"))
+    }
+
+    @Test("SIGKILL mid-import leaves a sound ledger of whole batches; running it again completes it")
+    func killMidImport() async throws {
+        let input = Self.temporary("big.ndjson")
+        let count = 50_000
+        Self.writeTransactions(count: count, to: input)
+        let ledgerPath = Self.temporary("kill.sqlite")
+        let batch = 500
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // A reader works while the import writes (WAL); kill once some batches are in.
+        var seen: Int64 = 0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: ledgerPath),
+                let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true),
+                let rows = try? await database.read({ c in try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? 0 })
+            {
+                try? await database.close()
+                seen = rows
+                if rows >= Int64(batch * 4) { break }
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(process.isRunning, "the import finished before it could be killed; make the input larger")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(seen >= Int64(batch * 4))
+
+        let database = try SQLiteDatabase.open(path: ledgerPath)
+        #expect(try await database.integrityCheck() == "ok")
+        let (records, transactions, completed) = try await database.read { c in
+            (
+                try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? -1,
+                try c.scalar("SELECT COUNT(*) FROM transactions")?.int ?? -1,
+                try c.scalar("SELECT COUNT(*) FROM sources WHERE completed_at IS NOT NULL")?.int ?? -1
+            )
+        }
+        try await database.close()
+        #expect(records > 0 && records < Int64(count))
+        #expect(records % Int64(batch) == 0, "only whole batches are committed")
+        #expect(transactions == records)
+        #expect(completed == 0)
+
+        let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
+        #expect(rerun.status == 0)
+        #expect(rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"))
+        let again = try SQLiteDatabase.open(path: ledgerPath)
+        let final = try await again.read { c in try c.scalar("SELECT COUNT(*) FROM transactions")?.int ?? -1 }
+        #expect(final == Int64(count))
+        try await again.close()
+    }
+
+    @Test("two importers at once both finish: the second waits for the first's batches")
+    func concurrentImporters() throws {
+        let ledgerPath = Self.temporary("concurrent.sqlite")
+        let a = Self.temporary("a.ndjson")
+        let b = Self.temporary("b.ndjson")
+        Self.writeTransactions(count: 5_000, to: a, prefix: "a")
+        Self.writeTransactions(count: 5_000, to: b, prefix: "b")
+        // Create the ledger first so both start against the same schema.
+        #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "\(Binary.corpus)/aporat__store-receipt-validator/serverNotificationRequest.json"]).status == 0)
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: Binary.path)
+        first.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", a]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let second = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", b])
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("imported 5000"))
+    }
+}
