@@ -40,7 +40,9 @@ let package = Package(
         .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding"]),
         .target(
             name: "LedgerSQLite",
-            dependencies: ["Ledger", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Ledger", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "LedgerPostgres",

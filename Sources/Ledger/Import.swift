@@ -10,14 +10,15 @@ struct BatchWriter {
 
     func write(sourceId: Int64, _ records: [RecordInput]) throws -> ImportCounts {
         let c = connection
-        let hashes = records.map { CanonicalJSON.sha256Hex($0.bytes) }
-        var knownHashes = Set<String>()
+        // Records are compared by the first 128 bits of their SHA-256.
+        let hashes = records.map { Array(CanonicalJSON.sha256($0.bytes).prefix(16)) }
+        var knownHashes = Set<[UInt8]>()
         for chunk in chunks(Array(Set(hashes))) {
             for row in try c.query(
-                "SELECT content_sha256 FROM raw_records WHERE status = 'imported' AND content_sha256 IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.text))
+                "SELECT content_hash FROM raw_records WHERE status = 'imported' AND content_hash IN (\(placeholders(chunk.count)))",
+                chunk.map(SQLValue.blob))
             {
-                if let hash = row[0].text { knownHashes.insert(hash) }
+                if let hash = row[0].blob { knownHashes.insert(hash) }
             }
         }
         // Existing transactions this batch touches, to merge into.
@@ -54,16 +55,16 @@ struct BatchWriter {
                 knownHashes.insert(hash)
             }
             counts.read += 1
-            let rawId = try c.scalar(
+            let rawId = try c.insert(
                 """
-                INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_sha256, error_code, error_message, raw)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_hash, error_code, error_message, raw)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
-                    .text(record.verification.rawValue), .text(hash), .of(record.error?.code), .of(record.error?.message),
+                    .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
                     record.isOK ? .null : .blob(input.bytes),
-                ])?.int ?? 0
+                ])
             guard status == "imported" else { continue }
 
             let recordSeen = record.notification?.signedDate ?? now
@@ -217,7 +218,7 @@ struct CustomerLinker {
         }
         for identifier in dirty {
             try c.execute(
-                "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (kind, value) DO UPDATE SET customer_id = excluded.customer_id",
+                "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id",
                 [.text(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))])
         }
         groups.removeAll()

@@ -44,15 +44,15 @@ public enum Schema {
                     kind TEXT NOT NULL,
                     status TEXT NOT NULL CHECK (status IN ('imported', 'duplicate', 'rejected')),
                     verification TEXT NOT NULL,
-                    content_sha256 TEXT NOT NULL,
+                    content_hash {BLOB} NOT NULL,
                     error_code TEXT,
                     error_message TEXT,
                     raw {BLOB},
                     UNIQUE (source_id, record_index)
                 )
                 """,
-                "CREATE INDEX raw_records_content ON raw_records (content_sha256)",
-                "CREATE INDEX raw_records_rejected ON raw_records (status, id)",
+                "CREATE INDEX raw_records_content ON raw_records (content_hash)",
+                "CREATE INDEX raw_records_rejected ON raw_records (id) WHERE status = 'rejected'",
                 """
                 CREATE TABLE customers (
                     id {INT} PRIMARY KEY,
@@ -65,10 +65,9 @@ public enum Schema {
                     kind TEXT NOT NULL,
                     value TEXT NOT NULL,
                     customer_id {INT} NOT NULL REFERENCES customers(id),
-                    PRIMARY KEY (kind, value)
+                    PRIMARY KEY (value, kind)
                 )
                 """,
-                "CREATE INDEX customer_ids_value ON customer_ids (value)",
                 "CREATE INDEX customers_merged ON customers (merged_into)",
                 "CREATE INDEX customer_ids_customer ON customer_ids (customer_id)",
                 """
@@ -93,8 +92,8 @@ public enum Schema {
                 )
                 """,
                 "CREATE INDEX transactions_original ON transactions (original_transaction_id)",
-                "CREATE INDEX transactions_web_order ON transactions (web_order_line_item_id)",
-                "CREATE INDEX transactions_token ON transactions (app_account_token)",
+                "CREATE INDEX transactions_web_order ON transactions (web_order_line_item_id) WHERE web_order_line_item_id IS NOT NULL",
+                "CREATE INDEX transactions_token ON transactions (app_account_token) WHERE app_account_token IS NOT NULL",
                 "CREATE INDEX transactions_refunds ON transactions (product_id, revocation_date) WHERE revocation_date IS NOT NULL",
                 """
                 CREATE TABLE renewal_infos (

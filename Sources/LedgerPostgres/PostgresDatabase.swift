@@ -134,6 +134,10 @@ final class PGConnection: SQLConnection {
         _ = try run(sql, arguments)
     }
 
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
+        try insertReturningId(sql, arguments)
+    }
+
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
         try run(sql, arguments).rows.map { row in
             row.map { cell in Self.value(cell) }

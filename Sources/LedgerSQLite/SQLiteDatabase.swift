@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Ledger
 
 /// The embedded ledger: one SQLite file in WAL mode through GRDB, or an in-memory database for `--files`.
@@ -28,6 +29,8 @@ public final class SQLiteDatabase: SQLDatabase {
         configuration.prepareDatabase { db in
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA cache_size = -131072")
+                try db.execute(sql: "PRAGMA temp_store = MEMORY")
             }
         }
         do {
@@ -91,6 +94,9 @@ private func describe(_ error: Error) -> String {
 }
 
 /// A GRDB database handle seen through the ledger's `SQLConnection`.
+///
+/// Statements come from GRDB's statement cache; binding and stepping use SQLite's C API directly,
+/// which the importer's hot loop needs (GRDB's generic argument and row types cost more than the insert).
 final class GRDBConnection: SQLConnection {
     let db: Database
     let dialect = SQLDialect.sqlite
@@ -100,40 +106,89 @@ final class GRDBConnection: SQLConnection {
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws {
-        if arguments.isEmpty && sql.contains(";") || sql.hasPrefix("CREATE TRIGGER") {
+        if arguments.isEmpty && (sql.hasPrefix("CREATE TRIGGER") || sql.hasPrefix("PRAGMA")) {
             try db.execute(sql: sql)
             return
         }
-        let statement = try db.cachedStatement(sql: sql)
-        try statement.execute(arguments: StatementArguments(arguments.map(\.databaseValue)))
+        let statement = try prepared(sql, arguments)
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            if code != SQLITE_ROW { throw failure(code, sql) }
+        }
+    }
+
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
+        try execute(sql, arguments)
+        return sqlite3_last_insert_rowid(db.sqliteConnection)
     }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
-        let statement = try db.cachedStatement(sql: sql)
-        statement.arguments = StatementArguments(arguments.map(\.databaseValue))
+        let statement = try prepared(sql, arguments)
         var rows: [[SQLValue]] = []
-        let cursor = try Row.fetchCursor(statement)
-        while let row = try cursor.next() {
-            var values: [SQLValue] = []
-            values.reserveCapacity(row.count)
-            for index in 0..<row.count {
-                switch row[index] as DatabaseValue {
-                case let value where value.isNull: values.append(.null)
-                case let value:
-                    switch value.storage {
-                    case .int64(let number): values.append(.int(number))
-                    case .double(let number): values.append(.int(Int64(number)))
-                    case .string(let text): values.append(.text(text))
-                    case .blob(let data): values.append(.blob([UInt8](data)))
-                    case .null: values.append(.null)
+        let columns = sqlite3_column_count(statement)
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw failure(code, sql) }
+            var row: [SQLValue] = []
+            row.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.int(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: row.append(.int(Int64(sqlite3_column_double(statement, column))))
+                case SQLITE_TEXT:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if let text = sqlite3_column_text(statement, column) {
+                        row.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+                    } else {
+                        row.append(.text(""))
                     }
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if let blob = sqlite3_column_blob(statement, column) {
+                        row.append(.blob(Array(UnsafeRawBufferPointer(start: blob, count: count))))
+                    } else {
+                        row.append(.blob([]))
+                    }
+                default: row.append(.null)
                 }
             }
-            rows.append(values)
+            rows.append(row)
         }
         return rows
     }
+
+    private func prepared(_ sql: String, _ arguments: [SQLValue]) throws -> OpaquePointer {
+        let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch argument {
+            case .null: code = sqlite3_bind_null(statement, index)
+            case .int(let value): code = sqlite3_bind_int64(statement, index, value)
+            case .text(let text):
+                code = text.utf8.withContiguousStorageIfAvailable { utf8 in
+                    sqlite3_bind_text(statement, index, UnsafeRawPointer(utf8.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(utf8.count), sqliteTransient)
+                } ?? sqlite3_bind_text(statement, index, text, -1, sqliteTransient)
+            case .blob(let bytes):
+                code = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), sqliteTransient) }
+            }
+            if code != SQLITE_OK { throw failure(code, sql) }
+        }
+        return statement
+    }
+
+    private func failure(_ code: Int32, _ sql: String) -> Error {
+        // The statement's text and SQLite's message; never the bound (customer) values.
+        let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: sql)
+    }
 }
+
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 extension SQLValue {
     var databaseValue: DatabaseValue {

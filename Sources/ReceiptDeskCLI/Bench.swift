@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import ReceiptDecoding
 import ReceiptModel
+import Ledger
+import LedgerSQLite
 import Samples
 import X509
 
@@ -22,6 +24,12 @@ struct Bench: AsyncParsableCommand {
 
     @Option(help: "Megabytes of legacy verifyReceipt/V1 NDJSON to decode.")
     var decodeMB = 50
+
+    @Option(help: "Transactions imported into SQLite for the import rate.")
+    var importTransactions = 200_000
+
+    @Option(help: "Transactions in the ledger the lookups run against (0 skips the lookups).")
+    var transactions = 1_000_000
 
     @Flag(help: "Print only the JSON line.")
     var json = false
@@ -67,12 +75,73 @@ struct Bench: AsyncParsableCommand {
         report("legacyDecodeMBPerSec", Double(input.count) / 1e6 / secondsTaken, "MB/s verifyReceipt+V1 NDJSON (decode only)")
         report("legacyDecodeRecordsPerSec", Double(records) / secondsTaken, "records/s")
         report("legacyDecodeTransactionsPerSec", Double(transactions) / secondsTaken, "transactions/s")
+        try await storage(report)
         report("peakRSSMB", peakRSSMegabytes(), "MB peak resident memory")
 
         var line = "{"
         line += figures.map { "\"\($0.0)\":\(String(format: "%.1f", $0.1))" }.joined(separator: ",")
         line += "}"
         print(line)
+    }
+
+    /// Import into SQLite against a raw insert loop, then lookups on a large ledger.
+    private func storage(_ report: (String, Double, String) -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-bench-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let now = currentTimestamp()
+        let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
+
+        let input = BenchData.transactionsNDJSON(count: importTransactions, offset: 0)
+        let ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: directory + "/import.sqlite"), now: now)
+        let clock = ContinuousClock()
+        let elapsed = try await clock.measure {
+            _ = try await BenchData.importBytes(input, path: "bench-import.ndjson", into: ledger, decoder: decoder, now: now)
+        }
+        let importRate = Double(importTransactions) / seconds(elapsed)
+        let written = try await ledger.database.read { c in
+            try ["raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
+                sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0)
+            }
+        }
+        try await ledger.close()
+        report("importRowsPerSec", importRate, "transactions/s imported into SQLite from NDJSON (no verification)")
+        let importedRowRate = Double(written) / seconds(elapsed)
+        report("importTableRowsPerSec", importedRowRate, "table rows/s the import wrote (\(written) rows)")
+        let raw = try await RawInsertBenchmark.rowsPerSecond(
+            copying: directory + "/import.sqlite", into: directory + "/raw.sqlite", now: now)
+        report("rawInsertRowsPerSec", raw.rate, "rows/s, prepared INSERT loop of the same \(raw.rows) rows, same tables")
+        report("importVsRawInsert", raw.rate / importedRowRate, "x the time of the raw insert loop")
+
+        guard transactions > 0 else { return }
+        let big = try await SQLLedger.open(try SQLiteDatabase.open(path: directory + "/lookup.sqlite"), now: now)
+        var made = 0
+        while made < transactions {
+            let step = min(250_000, transactions - made)
+            let part = BenchData.transactionsNDJSON(count: step, offset: made)
+            _ = try await BenchData.importBytes(part, path: "bench-\(made).ndjson", into: big, decoder: decoder, now: now)
+            made += step
+        }
+        var all: [Double] = []
+        for kind in BenchData.IdKind.allCases {
+            var samples: [Double] = []
+            for i in 0..<2000 {
+                let n = (i &* 7919) % transactions
+                let id = BenchData.id(kind, n)
+                let start = ContinuousClock.now
+                let found = try await big.customerId(matching: id)
+                samples.append(seconds(ContinuousClock.now - start) * 1000)
+                guard found != nil else { throw CLIError(message: "bench: lookup of \(kind) \(id) found nothing", code: 1) }
+            }
+            samples.sort()
+            report("lookupP99Ms.\(kind.rawValue)", samples[samples.count * 99 / 100], "ms p99 lookup by \(kind.rawValue)")
+            all += samples
+        }
+        all.sort()
+        report("transactions", Double(transactions), "transactions in the lookup ledger")
+        report("lookupP50Ms", all[all.count / 2], "ms p50 over every id kind")
+        report("lookupP99Ms", all[all.count * 99 / 100], "ms p99 over every id kind")
+        try await big.close()
     }
 
     private func verifyRate(_ batch: (jws: [String], roots: [[UInt8]])) async throws -> Double {

@@ -7,6 +7,7 @@ public enum CanonicalJSON {
     /// Encodes a transaction.
     public static func encode(_ transaction: Transaction) -> String {
         var writer = JSONWriter()
+        writer.omitsAbsentMembers = true
         writer.transaction(nil, transaction)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
@@ -14,6 +15,7 @@ public enum CanonicalJSON {
     /// Encodes a renewal info.
     public static func encode(_ renewal: RenewalInfo) -> String {
         var writer = JSONWriter()
+        writer.omitsAbsentMembers = true
         writer.renewalInfo(nil, renewal)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
@@ -21,6 +23,7 @@ public enum CanonicalJSON {
     /// Encodes a notification.
     public static func encode(_ notification: Notification) -> String {
         var writer = JSONWriter()
+        writer.omitsAbsentMembers = true
         writer.notification(nil, notification)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
@@ -69,6 +72,11 @@ public enum CanonicalJSON {
         n.originalTransactionId = try fields.string("originalTransactionId")
         n.extra = object["extra"]?.objectValue ?? JSONObject()
         return n
+    }
+
+    /// The SHA-256 of bytes.
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        Array(SHA256.hash(data: bytes))
     }
 
     /// The hex SHA-256 of bytes (record content hashes, source hashes).

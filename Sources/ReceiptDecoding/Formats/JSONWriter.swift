@@ -8,6 +8,8 @@ public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
     private var needsComma: [Bool] = [false]
+    /// When set, object members whose value is absent (`nil`) are left out instead of written as `null`.
+    public var omitsAbsentMembers = false
 
     public init() {}
 
@@ -37,12 +39,14 @@ public struct JSONWriter: Sendable {
 
     /// Writes a string member or element; `nil` writes `null`.
     public mutating func string(_ key: String?, _ value: String?) {
+        if value == nil && key != nil && omitsAbsentMembers { return }
         prefix(key)
         if let value { writeString(value) } else { appendLiteral("null") }
     }
 
     /// Writes an integer member or element; `nil` writes `null`.
     public mutating func int(_ key: String?, _ value: Int64?) {
+        if value == nil && key != nil && omitsAbsentMembers { return }
         prefix(key)
         if let value { appendLiteral(String(value)) } else { appendLiteral("null") }
     }
@@ -54,12 +58,14 @@ public struct JSONWriter: Sendable {
 
     /// Writes a boolean member or element; `nil` writes `null`.
     public mutating func bool(_ key: String?, _ value: Bool?) {
+        if value == nil && key != nil && omitsAbsentMembers { return }
         prefix(key)
         if let value { appendLiteral(value ? "true" : "false") } else { appendLiteral("null") }
     }
 
     /// Writes `null`.
     public mutating func null(_ key: String?) {
+        if key != nil && omitsAbsentMembers { return }
         prefix(key)
         appendLiteral("null")
     }
@@ -73,7 +79,10 @@ public struct JSONWriter: Sendable {
     /// Writes a ``JSONValue`` as it arrived.
     public mutating func value(_ key: String?, _ value: JSONValue) {
         switch value {
-        case .null: null(key)
+        case .null:
+            // Raw data keeps its explicit nulls, even when absent fields are left out.
+            prefix(key)
+            appendLiteral("null")
         case .bool(let flag): bool(key, flag)
         case .number(let literal): rawNumber(key, literal)
         case .string(let text): string(key, text)
