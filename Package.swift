@@ -37,7 +37,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding"]),
+        .target(name: "Entitlements", dependencies: ["ReceiptModel"]),
+        .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding", "Entitlements"]),
         .target(
             name: "LedgerSQLite",
             dependencies: [
@@ -55,13 +56,14 @@ let package = Package(
         .target(
             name: "ReceiptDeskCLI",
             dependencies: [
-                "ReceiptModel", "ReceiptDecoding", "Samples", "Ledger", "LedgerSQLite", "LedgerPostgres",
+                "ReceiptModel", "ReceiptDecoding", "Entitlements", "Samples", "Ledger", "LedgerSQLite", "LedgerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
+        .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Samples"]),
         .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI", "Ledger", "LedgerSQLite"]),
     ],

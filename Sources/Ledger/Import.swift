@@ -67,7 +67,8 @@ struct BatchWriter {
                 ])
             guard status == "imported" else { continue }
 
-            let recordSeen = record.notification?.signedDate ?? now
+            // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.
+            let recordSeen = record.notification?.signedDate ?? record.receipt?.requestDate ?? record.receipt?.receiptCreationDate ?? now
             var identity: [CustomerIdentifier] = []
             for t in record.transactions {
                 let seen = t.signedDate ?? recordSeen

@@ -1,0 +1,105 @@
+import ReceiptModel
+
+/// What a product grants: its entitlement, its kind, and what the rules need to know about it.
+public struct CatalogProduct: Hashable, Sendable {
+    public var productId: String
+    /// The entitlement the product grants (`pro`, `premium`); products of one entitlement share it.
+    public var entitlement: String
+    public var type: ProductType?
+    /// Length of a non-renewing subscription.
+    public var durationMilliseconds: Int64?
+    /// Relative price tier, for telling upgrades from downgrades.
+    public var priceTier: Int?
+
+    public init(productId: String, entitlement: String, type: ProductType? = nil, durationMilliseconds: Int64? = nil, priceTier: Int? = nil) {
+        self.productId = productId
+        self.entitlement = entitlement
+        self.type = type
+        self.durationMilliseconds = durationMilliseconds
+        self.priceTier = priceTier
+    }
+}
+
+/// The product catalog. Without one: one entitlement per subscription group, one per non-consumable.
+public struct Catalog: Sendable {
+    public var products: [String: CatalogProduct]
+
+    public init(_ products: [CatalogProduct] = []) {
+        self.products = Dictionary(products.map { ($0.productId, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The product's type: the transaction's own, else the catalog's, else inferred from an expiry date.
+    public func type(of t: Transaction) -> ProductType? {
+        if let type = t.type, type.isKnown { return type }
+        if let productId = t.productId, let type = products[productId]?.type { return type }
+        return t.expiresDate != nil ? .autoRenewableSubscription : t.type
+    }
+
+    /// The entitlement a transaction grants, or `nil` for consumables.
+    public func entitlement(of t: Transaction) -> String? {
+        if let productId = t.productId, let product = products[productId] { return product.entitlement }
+        switch type(of: t) {
+        case .consumable: return nil
+        case .autoRenewableSubscription:
+            if let group = t.subscriptionGroupIdentifier { return "group \(group)" }
+            return t.productId
+        default: return t.productId
+        }
+    }
+
+    /// Price tier of a product, when the catalog knows it.
+    public func tier(_ productId: String?) -> Int? { productId.flatMap { products[$0]?.priceTier } }
+
+    /// Parses `product_id,entitlement,type,duration_days,price_tier` lines (a header line is skipped).
+    public static func parse(csv text: String) throws(CatalogError) -> Catalog {
+        var products: [CatalogProduct] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("product_id") { continue }
+            let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+            guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else {
+                throw CatalogError(line: number + 1, message: "expected product_id,entitlement[,type,duration_days,price_tier]")
+            }
+            var product = CatalogProduct(productId: fields[0], entitlement: fields[1])
+            if fields.count > 2, !fields[2].isEmpty {
+                switch fields[2].lowercased() {
+                case "auto-renewable", "autorenewable", "subscription": product.type = .autoRenewableSubscription
+                case "non-consumable", "nonconsumable": product.type = .nonConsumable
+                case "consumable": product.type = .consumable
+                case "non-renewing", "nonrenewing": product.type = .nonRenewingSubscription
+                default: product.type = ProductType(rawValue: fields[2])
+                }
+            }
+            if fields.count > 3, !fields[3].isEmpty {
+                guard let days = Int64(fields[3]) else { throw CatalogError(line: number + 1, message: "duration_days \(fields[3]) is not a number") }
+                product.durationMilliseconds = days * 86_400_000
+            }
+            if fields.count > 4, !fields[4].isEmpty {
+                guard let tier = Int(fields[4]) else { throw CatalogError(line: number + 1, message: "price_tier \(fields[4]) is not a number") }
+                product.priceTier = tier
+            }
+            products.append(product)
+        }
+        return Catalog(products)
+    }
+}
+
+/// A catalog file that cannot be read, with its line.
+public struct CatalogError: Error, Sendable, CustomStringConvertible {
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        var slice = self
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String { self[...].trimmingWhitespace() }
+}

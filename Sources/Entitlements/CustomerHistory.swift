@@ -1,0 +1,104 @@
+import ReceiptModel
+
+/// Everything known about one customer, with when each fact was first learned.
+public struct CustomerHistory: Sendable {
+    public struct SeenRenewal: Sendable {
+        public var info: RenewalInfo
+        public var seenAt: Timestamp
+        public init(info: RenewalInfo, seenAt: Timestamp) {
+            self.info = info
+            self.seenAt = seenAt
+        }
+    }
+
+    public struct SeenNotification: Sendable {
+        public var notification: Notification
+        public var seenAt: Timestamp
+        /// The transaction the notification carried, if any.
+        public var transactionId: String?
+        public var productId: String?
+        public init(notification: Notification, seenAt: Timestamp, transactionId: String?, productId: String? = nil) {
+            self.notification = notification
+            self.seenAt = seenAt
+            self.transactionId = transactionId
+            self.productId = productId
+        }
+    }
+
+    public var transactions: [Transaction]
+    /// When the ledger first learned of each transaction (its signedDate or the import time).
+    public var firstSeen: [String: Timestamp]
+    public var renewals: [SeenRenewal]
+    public var notifications: [SeenNotification]
+
+    public init(transactions: [Transaction], firstSeen: [String: Timestamp] = [:], renewals: [SeenRenewal] = [], notifications: [SeenNotification] = []) {
+        var firstSeen = firstSeen
+        self.transactions = Self.periods(transactions, firstSeen: &firstSeen).sorted {
+            ($0.purchaseDate?.millisecondsSince1970 ?? 0, $0.transactionId) < ($1.purchaseDate?.millisecondsSince1970 ?? 0, $1.transactionId)
+        }
+        self.firstSeen = firstSeen
+        self.renewals = renewals.sorted { $0.seenAt < $1.seenAt }
+        self.notifications = notifications.sorted { $0.seenAt < $1.seenAt }
+    }
+
+    /// One transaction per subscription period: a restore gives a period a new transactionId but keeps its
+    /// webOrderLineItemId, so sightings sharing one are collapsed into the earliest transaction, which
+    /// takes the facts the others add (subscription group, revocation). Products without a group learn it
+    /// from another transaction of the same product.
+    static func periods(_ transactions: [Transaction], firstSeen: inout [String: Timestamp]) -> [Transaction] {
+        var groups: [String: String] = [:]
+        for t in transactions {
+            if let product = t.productId, let group = t.subscriptionGroupIdentifier { groups[product] = group }
+        }
+        var byPeriod: [String: Int] = [:]
+        var out: [Transaction] = []
+        for t in transactions.sorted(by: { ($0.transactionId.count, $0.transactionId) < ($1.transactionId.count, $1.transactionId) }) {
+            var t = t
+            if t.subscriptionGroupIdentifier == nil, let product = t.productId { t.subscriptionGroupIdentifier = groups[product] }
+            guard let period = t.webOrderLineItemId, period != "0" else {
+                out.append(t)
+                continue
+            }
+            if let index = byPeriod[period] {
+                var kept = out[index]
+                kept.subscriptionGroupIdentifier = kept.subscriptionGroupIdentifier ?? t.subscriptionGroupIdentifier
+                if kept.revocationDate == nil, t.revocationDate != nil {
+                    kept.revocationDate = t.revocationDate
+                    kept.revocationReason = t.revocationReason
+                    kept.revocationType = t.revocationType
+                    kept.revocationPercentage = t.revocationPercentage
+                }
+                if t.isUpgraded == true { kept.isUpgraded = true }
+                kept.sources += t.sources
+                if let other = firstSeen[t.transactionId] {
+                    firstSeen[kept.transactionId] = min(firstSeen[kept.transactionId] ?? other, other)
+                }
+                out[index] = kept
+            } else {
+                byPeriod[period] = out.count
+                out.append(t)
+            }
+        }
+        return out
+    }
+
+    /// When the ledger learned of a transaction: its first sighting, else its signedDate, else its purchase.
+    public func seenAt(_ t: Transaction) -> Timestamp {
+        firstSeen[t.transactionId] ?? t.signedDate ?? t.purchaseDate ?? Timestamp(millisecondsSince1970: 0)
+    }
+
+    /// The latest renewal info for a subscription known at `instant`.
+    public func renewal(original: String?, at instant: Timestamp) -> RenewalInfo? {
+        renewals.last { $0.seenAt <= instant && (original == nil || $0.info.originalTransactionId == original) }?.info
+    }
+
+    /// When a refund of `transactionId` was reversed, if it was by `instant`.
+    public func refundReversal(of transactionId: String, at instant: Timestamp) -> Timestamp? {
+        notifications.first {
+            $0.notification.notificationType == .refundReversed && $0.transactionId == transactionId && eventTime($0) <= instant
+        }.map(eventTime)
+    }
+
+    /// When a notification's event took effect: its signedDate, else when it was seen.
+    public func eventTime(_ seen: SeenNotification) -> Timestamp { seen.notification.signedDate ?? seen.seenAt }
+}

@@ -1,0 +1,192 @@
+import ReceiptModel
+
+/// What a customer has for one entitlement at one instant (DESIGN section 6).
+public enum EntitlementState: String, Hashable, Sendable, CaseIterable {
+    /// A paid or trial period covers the instant and was not revoked.
+    case active
+    /// Billing failed, but Apple's grace period still grants access.
+    case gracePeriod
+    /// Billing failed, no grace: no access while Apple retries.
+    case billingRetry
+    /// The last period ended.
+    case expired
+    /// Refunded, or family access revoked.
+    case revoked
+    /// A non-consumable bought and not revoked.
+    case owned
+    /// Nothing was ever bought for it.
+    case none
+
+    /// Whether the state grants access.
+    public var grantsAccess: Bool { self == .active || self == .gracePeriod || self == .owned }
+}
+
+/// One entitlement's state, with the transaction that decided it and why.
+public struct Entitlement: Hashable, Sendable {
+    public var name: String
+    public var state: EntitlementState
+    public var productId: String?
+    public var expiresDate: Timestamp?
+    /// Whether the subscription will renew, when renewal info is known.
+    public var willRenew: Bool?
+    public var autoRenewProductId: String?
+    /// The transaction that decided the state.
+    public var transactionId: String?
+    /// Why it expired (Apple's expirationIntent), when known.
+    public var expirationIntent: ExpirationIntent?
+    public var gracePeriodExpiresDate: Timestamp?
+    public var revocationDate: Timestamp?
+    public var revocationReason: RevocationReason?
+    public var revocationType: RevocationType?
+    /// A sentence for people: why this state.
+    public var reason: String
+
+    public init(name: String, state: EntitlementState, reason: String) {
+        self.name = name
+        self.state = state
+        self.reason = reason
+    }
+}
+
+extension CustomerHistory {
+    /// The state of every entitlement at `instant`; `now` is always a parameter, never read.
+    /// - Parameter known: entitlement names to report even when nothing was bought (`none`).
+    public func entitlements(at instant: Timestamp, catalog: Catalog = Catalog(), known: [String] = []) -> [Entitlement] {
+        var byName: [String: [Transaction]] = [:]
+        for t in transactions {
+            guard let name = catalog.entitlement(of: t) else { continue }
+            byName[name, default: []].append(t)
+        }
+        var names = Set(byName.keys)
+        names.formUnion(known)
+        return names.sorted().map { name in
+            let group = byName[name] ?? []
+            guard !group.isEmpty else { return Entitlement(name: name, state: .none, reason: "nothing bought for it") }
+            return state(of: name, group, at: instant, catalog: catalog)
+        }
+    }
+
+    private func revoked(_ t: Transaction, at instant: Timestamp) -> Bool {
+        guard let date = t.revocationDate, date <= instant else { return false }
+        if let reversed = refundReversal(of: t.transactionId, at: instant), reversed >= date { return false }
+        // An upgrade's prorated cancellation is the upgrade, not a revocation of access.
+        if t.isUpgraded == true && t.revocationType != .familyRevoke { return false }
+        return true
+    }
+
+    private func state(of name: String, _ group: [Transaction], at instant: Timestamp, catalog: Catalog) -> Entitlement {
+        let started = group.filter { ($0.purchaseDate ?? instant) <= instant }
+        guard let latest = started.last else {
+            var e = Entitlement(name: name, state: .none, reason: "first purchase is after this instant")
+            e.productId = group.first?.productId
+            return e
+        }
+        switch catalog.type(of: latest) {
+        case .nonConsumable:
+            let live = started.filter { !revoked($0, at: instant) }
+            if let owned = live.last {
+                var e = base(name, .owned, owned, "bought \(owned.purchaseDate?.iso8601 ?? "?")")
+                e.expiresDate = nil
+                return e
+            }
+            return revokedEntitlement(name, latest)
+        case .nonRenewingSubscription:
+            let duration = latest.productId.flatMap { catalog.products[$0]?.durationMilliseconds }
+            let end = latest.expiresDate ?? duration.map { (latest.purchaseDate ?? instant).adding(milliseconds: $0) }
+            if revoked(latest, at: instant) { return revokedEntitlement(name, latest) }
+            if let end, end > instant {
+                var e = base(name, .active, latest, "non-renewing period until \(end.iso8601)")
+                e.expiresDate = end
+                return e
+            }
+            var e = base(name, end == nil ? .owned : .expired, latest, end == nil ? "bought; no duration known" : "period ended \(end!.iso8601)")
+            e.expiresDate = end
+            return e
+        default:
+            return subscription(name, started, at: instant)
+        }
+    }
+
+    private func subscription(_ name: String, _ started: [Transaction], at instant: Timestamp) -> Entitlement {
+        // Upgraded transactions are superseded by the transaction that replaced them.
+        let live = started.filter { $0.isUpgraded != true }
+        let candidates = live.isEmpty ? started : live
+        let latest = candidates.max { (end($0), start($0)) < (end($1), start($1)) }!
+        let renewal = renewal(original: latest.originalTransactionId, at: instant)
+        func decorate(_ e: inout Entitlement) {
+            if let renewal {
+                e.willRenew = renewal.autoRenewStatus.map { $0 == .on }
+                e.autoRenewProductId = renewal.autoRenewProductId
+            }
+        }
+        if let covering = candidates.last(where: {
+            ($0.purchaseDate ?? instant) <= instant && ($0.expiresDate.map { $0 > instant } ?? false)
+        }) {
+            if revoked(covering, at: instant) {
+                var e = revokedEntitlement(name, covering)
+                decorate(&e)
+                return e
+            }
+            var e = base(name, .active, covering, covering.offerDiscountType == .freeTrial ? "in a free trial until \(covering.expiresDate!.iso8601)" : "paid through \(covering.expiresDate!.iso8601)")
+            decorate(&e)
+            return e
+        }
+        if revoked(latest, at: instant) {
+            var e = revokedEntitlement(name, latest)
+            decorate(&e)
+            return e
+        }
+        // Apple's table: billing retry with grace -> entitled until the grace period ends; without -> not entitled.
+        if let renewal, renewal.isInBillingRetryPeriod == true {
+            if let grace = renewal.gracePeriodExpiresDate, grace > instant {
+                var e = base(name, .gracePeriod, latest, "billing failed; grace period until \(grace.iso8601)")
+                e.gracePeriodExpiresDate = grace
+                decorate(&e)
+                return e
+            }
+            var e = base(name, .billingRetry, latest, "billing failed; Apple is retrying, no access meanwhile")
+            e.gracePeriodExpiresDate = renewal.gracePeriodExpiresDate
+            decorate(&e)
+            return e
+        }
+        var e = base(name, .expired, latest, "expired \(latest.expiresDate?.iso8601 ?? "?")")
+        if let renewal {
+            e.expirationIntent = renewal.expirationIntent
+            if let intent = renewal.expirationIntent { e.reason += ": " + Self.describe(intent) }
+        }
+        decorate(&e)
+        return e
+    }
+
+    private func base(_ name: String, _ state: EntitlementState, _ t: Transaction, _ reason: String) -> Entitlement {
+        var e = Entitlement(name: name, state: state, reason: reason)
+        e.productId = t.productId
+        e.expiresDate = t.expiresDate
+        e.transactionId = t.transactionId
+        return e
+    }
+
+    private func revokedEntitlement(_ name: String, _ t: Transaction) -> Entitlement {
+        let family = t.revocationType == .familyRevoke || t.inAppOwnershipType == .familyShared && t.revocationReason == nil
+        var e = base(name, .revoked, t, family ? "family sharing access revoked \(t.revocationDate?.iso8601 ?? "")" : "refunded \(t.revocationDate?.iso8601 ?? "")")
+        if !family, let reason = t.revocationReason { e.reason += reason == .appIssue ? " (app issue)" : " (other reason)" }
+        e.revocationDate = t.revocationDate
+        e.revocationReason = t.revocationReason
+        e.revocationType = t.revocationType
+        return e
+    }
+
+    static func describe(_ intent: ExpirationIntent) -> String {
+        switch intent {
+        case .customerCancelled: "the customer turned renewal off"
+        case .billingError: "billing error"
+        case .priceIncreaseDeclined: "the customer declined a price increase"
+        case .productUnavailable: "the product was not available"
+        case .other: "other reason"
+        case .unknown(let raw): "reason \(raw)"
+        }
+    }
+}
+
+private func start(_ t: Transaction) -> Timestamp { t.purchaseDate ?? Timestamp(millisecondsSince1970: 0) }
+private func end(_ t: Transaction) -> Timestamp { t.expiresDate ?? start(t) }

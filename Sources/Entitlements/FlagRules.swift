@@ -1,0 +1,244 @@
+import ReceiptModel
+
+/// How serious a flag is.
+public enum Severity: String, Hashable, Sendable, Comparable {
+    case info, low, medium, high, critical
+    var rank: Int { [.info, .low, .medium, .high, .critical].firstIndex(of: self)! }
+    public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// The refund rules' parameters: defaults here, overridable by an operator's rules file.
+public struct FlagRules: Sendable {
+    /// `quick-refund`: refunded within this long of purchase.
+    public var quickRefundWindow: Int64 = 48 * 3_600_000
+    /// `serial-refunder`: this many refunds for one customer ...
+    public var serialRefundCount = 3
+    /// ... within this window.
+    public var serialRefundWindow: Int64 = 90 * 86_400_000
+    /// `refund-spike`: a product's refunds on one day at least this many times its trailing daily mean ...
+    public var spikeFactor = 3.0
+    /// ... and at least this many refunds that day.
+    public var spikeMinimum = 5
+    /// ... with the mean taken over this many days before.
+    public var spikeTrailingDays = 28
+    /// `late-refund`: refunded after this share of the period had passed.
+    public var lateRefundShare = 0.75
+    /// `high-value`: a refunded price at or above this, in milliunits of its currency.
+    public var highValuePrice: Int64 = 100_000
+    /// `consumption-request`: Apple waits this long for consumption data.
+    public var consumptionDeadline: Int64 = 12 * 3_600_000
+    /// Severity by rule id.
+    public var severities: [String: Severity] = [
+        "quick-refund": .high, "serial-refunder": .high, "app-issue": .medium, "refund-spike": .critical,
+        "partial-refund": .low, "late-refund": .medium, "high-value": .medium, "consumption-request": .high,
+        "refund-reversed": .info, "family-revoke": .low,
+    ]
+    /// Rules turned off.
+    public var disabled: Set<String> = []
+
+    /// Every rule id, stable.
+    public static let ruleIds = [
+        "quick-refund", "serial-refunder", "app-issue", "refund-spike", "partial-refund", "late-refund", "high-value",
+        "consumption-request", "refund-reversed", "family-revoke",
+    ]
+
+    public init() {}
+
+    /// Reads `rule.parameter = value` lines (`quick-refund.windowHours = 24`, `app-issue.severity = high`,
+    /// `late-refund.enabled = false`); `#` starts a comment.
+    public static func parse(_ text: String) throws(CatalogError) -> FlagRules {
+        var rules = FlagRules()
+        for (lineIndex, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingWhitespace() } ?? ""
+            if line.isEmpty { continue }
+            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
+            let key = parts.first?.split(separator: ".", maxSplits: 1).map(String.init) ?? []
+            guard parts.count == 2, key.count == 2, ruleIds.contains(key[0]) else {
+                throw CatalogError(line: lineIndex + 1, message: "expected RULE.PARAMETER = VALUE with a known rule id")
+            }
+            let (rule, parameter, value) = (key[0], key[1], parts[1])
+            func number() throws(CatalogError) -> Double {
+                guard let parsed = Double(value) else { throw CatalogError(line: lineIndex + 1, message: "\(value) is not a number") }
+                return parsed
+            }
+            switch (rule, parameter) {
+            case (_, "severity"):
+                guard let severity = Severity(rawValue: value) else { throw CatalogError(line: lineIndex + 1, message: "severity is info, low, medium, high or critical") }
+                rules.severities[rule] = severity
+            case (_, "enabled"):
+                if value == "false" { rules.disabled.insert(rule) } else { rules.disabled.remove(rule) }
+            case ("quick-refund", "windowHours"): rules.quickRefundWindow = Int64(try number() * 3_600_000)
+            case ("serial-refunder", "count"): rules.serialRefundCount = Int(try number())
+            case ("serial-refunder", "windowDays"): rules.serialRefundWindow = Int64(try number() * 86_400_000)
+            case ("refund-spike", "factor"): rules.spikeFactor = try number()
+            case ("refund-spike", "minimum"): rules.spikeMinimum = Int(try number())
+            case ("refund-spike", "trailingDays"): rules.spikeTrailingDays = Int(try number())
+            case ("late-refund", "share"): rules.lateRefundShare = try number()
+            case ("high-value", "price"): rules.highValuePrice = Int64(try number())
+            case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number() * 3_600_000)
+            default: throw CatalogError(line: lineIndex + 1, message: "\(rule) has no parameter \(parameter)")
+            }
+        }
+        return rules
+    }
+}
+
+/// A refund as the rules see it: the transaction, its customer, and when the ledger learned of it.
+public struct RefundFact: Sendable {
+    public var transaction: Transaction
+    public var customerId: Int64?
+    public init(transaction: Transaction, customerId: Int64?) {
+        self.transaction = transaction
+        self.customerId = customerId
+    }
+}
+
+/// A notification as the rules see it.
+public struct NotificationFact: Sendable {
+    public var notification: Notification
+    public var seenAt: Timestamp
+    public var transactionId: String?
+    public var productId: String?
+    public var customerId: Int64?
+    public init(notification: Notification, seenAt: Timestamp, transactionId: String?, productId: String?, customerId: Int64?) {
+        self.notification = notification
+        self.seenAt = seenAt
+        self.transactionId = transactionId
+        self.productId = productId
+        self.customerId = customerId
+    }
+}
+
+/// A flag a rule raised: a stable id (the same facts always give the same id), severity and detail.
+public struct FlagFinding: Hashable, Sendable {
+    public var id: String
+    public var rule: String
+    public var severity: Severity
+    public var customerId: Int64?
+    public var transactionId: String?
+    public var productId: String?
+    public var amount: Int64?
+    public var currency: String?
+    public var at: Timestamp
+    public var detail: String
+}
+
+/// Refund outcome counts for the overview.
+public struct RefundOutcomes: Hashable, Sendable {
+    public var refunded = 0
+    public var declined = 0
+    public var reversed = 0
+    public var pendingConsumptionRequests = 0
+}
+
+extension FlagRules {
+    /// Runs every enabled rule over the ledger's refunds and notifications at `now`.
+    public func evaluate(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> [FlagFinding] {
+        var findings: [FlagFinding] = []
+        func raise(_ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil, _ detail: String) {
+            guard !disabled.contains(rule) else { return }
+            findings.append(FlagFinding(
+                id: "\(rule):\(id)", rule: rule, severity: severities[rule] ?? .medium, customerId: customer,
+                transactionId: t?.transactionId, productId: product ?? t?.productId, amount: t?.price, currency: t?.currency,
+                at: at, detail: detail))
+        }
+        let real = refunds.filter { $0.transaction.revocationDate != nil && !($0.transaction.isUpgraded == true && $0.transaction.revocationType != .familyRevoke) }
+        var byCustomer: [Int64: [Transaction]] = [:]
+        var byProductDay: [String: [Int64: Int]] = [:]
+        for fact in real {
+            let t = fact.transaction
+            let revoked = t.revocationDate!
+            if t.revocationType == .familyRevoke {
+                raise("family-revoke", revoked, t.transactionId, t, customer: fact.customerId, "family sharing access revoked")
+                continue
+            }
+            if let customer = fact.customerId { byCustomer[customer, default: []].append(t) }
+            if let product = t.productId { byProductDay[product, default: [:]][revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1 }
+            if let purchase = t.purchaseDate, revoked.millisecondsSince1970 - purchase.millisecondsSince1970 <= quickRefundWindow {
+                let hours = (revoked.millisecondsSince1970 - purchase.millisecondsSince1970) / 3_600_000
+                raise("quick-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded \(hours) h after purchase")
+            }
+            if t.revocationReason == .appIssue {
+                raise("app-issue", revoked, t.transactionId, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
+            }
+            if let percentage = t.revocationPercentage, percentage < 100_000 {
+                raise("partial-refund", revoked, t.transactionId, t, customer: fact.customerId, "partial refund of \(Double(percentage) / 1000)%")
+            }
+            if let purchase = t.purchaseDate, let expires = t.expiresDate, expires > purchase {
+                let share = Double(revoked.millisecondsSince1970 - purchase.millisecondsSince1970) / Double(expires.millisecondsSince1970 - purchase.millisecondsSince1970)
+                if share >= lateRefundShare {
+                    raise("late-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded after \(Int(min(share, 1) * 100))% of the period was used")
+                }
+            }
+            if let price = t.price, price >= highValuePrice {
+                raise("high-value", revoked, t.transactionId, t, customer: fact.customerId, "refund of \(Double(price) / 1000) \(t.currency ?? "")")
+            }
+        }
+        for (customer, list) in byCustomer {
+            let sorted = list.sorted { $0.revocationDate! < $1.revocationDate! }
+            var start = 0
+            for end in sorted.indices {
+                while sorted[end].revocationDate!.millisecondsSince1970 - sorted[start].revocationDate!.millisecondsSince1970 > serialRefundWindow { start += 1 }
+                if end - start + 1 >= serialRefundCount {
+                    let window = sorted[start...end]
+                    raise("serial-refunder", sorted[end].revocationDate!, "C\(customer):\(sorted[start].transactionId)", sorted[end], customer: customer,
+                          "\(window.count) refunds within \(serialRefundWindow / 86_400_000) days: \(window.map(\.transactionId).joined(separator: ", "))")
+                    break
+                }
+            }
+        }
+        for (product, days) in byProductDay {
+            for (day, count) in days where count >= spikeMinimum {
+                let trailing = (1...spikeTrailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
+                let mean = Double(trailing) / Double(spikeTrailingDays)
+                if Double(count) >= spikeFactor * max(mean, 1.0 / Double(spikeTrailingDays)) {
+                    let date = Timestamp(millisecondsSince1970: day * 86_400_000)
+                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))", nil, customer: nil, product: product,
+                          "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(spikeTrailingDays)-day mean of \(String(format2(mean)))/day")
+                }
+            }
+        }
+        for fact in notifications {
+            let n = fact.notification
+            let at = n.signedDate ?? fact.seenAt
+            let key = n.notificationUUID ?? "\(fact.transactionId ?? "?"):\(at.millisecondsSince1970)"
+            switch n.notificationType {
+            case .consumptionRequest:
+                let deadline = at.adding(milliseconds: consumptionDeadline)
+                let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
+                raise("consumption-request", at, key, nil, customer: fact.customerId, product: fact.productId, "refund requested; \(state)")
+                findings[findings.count - 1].transactionId = fact.transactionId
+            case .refundReversed:
+                raise("refund-reversed", at, key, nil, customer: fact.customerId, product: fact.productId, "Apple reversed a refund; access reinstated")
+                findings[findings.count - 1].transactionId = fact.transactionId
+            default: continue
+            }
+        }
+        return findings.sorted { ($0.at, $0.id) > ($1.at, $1.id) }
+    }
+
+    /// Refund outcomes over the ledger's refunds and notifications.
+    public func outcomes(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> RefundOutcomes {
+        var outcomes = RefundOutcomes()
+        outcomes.refunded = refunds.filter { $0.transaction.revocationDate != nil && $0.transaction.isUpgraded != true }.count
+        for fact in notifications {
+            switch fact.notification.notificationType {
+            case .refundDeclined: outcomes.declined += 1
+            case .refundReversed: outcomes.reversed += 1
+            case .consumptionRequest:
+                if (fact.notification.signedDate ?? fact.seenAt).adding(milliseconds: consumptionDeadline) > now { outcomes.pendingConsumptionRequests += 1 }
+            default: break
+            }
+        }
+        return outcomes
+    }
+}
+
+private func format2(_ value: Double) -> String {
+    let scaled = (value * 100).rounded()
+    return String(Int(scaled) / 100) + "." + String(Int(abs(scaled)) % 100).leftPadded(2)
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}

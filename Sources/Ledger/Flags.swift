@@ -1,0 +1,69 @@
+import Entitlements
+import ReceiptDecoding
+import ReceiptModel
+
+extension CustomerRecords {
+    /// The customer's records as the pure entitlement and timeline rules take them.
+    public var history: CustomerHistory {
+        CustomerHistory(
+            transactions: transactions, firstSeen: firstSeen,
+            renewals: renewalInfos.map { CustomerHistory.SeenRenewal(info: $0.info, seenAt: $0.seenAt) },
+            notifications: notifications.map { seen in
+                CustomerHistory.SeenNotification(
+                    notification: seen.notification, seenAt: seen.seenAt, transactionId: seen.transactionId,
+                    productId: transactions.first { $0.transactionId == seen.transactionId }?.productId)
+            })
+    }
+}
+
+extension SQLLedger {
+    /// Every refunded or revoked transaction with its customer (the refunds index, not the whole ledger).
+    public func refundFacts() async throws -> [RefundFact] {
+        try await database.read { c in
+            try c.query(
+                """
+                SELECT t.canonical, COALESCE(cu.merged_into, ci.customer_id)
+                FROM transactions t
+                LEFT JOIN customer_ids ci ON ci.value = COALESCE(t.original_transaction_id, t.transaction_id) AND ci.kind = 'originalTransactionId'
+                LEFT JOIN customers cu ON cu.id = ci.customer_id
+                WHERE t.revocation_date IS NOT NULL
+                """, []
+            ).map { row in RefundFact(transaction: try CanonicalJSON.transaction(row[0].text ?? ""), customerId: row[1].int) }
+        }
+    }
+
+    /// The notifications the refund rules read (consumption requests, refund outcomes), with customers.
+    public func refundNotificationFacts() async throws -> [NotificationFact] {
+        try await database.read { c in
+            try c.query(
+                """
+                SELECT n.canonical, n.seen_at, n.transaction_id, t.product_id, COALESCE(cu.merged_into, ci.customer_id)
+                FROM notifications n
+                LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
+                LEFT JOIN customer_ids ci ON ci.value = n.original_transaction_id AND ci.kind = 'originalTransactionId'
+                LEFT JOIN customers cu ON cu.id = ci.customer_id
+                WHERE n.notification_type IN ('CONSUMPTION_REQUEST', 'REFUND_REVERSED', 'REFUND_DECLINED', 'REFUND')
+                """, []
+            ).map { row in
+                NotificationFact(
+                    notification: try CanonicalJSON.notification(row[0].text ?? ""),
+                    seenAt: Timestamp(millisecondsSince1970: row[1].int ?? 0), transactionId: row[2].text, productId: row[3].text,
+                    customerId: row[4].int)
+            }
+        }
+    }
+
+    /// Runs the refund rules over the ledger and stores what they find; flags keep their triage status.
+    @discardableResult
+    public func refreshFlags(rules: FlagRules, now: Timestamp) async throws -> [FlagFinding] {
+        let findings = rules.evaluate(refunds: try await refundFacts(), notifications: try await refundNotificationFacts(), now: now)
+        try await saveFlags(
+            findings.map {
+                FlagRecord(
+                    id: $0.id, rule: $0.rule, severity: $0.severity.rawValue, customerId: $0.customerId,
+                    transactionId: $0.transactionId, productId: $0.productId, amount: $0.amount, currency: $0.currency, at: $0.at,
+                    detail: $0.detail)
+            }, now: now)
+        return findings
+    }
+}

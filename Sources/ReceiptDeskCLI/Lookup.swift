@@ -1,0 +1,155 @@
+import ArgumentParser
+import Entitlements
+import Foundation
+import Ledger
+import ReceiptDecoding
+import ReceiptModel
+
+/// `receiptdesk lookup ID`: who the customer is, what they have at an instant, what happened, which flags.
+struct Lookup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Look up a customer by any id: entitlements, timeline and refund flags.",
+        discussion: """
+            ID is an external account id, appAccountToken, transactionId, originalTransactionId, \
+            webOrderLineItemId or a customer id (C12). --at answers for another instant ("what did they have \
+            on the day they complained"). Exits 1 when nothing matches.
+            """
+    )
+
+    @Argument(help: "Any id the customer gave.")
+    var id: String
+
+    @Option(help: ArgumentHelp("The instant to answer for: ISO 8601 or milliseconds (default: now).", valueName: "TIME"))
+    var at: String?
+
+    @Flag(help: "Print one JSON object (DESIGN section 12).")
+    var json = false
+
+    @OptionGroup var data: DataOptions
+
+    func validate() throws {
+        if let at { _ = try parseInstant(at, option: "--at") }
+    }
+
+    func run() async throws {
+        let now = currentTimestamp()
+        let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
+        let catalog = try data.loadCatalog()
+        let rules = try data.loadRules()
+        let ledger = try await data.open(now: now)
+        defer { Task { try? await ledger.close() } }
+        try await ledger.refreshFlags(rules: rules, now: now)
+        guard let customer = try await ledger.customerId(matching: id) else {
+            FileHandle.standardError.write(Data("receiptdesk: no customer matches \(safe(id))\n".utf8))
+            throw ExitCode(1)
+        }
+        let records = try await ledger.customerRecords(customer)
+        let history = records.history
+        let entitlements = history.entitlements(at: instant, catalog: catalog)
+        let timeline = history.timeline(upTo: instant, catalog: catalog)
+        let flags = try await ledger.flags(FlagQuery(customerId: records.id, limit: 500))
+        let output = Output()
+        if json {
+            var w = JSONWriter()
+            w.beginObject()
+            w.beginObject("customer")
+            w.string("id", "C\(records.id)")
+            w.beginArray("identifiers")
+            for identifier in records.identifiers {
+                w.beginObject()
+                w.string("kind", identifier.kind)
+                w.string("value", identifier.value)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+            w.int("at", instant.millisecondsSince1970)
+            w.beginArray("entitlements")
+            for e in entitlements { w.entitlement(e) }
+            w.endArray()
+            w.beginArray("timeline")
+            for event in timeline { w.event(event) }
+            w.endArray()
+            w.beginArray("flags")
+            for flag in flags { w.flag(flag, full: false) }
+            w.endArray()
+            w.endObject()
+            w.newline()
+            output.write(w.bytes)
+        } else {
+            output.line("customer C\(records.id)  at \(instant.iso8601)")
+            for identifier in records.identifiers { output.line("  \(identifier.kind)  \(safe(identifier.value))") }
+            output.line("")
+            output.line("entitlements")
+            for e in entitlements {
+                var line = "  \(safe(e.name).padding(toLength: 22, withPad: " ", startingAt: 0)) \(e.state.rawValue.uppercased().padding(toLength: 13, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
+                if let willRenew = e.willRenew { line += willRenew ? "  renews" : "  renewal off" }
+                output.line(line)
+                output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")
+            }
+            output.line("")
+            output.line("timeline")
+            for event in timeline {
+                var line = "  \(event.at.iso8601)  \(event.kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(safe(event.productId ?? "-"))  \(safe(event.detail))"
+                if event.learnedLate { line += "  (learned \(event.seenAt.iso8601))" }
+                output.line(line)
+            }
+            output.line("")
+            output.line("flags")
+            if flags.isEmpty { output.line("  none") }
+            for flag in flags {
+                output.line("  \(flag.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
+            }
+        }
+        output.flush()
+    }
+}
+
+extension JSONWriter {
+    mutating func entitlement(_ e: Entitlement) {
+        beginObject()
+        string("name", e.name)
+        string("state", e.state.rawValue)
+        string("productId", e.productId)
+        int("expiresDate", e.expiresDate?.millisecondsSince1970)
+        bool("willRenew", e.willRenew)
+        string("transactionId", e.transactionId)
+        string("autoRenewProductId", e.autoRenewProductId)
+        int("expirationIntent", e.expirationIntent?.rawValue)
+        int("gracePeriodExpiresDate", e.gracePeriodExpiresDate?.millisecondsSince1970)
+        int("revocationDate", e.revocationDate?.millisecondsSince1970)
+        int("revocationReason", e.revocationReason?.rawValue)
+        string("revocationType", e.revocationType?.rawValue)
+        string("reason", e.reason)
+        endObject()
+    }
+
+    mutating func event(_ event: TimelineEvent) {
+        beginObject()
+        int("at", event.at.millisecondsSince1970)
+        int("seenAt", event.seenAt.millisecondsSince1970)
+        string("kind", event.kind.rawValue)
+        string("productId", event.productId)
+        string("transactionId", event.transactionId)
+        string("detail", event.detail)
+        endObject()
+    }
+
+    mutating func flag(_ flag: FlagRecord, full: Bool) {
+        beginObject()
+        string("id", flag.id)
+        string("rule", flag.rule)
+        string("severity", flag.severity)
+        string("status", flag.status)
+        string("transactionId", flag.transactionId)
+        if full {
+            string("customerId", flag.customerId.map { "C\($0)" })
+            string("productId", flag.productId)
+            int("amount", flag.amount)
+            string("currency", flag.currency)
+            int("at", flag.at.millisecondsSince1970)
+            string("detail", flag.detail)
+        }
+        endObject()
+    }
+}
