@@ -30,6 +30,8 @@ public struct CustomerHistory: Sendable {
     public var firstSeen: [String: Timestamp]
     public var renewals: [SeenRenewal]
     public var notifications: [SeenNotification]
+    /// The first product of each subscription chain (by originalTransactionId), naming chains without a group.
+    let chainProducts: [String: String]
 
     public init(transactions: [Transaction], firstSeen: [String: Timestamp] = [:], renewals: [SeenRenewal] = [], notifications: [SeenNotification] = []) {
         var firstSeen = firstSeen
@@ -37,6 +39,13 @@ public struct CustomerHistory: Sendable {
             ($0.purchaseDate?.millisecondsSince1970 ?? 0, $0.transactionId) < ($1.purchaseDate?.millisecondsSince1970 ?? 0, $1.transactionId)
         }
         self.firstSeen = firstSeen
+        var chainProducts: [String: String] = [:]
+        for t in self.transactions where t.expiresDate != nil {
+            if let original = t.originalTransactionId, let product = t.productId, chainProducts[original] == nil {
+                chainProducts[original] = product
+            }
+        }
+        self.chainProducts = chainProducts
         self.renewals = renewals.sorted { $0.seenAt < $1.seenAt }
         self.notifications = notifications.sorted { $0.seenAt < $1.seenAt }
     }
@@ -80,6 +89,18 @@ public struct CustomerHistory: Sendable {
             }
         }
         return out
+    }
+
+    /// The entitlement a transaction grants: the catalog's, else its subscription group, else (for a
+    /// subscription without a group, as in app receipts) its chain's first product, else its product.
+    public func entitlement(of t: Transaction, catalog: Catalog) -> String? {
+        if let productId = t.productId, let product = catalog.products[productId] { return product.entitlement }
+        if catalog.type(of: t) == .autoRenewableSubscription, t.subscriptionGroupIdentifier == nil,
+            let original = t.originalTransactionId, let first = chainProducts[original]
+        {
+            return first
+        }
+        return catalog.entitlement(of: t)
     }
 
     /// When the ledger learned of a transaction: its first sighting, else its signedDate, else its purchase.

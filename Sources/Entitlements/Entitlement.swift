@@ -54,7 +54,7 @@ extension CustomerHistory {
     public func entitlements(at instant: Timestamp, catalog: Catalog = Catalog(), known: [String] = []) -> [Entitlement] {
         var byName: [String: [Transaction]] = [:]
         for t in transactions {
-            guard let name = catalog.entitlement(of: t) else { continue }
+            guard let name = entitlement(of: t, catalog: catalog) else { continue }
             byName[name, default: []].append(t)
         }
         var names = Set(byName.keys)

@@ -48,7 +48,7 @@ extension CustomerHistory {
         var chains: [String: [Transaction]] = [:]
         for t in transactions where (t.purchaseDate ?? instant) <= instant {
             let type = catalog.type(of: t)
-            if type == .autoRenewableSubscription, let name = catalog.entitlement(of: t) {
+            if type == .autoRenewableSubscription, let name = entitlement(of: t, catalog: catalog) {
                 chains[name, default: []].append(t)
             } else {
                 add(t.purchaseDate, seenAt(t), .purchase, t, "bought \(t.productId ?? "?")" + (type == .consumable ? " (consumable)" : ""))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Entitlements
 import Foundation
 import ReceiptDecoding
 import ReceiptModel
@@ -113,6 +114,18 @@ struct Bench: AsyncParsableCommand {
         report("rawInsertRowsPerSec", raw.rate, "rows/s, prepared INSERT loop of the same \(raw.rows) rows, same tables")
         report("importVsRawInsert", raw.rate / importedRowRate, "x the time of the raw insert loop")
 
+        // Entitlements and timeline for one customer with 1,000 transactions.
+        let history = BenchData.longHistory(count: 1000)
+        let runs = 50
+        var events = 0
+        let pure = clock.measure {
+            for _ in 0..<runs {
+                events += history.entitlements(at: now).count + history.timeline(upTo: now).count
+            }
+        }
+        precondition(events > 0)
+        report("entitlementsPerCustomerMs", seconds(pure) * 1000 / Double(runs), "ms entitlements + timeline, one customer with 1,000 transactions")
+
         guard transactions > 0 else { return }
         let big = try await SQLLedger.open(try SQLiteDatabase.open(path: directory + "/lookup.sqlite"), now: now)
         var made = 0
@@ -141,6 +154,12 @@ struct Bench: AsyncParsableCommand {
         report("transactions", Double(transactions), "transactions in the lookup ledger")
         report("lookupP50Ms", all[all.count / 2], "ms p50 over every id kind")
         report("lookupP99Ms", all[all.count * 99 / 100], "ms p99 over every id kind")
+        let flagClock = ContinuousClock()
+        var found = 0
+        let flagTime = try await flagClock.measure {
+            found = try await big.refreshFlags(rules: FlagRules(), now: now).count
+        }
+        report("flagRulesSeconds", seconds(flagTime), "s refund rules over the \(transactions)-transaction ledger (\(found) flags)")
         try await big.close()
     }
 

@@ -1,0 +1,247 @@
+import Entitlements
+import ReceiptModel
+import Testing
+
+/// One history per rule of DESIGN sections 6 and 7: the states, the ordered event kinds, the flags,
+/// and what must not appear.
+@Suite("Entitlements, timelines and flags over small histories")
+struct EntitlementRulesTests {
+    typealias B = HistoryBuilder
+
+    func state(_ history: CustomerHistory, at days: Double) -> Entitlement {
+        let all = history.entitlements(at: B.at(days))
+        precondition(all.count == 1, "expected one entitlement, got \(all.map(\.name))")
+        return all[0]
+    }
+
+    func kinds(_ history: CustomerHistory, upTo days: Double = 1000) -> [EventKind] {
+        history.timeline(upTo: B.at(days)).map(\.kind)
+    }
+
+    func flags(_ history: CustomerHistory, customer: Int64 = 1, now days: Double = 400, rules: FlagRules = FlagRules()) -> [String] {
+        let refunds = history.transactions.map { RefundFact(transaction: $0, customerId: customer) }
+        let notes = history.notifications.map {
+            NotificationFact(notification: $0.notification, seenAt: $0.seenAt, transactionId: $0.transactionId, productId: "pro.monthly", customerId: customer)
+        }
+        return rules.evaluate(refunds: refunds, notifications: notes, now: B.at(days)).map(\.rule).sorted()
+    }
+
+    @Test("renewals: active in each paid period, expired after the last")
+    func renewals() async {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.period("2", from: 30, to: 60)
+        b.period("3", from: 60, to: 90)
+        let h = await b.history()
+        #expect(state(h, at: 45).state == .active)
+        #expect(state(h, at: 45).transactionId == "2")
+        #expect(state(h, at: 95).state == .expired)
+        #expect(kinds(h) == [.subscribed, .renewed, .renewed, .expired])
+        #expect(kinds(h, upTo: 45) == [.subscribed, .renewed])
+        #expect(flags(h).isEmpty)
+    }
+
+    @Test("a refund for an app issue within 48 hours: revoked, refunded, quick-refund and app-issue")
+    func quickAppIssueRefund() async {
+        var b = B()
+        b.period("1", from: 0, to: 30, cancelled: 0.125, reason: 1)
+        let h = await b.history()
+        let e = state(h, at: 1)
+        #expect(e.state == .revoked)
+        #expect(e.revocationReason == .appIssue)
+        #expect(state(h, at: 0.1).state == .active)
+        #expect(kinds(h) == [.subscribed, .refunded])
+        #expect(!kinds(h).contains(.autoRenewDisabled))
+        #expect(flags(h) == ["app-issue", "quick-refund"])
+    }
+
+    @Test("a trial that converted, then expired after the customer turned renewal off")
+    func trialConvertedThenOptOut() async {
+        var b = B()
+        b.period("1", from: 0, to: 7, trial: true)
+        b.period("2", from: 7, to: 37)
+        b.renewal(seen: 20, autoRenew: false, intent: 1)
+        let h = await b.history()
+        #expect(state(h, at: 3).state == .active)
+        #expect(state(h, at: 3).reason.contains("trial"))
+        #expect(state(h, at: 25).willRenew == false)
+        let after = state(h, at: 40)
+        #expect(after.state == .expired)
+        #expect(after.expirationIntent == .customerCancelled)
+        #expect(kinds(h) == [.trialStarted, .trialConverted, .autoRenewDisabled, .expired])
+        #expect(!kinds(h).contains(.refunded))
+        #expect(flags(h).isEmpty)
+    }
+
+    @Test("billing failure: grace period grants access until it ends; billing retry without grace does not")
+    func graceVersusRetry() async {
+        var grace = B()
+        grace.period("1", from: 0, to: 30)
+        grace.renewal(seen: 30, autoRenew: true, retry: true, grace: 46)
+        let g = await grace.history()
+        #expect(state(g, at: 35).state == .gracePeriod)
+        #expect(state(g, at: 35).state.grantsAccess)
+        #expect(state(g, at: 50).state == .billingRetry)
+        #expect(kinds(g).contains(.gracePeriodStarted))
+
+        var retry = B()
+        retry.period("1", from: 0, to: 30)
+        retry.renewal(seen: 30, autoRenew: true, retry: true)
+        retry.renewal(seen: 33, autoRenew: true, retry: false)
+        retry.period("2", from: 33, to: 63)
+        let r = await retry.history()
+        #expect(state(r, at: 31).state == .billingRetry)
+        #expect(!state(r, at: 31).state.grantsAccess)
+        #expect(state(r, at: 40).state == .active)
+        let events = kinds(r, upTo: 40)
+        #expect(events.contains(.billingIssue) && events.contains(.billingRecovered))
+        #expect(!events.contains(.gracePeriodStarted))
+    }
+
+    @Test("an upgrade mid-period supersedes the old period; its prorated cancellation is not a refund")
+    func upgrade() async {
+        var b = B()
+        b.period("1", product: "pro.monthly", from: 0, to: 30, upgraded: true, cancelled: 10)
+        b.period("2", product: "pro.yearly", from: 10, to: 375)
+        let h = await b.history()
+        let e = state(h, at: 15)
+        #expect(e.state == .active)
+        #expect(e.productId == "pro.yearly")
+        #expect(kinds(h, upTo: 20) == [.subscribed, .upgraded])
+        #expect(!kinds(h).contains(.refunded))
+        #expect(flags(h).isEmpty)
+    }
+
+    @Test("non-consumables are owned; a refunded one is revoked")
+    func nonConsumables() async {
+        var b = B()
+        b.period("1", product: "lifetime", from: 0, to: nil)
+        b.period("2", product: "stickers", from: 1, to: nil, cancelled: 5)
+        let h = await b.history()
+        let all = Dictionary(uniqueKeysWithValues: h.entitlements(at: B.at(10), catalog: Catalog([
+            CatalogProduct(productId: "lifetime", entitlement: "lifetime", type: .nonConsumable),
+            CatalogProduct(productId: "stickers", entitlement: "stickers", type: .nonConsumable),
+        ]), known: ["extra"]).map { ($0.name, $0.state) })
+        #expect(all == ["lifetime": .owned, "stickers": .revoked, "extra": .none])
+        #expect(kinds(h) == [.purchase, .purchase, .refunded])
+    }
+
+    @Test("a family-shared purchase revoked: familyRevoked, never refunded")
+    func familyRevoke() async {
+        var b = B()
+        b.period("1", from: 0, to: 30, ownership: "FAMILY_SHARED")
+        b.notificationV2("REVOKE", at: 10, transactionId: "1", revocationType: "FAMILY_REVOKE")
+        let h = await b.history()
+        #expect(state(h, at: 5).state == .active)
+        #expect(state(h, at: 12).state == .revoked)
+        #expect(state(h, at: 12).revocationType == .familyRevoke)
+        #expect(kinds(h) == [.subscribed, .familyRevoked])
+        #expect(!kinds(h).contains(.refunded))
+        #expect(flags(h) == ["family-revoke"])
+    }
+
+    @Test("a lapse and a resubscribe")
+    func lapse() async {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.period("2", from: 40, to: 70)
+        let h = await b.history()
+        #expect(state(h, at: 35).state == .expired)
+        #expect(state(h, at: 45).state == .active)
+        #expect(kinds(h, upTo: 50) == [.subscribed, .expired, .lapsed, .resubscribed])
+        #expect(h.timeline(upTo: B.at(50)).first { $0.kind == .lapsed }?.detail.contains("10 days") == true)
+    }
+
+    @Test("three refunds by one customer within 90 days: serial-refunder; two are not")
+    func serialRefunder() async {
+        var b = B()
+        b.period("1", product: "a", from: 0, to: 30, original: "1", cancelled: 20)
+        b.period("2", product: "b", from: 10, to: 40, original: "2", cancelled: 50)
+        let two = await b.history()
+        #expect(!flags(two).contains("serial-refunder"))
+        b.period("3", product: "c", from: 60, to: 90, original: "3", cancelled: 80)
+        let three = await b.history()
+        #expect(flags(three).filter { $0 == "serial-refunder" }.count == 1)
+    }
+
+    @Test("a V1 CANCEL notification is a refund, not an opt-out")
+    func v1Cancel() async {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.notificationV1("CANCEL", at: 5)
+        let h = await b.history()
+        #expect(kinds(h).contains(.refunded))
+        #expect(!kinds(h).contains(.autoRenewDisabled))
+    }
+
+    @Test("a refund reversed reinstates access")
+    func refundReversed() async {
+        var b = B()
+        b.period("1", from: 0, to: 30, cancelled: 5)
+        b.notificationV2("REFUND_REVERSED", at: 8, transactionId: "1")
+        let h = await b.history()
+        #expect(state(h, at: 6).state == .revoked)
+        #expect(state(h, at: 10).state == .active)
+        #expect(kinds(h, upTo: 20) == [.subscribed, .refunded, .refundReversed])
+        #expect(flags(h).contains("refund-reversed"))
+    }
+
+    @Test("a consumption request past its deadline; renewal turned off right after is Apple's doing")
+    func consumptionRequest() async {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.notificationV2("CONSUMPTION_REQUEST", at: 3, transactionId: "1")
+        b.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 3.01, transactionId: "1")
+        let h = await b.history()
+        let timeline = h.timeline(upTo: B.at(10))
+        #expect(timeline.map(\.kind) == [.subscribed, .consumptionRequested, .autoRenewDisabled])
+        #expect(timeline.last?.detail.contains("by Apple after a refund request") == true)
+        let refunds = h.transactions.map { RefundFact(transaction: $0, customerId: 1) }
+        let notes = h.notifications.map { NotificationFact(notification: $0.notification, seenAt: $0.seenAt, transactionId: $0.transactionId, productId: nil, customerId: 1) }
+        let pending = FlagRules().evaluate(refunds: refunds, notifications: notes, now: B.at(3.2)).first { $0.rule == "consumption-request" }
+        #expect(pending?.detail.contains("send consumption data by") == true)
+        let late = FlagRules().evaluate(refunds: refunds, notifications: notes, now: B.at(4)).first { $0.rule == "consumption-request" }
+        #expect(late?.detail.contains("deadline passed") == true)
+        #expect(FlagRules().outcomes(refunds: refunds, notifications: notes, now: B.at(3.2)).pendingConsumptionRequests == 1)
+    }
+
+    @Test("a refund spike per product and day against its trailing 28-day rate")
+    func spike() {
+        func refund(_ id: Int, day: Int64) -> RefundFact {
+            var t = Transaction(transactionId: "s\(id)")
+            t.productId = "pro.monthly"
+            t.purchaseDate = Timestamp(millisecondsSince1970: B.t0 + (day - 20) * B.day)
+            t.expiresDate = Timestamp(millisecondsSince1970: B.t0 + (day + 10) * B.day)
+            t.revocationDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day + 3_600_000)
+            return RefundFact(transaction: t, customerId: Int64(id))
+        }
+        var steady = (0..<28).map { refund($0, day: Int64($0)) }
+        #expect(FlagRules().evaluate(refunds: steady, notifications: [], now: B.at(40)).allSatisfy { $0.rule != "refund-spike" })
+        steady += (100..<110).map { refund($0, day: 28) }
+        let spikes = FlagRules().evaluate(refunds: steady, notifications: [], now: B.at(40)).filter { $0.rule == "refund-spike" }
+        #expect(spikes.count == 1)
+        #expect(spikes.first?.id == "refund-spike:pro.monthly:2025-01-29")
+        #expect(spikes.first?.severity == .critical)
+    }
+
+    @Test("rules files override parameters, severities and switch rules off")
+    func rulesFile() throws {
+        let rules = try FlagRules.parse("quick-refund.windowHours = 1\napp-issue.severity = critical\nlate-refund.enabled = false # noisy\n")
+        #expect(rules.quickRefundWindow == 3_600_000)
+        #expect(rules.severities["app-issue"] == .critical)
+        #expect(rules.disabled == ["late-refund"])
+        #expect(throws: CatalogError.self) { try FlagRules.parse("nosuchrule.x = 1") }
+    }
+
+    @Test("timeline events carry when they were learned; late knowledge is shown")
+    func seenAt() async {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        var h = await b.history()
+        h.firstSeen["1"] = B.at(2)
+        let event = h.timeline(upTo: B.at(10)).first!
+        #expect(event.at == B.at(0))
+        #expect(event.seenAt == B.at(2))
+        #expect(event.learnedLate)
+    }
+}
