@@ -223,14 +223,7 @@ func parseLegacyHumanDate(_ text: String) -> Timestamp? {
     else { return nil }
     let zone = String(decoding: bytes[19...], as: UTF8.self).trimmingSpaces()
     guard ["Etc/GMT", "GMT", "UTC", "Z", ""].contains(zone) else { return nil }
-    func number(_ range: Range<Int>) -> Int64? {
-        var value: Int64 = 0
-        for i in range {
-            guard isDigit(bytes[i]) else { return nil }
-            value = value * 10 + Int64(bytes[i] - 0x30)
-        }
-        return value
-    }
+    func number(_ range: Range<Int>) -> Int64? { decimal(bytes, range) }
     guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
         let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
         (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
@@ -245,4 +238,15 @@ extension String {
         while scalars.last == " " { scalars.removeLast() }
         return String(scalars)
     }
+}
+
+/// The decimal number in `bytes[range]`, or `nil` when the range is out of bounds or holds a non-digit.
+func decimal(_ bytes: [UInt8], _ range: Range<Int>) -> Int64? {
+    guard range.upperBound <= bytes.count else { return nil }
+    var value: Int64 = 0
+    for i in range {
+        guard isDigit(bytes[i]) else { return nil }
+        value = value * 10 + Int64(bytes[i] - 0x30)
+    }
+    return value
 }

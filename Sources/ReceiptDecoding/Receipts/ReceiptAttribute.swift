@@ -114,14 +114,7 @@ enum RFC3339 {
             b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t") || b[10] == UInt8(ascii: " "),
             b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":")
         else { return nil }
-        func number(_ range: Range<Int>) -> Int64? {
-            var value: Int64 = 0
-            for i in range {
-                guard i < b.count, isDigit(b[i]) else { return nil }
-                value = value * 10 + Int64(b[i] - 0x30)
-            }
-            return value
-        }
+        func number(_ range: Range<Int>) -> Int64? { decimal(b, range) }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
