@@ -40,6 +40,19 @@ struct DataOptions: ParsableArguments {
         return ledger
     }
 
+    /// Opens the ledger, runs `body`, and closes the ledger whatever happens.
+    func withLedger<T>(now: Timestamp, _ body: (SQLLedger) async throws -> T) async throws -> T {
+        let ledger = try await open(now: now)
+        do {
+            let result = try await body(ledger)
+            try await ledger.close()
+            return result
+        } catch {
+            try? await ledger.close()
+            throw error
+        }
+    }
+
     func loadCatalog() throws -> Catalog {
         guard let catalog else { return Catalog() }
         do {

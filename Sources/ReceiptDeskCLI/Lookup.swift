@@ -33,11 +33,13 @@ struct Lookup: AsyncParsableCommand {
 
     func run() async throws {
         let now = currentTimestamp()
+        try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+    }
+
+    private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
         let catalog = try data.loadCatalog()
         let rules = try data.loadRules()
-        let ledger = try await data.open(now: now)
-        defer { Task { try? await ledger.close() } }
         try await ledger.refreshFlags(rules: rules, now: now)
         guard let customer = try await ledger.customerId(matching: id) else {
             FileHandle.standardError.write(Data("receiptdesk: no customer matches \(safe(id))\n".utf8))

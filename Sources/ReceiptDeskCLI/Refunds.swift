@@ -58,8 +58,10 @@ struct Refunds: AsyncParsableCommand {
 
     func run() async throws {
         let now = currentTimestamp()
-        let ledger = try await data.open(now: now)
-        defer { Task { try? await ledger.close() } }
+        try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+    }
+
+    private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         try await ledger.refreshFlags(rules: try data.loadRules(), now: now)
         let from = since.map { text in
             Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
@@ -139,8 +141,10 @@ struct Triage: AsyncParsableCommand {
 
     func run() async throws {
         let now = currentTimestamp()
-        let ledger = try await data.open(now: now)
-        defer { Task { try? await ledger.close() } }
+        try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+    }
+
+    private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let action = acknowledge ? "ack" : resolve ? "resolve" : "reopen"
         let who = operatorName ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
         do {
