@@ -50,6 +50,7 @@ struct Lookup: AsyncParsableCommand {
         let entitlements = history.entitlements(at: instant, catalog: catalog)
         let timeline = history.timeline(upTo: instant, catalog: catalog)
         let flags = try await ledger.flags(FlagQuery(customerId: records.id, limit: 500))
+        let notes = try await ledger.triageLog(flagId: nil, customerId: records.id).filter { $0.action == "note" }
         let output = Output()
         if json {
             var w = JSONWriter()
@@ -66,6 +67,7 @@ struct Lookup: AsyncParsableCommand {
             w.endArray()
             w.endObject()
             w.int("at", instant.millisecondsSince1970)
+            w.facts(history.facts(at: instant))
             w.beginArray("entitlements")
             for e in entitlements { w.entitlement(e) }
             w.endArray()
@@ -75,12 +77,25 @@ struct Lookup: AsyncParsableCommand {
             w.beginArray("flags")
             for flag in flags { w.flag(flag, full: false) }
             w.endArray()
+            w.beginArray("notes")
+            for note in notes {
+                w.beginObject()
+                w.int("at", note.at.millisecondsSince1970)
+                w.string("operator", note.operatorName)
+                w.string("note", note.note)
+                w.endObject()
+            }
+            w.endArray()
             w.endObject()
             w.newline()
             output.write(w.bytes)
         } else {
             output.line("customer C\(records.id)  at \(instant.iso8601)")
             for identifier in records.identifiers { output.line("  \(identifier.kind)  \(safe(identifier.value))") }
+            let facts = history.facts(at: instant)
+            let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMoney($0.value)) \(safe($0.key))" }.joined(separator: ", ")
+            output.line("  first seen \(facts.firstSeen?.iso8601 ?? "-")  environments \(facts.environments.joined(separator: ", "))")
+            output.line("  \(facts.transactionCount) transactions, \(facts.refundCount) refunded, net spend \(spend.isEmpty ? "unknown (no prices)" : spend)")
             output.line("")
             output.line("entitlements")
             for e in entitlements {
@@ -99,6 +114,9 @@ struct Lookup: AsyncParsableCommand {
             output.line("")
             output.line("flags")
             if flags.isEmpty { output.line("  none") }
+            for note in notes {
+                output.line("  note \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))")
+            }
             for flag in flags {
                 output.line("  \(flag.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
             }
@@ -107,7 +125,30 @@ struct Lookup: AsyncParsableCommand {
     }
 }
 
+/// Milliunits as an amount: 9990 -> 9.99.
+func formatMoney(_ milliunits: Int64) -> String {
+    let cents = (milliunits.magnitude + 5) / 10
+    return (milliunits < 0 ? "-" : "") + "\(cents / 100)." + (cents % 100 < 10 ? "0" : "") + "\(cents % 100)"
+}
+
 extension JSONWriter {
+    mutating func facts(_ facts: CustomerFacts) {
+        beginObject("summary")
+        beginObject("netSpend")
+        for (currency, amount) in facts.netSpend.sorted(by: { $0.key < $1.key }) { int(currency, amount) }
+        endObject()
+        beginObject("refunded")
+        for (currency, amount) in facts.refunded.sorted(by: { $0.key < $1.key }) { int(currency, amount) }
+        endObject()
+        int("firstSeen", facts.firstSeen?.millisecondsSince1970)
+        beginArray("environments")
+        for environment in facts.environments { string(nil, environment) }
+        endArray()
+        int("transactions", facts.transactionCount)
+        int("refunds", facts.refundCount)
+        endObject()
+    }
+
     mutating func entitlement(_ e: Entitlement) {
         beginObject()
         string("name", e.name)

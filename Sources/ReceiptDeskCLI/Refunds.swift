@@ -62,7 +62,8 @@ struct Refunds: AsyncParsableCommand {
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
-        try await ledger.refreshFlags(rules: try data.loadRules(), now: now)
+        let rules = try data.loadRules()
+        try await ledger.refreshFlags(rules: rules, now: now)
         let from = since.map { text in
             Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
         }
@@ -86,6 +87,8 @@ struct Refunds: AsyncParsableCommand {
                 output.line(fields.map(csvField).joined(separator: ","))
             }
         } else {
+            let outcomes = rules.outcomes(refunds: try await ledger.refundFacts(), notifications: try await ledger.refundNotificationFacts(), now: now)
+            output.line("refunds: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
             if flags.isEmpty { output.line("no flags") }
             for f in flags {
                 output.line("\(f.at.iso8601)  \(f.severity.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
@@ -159,6 +162,34 @@ struct Triage: AsyncParsableCommand {
             }
         } catch let error as LedgerError {
             throw CLIError(message: error.message, code: error.code == "notFound" ? 1 : 2)
+        }
+    }
+}
+
+/// `receiptdesk note ID TEXT`: attach a note to a customer, in the append-only triage log.
+struct Note: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Attach a note to a customer (found by any id).")
+
+    @Argument(help: "Any id of the customer.")
+    var id: String
+
+    @Argument(help: "The note.")
+    var text: String
+
+    @Option(name: .customLong("operator"), help: "Who is writing (default: $USER).")
+    var operatorName: String?
+
+    @OptionGroup var data: DataOptions
+
+    func run() async throws {
+        let now = currentTimestamp()
+        try await data.withLedger(now: now) { ledger in
+            guard let customer = try await ledger.customerId(matching: id) else {
+                throw CLIError(message: "no customer matches \(safe(id))", code: 1)
+            }
+            let who = operatorName ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+            try await ledger.noteCustomer(customer, operatorName: who, note: text, now: now)
+            print("noted on C\(customer) by \(safe(who))")
         }
     }
 }

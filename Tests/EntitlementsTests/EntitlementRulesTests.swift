@@ -244,4 +244,30 @@ struct EntitlementRulesTests {
         #expect(event.seenAt == B.at(2))
         #expect(event.learnedLate)
     }
+
+    @Test("lifetime spend is net of refunds (prorated by percentage), with first seen and environments")
+    func facts() {
+        func paid(_ id: String, price: Int64, currency: String = "USD", day: Int64, refund: Int64? = nil) -> Transaction {
+            var t = Transaction(transactionId: id)
+            t.price = price
+            t.currency = currency
+            t.environment = .production
+            t.purchaseDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day)
+            if let refund {
+                t.revocationDate = t.purchaseDate!.adding(milliseconds: B.hour)
+                t.revocationPercentage = refund
+            }
+            return t
+        }
+        let h = CustomerHistory(transactions: [
+            paid("1", price: 9990, day: 0), paid("2", price: 9990, day: 30, refund: 50_000), paid("3", price: 4990, currency: "EUR", day: 60, refund: 100_000),
+        ])
+        let facts = h.facts(at: B.at(100))
+        #expect(facts.netSpend == ["USD": 14985, "EUR": 0])
+        #expect(facts.refunded == ["USD": 4995, "EUR": 4990])
+        #expect(facts.refundCount == 2)
+        #expect(facts.firstSeen == B.at(0))
+        #expect(facts.environments == ["Production"])
+        #expect(h.facts(at: B.at(10)).netSpend == ["USD": 9990])
+    }
 }

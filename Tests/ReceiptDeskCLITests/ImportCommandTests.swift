@@ -163,6 +163,15 @@ struct LookupCommandTests {
         #expect(human.stdout.contains("REVOKED"))
         #expect(human.stdout.contains("refunded"))
         #expect(try Binary.run(["lookup", "nobody", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        #expect(try Binary.run(["note", "w501", "called about a double charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
+        let noted = try Binary.json(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)
+        let notes = try #require(noted["notes"] as? [[String: Any]])
+        #expect(notes.first?["note"] as? String == "called about a double charge")
+        #expect(notes.first?["operator"] as? String == "ana")
+        let summary = try #require(noted["summary"] as? [String: Any])
+        #expect(summary["transactions"] as? Int == 2)
+        #expect(summary["refunds"] as? Int == 1)
+        #expect(summary["environments"] as? [String] == ["Production"])
         #expect(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--at", "yesterday"]).status == 2)
     }
 
