@@ -195,4 +195,16 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", "no-such-flag", "--ack", "--ledger", "sqlite:\(ledger)"]).status == 1)
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
     }
+
+    @Test("--files decodes files into an in-memory ledger: nothing needs importing first")
+    func filesInMemory() throws {
+        let file = "\(Binary.corpus)/imdhemy__laravel-in-app-purchases/appstore-server-notification.json"
+        let result = try Binary.run(["lookup", "1000000746095599", "--files", file, "--at", "2020-11-25T08:27:00Z", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let states = (try Binary.json(result.stdout)["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+        #expect(states == ["active"])
+        let refunds = try Binary.run(["refunds", "--files", file, "--json"])
+        #expect(refunds.status == 0)
+        #expect(refunds.stdout.isEmpty)
+    }
 }
