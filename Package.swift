@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Samples"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Entitlements", "Samples"]),
         .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI", "Ledger", "LedgerSQLite"]),
     ],
     swiftLanguageModes: [.v6]

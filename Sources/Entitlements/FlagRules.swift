@@ -109,11 +109,13 @@ public struct NotificationFact: Sendable {
     }
 }
 
-/// A flag a rule raised: a stable id (the same facts always give the same id), severity and detail.
-public struct FlagFinding: Hashable, Sendable {
+/// A refund flag: a rule's finding with a stable id (the same facts always give the same id), and
+/// its triage status (`open`, `acknowledged`, `resolved`) once stored.
+public struct RefundFlag: Hashable, Sendable {
     public var id: String
     public var rule: String
     public var severity: Severity
+    public var status: String
     public var customerId: Int64?
     public var transactionId: String?
     public var productId: String?
@@ -121,6 +123,23 @@ public struct FlagFinding: Hashable, Sendable {
     public var currency: String?
     public var at: Timestamp
     public var detail: String
+
+    public init(
+        id: String, rule: String, severity: Severity, status: String = "open", customerId: Int64?, transactionId: String?,
+        productId: String?, amount: Int64?, currency: String?, at: Timestamp, detail: String
+    ) {
+        self.id = id
+        self.rule = rule
+        self.severity = severity
+        self.status = status
+        self.customerId = customerId
+        self.transactionId = transactionId
+        self.productId = productId
+        self.amount = amount
+        self.currency = currency
+        self.at = at
+        self.detail = detail
+    }
 }
 
 /// Refund outcome counts for the overview.
@@ -133,11 +152,11 @@ public struct RefundOutcomes: Hashable, Sendable {
 
 extension FlagRules {
     /// Runs every enabled rule over the ledger's refunds and notifications at `now`.
-    public func evaluate(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> [FlagFinding] {
-        var findings: [FlagFinding] = []
+    public func evaluate(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> [RefundFlag] {
+        var findings: [RefundFlag] = []
         func raise(_ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil, _ detail: String) {
             guard !disabled.contains(rule) else { return }
-            findings.append(FlagFinding(
+            findings.append(RefundFlag(
                 id: "\(rule):\(id)", rule: rule, severity: severities[rule] ?? .medium, customerId: customer,
                 transactionId: t?.transactionId, productId: product ?? t?.productId, amount: t?.price, currency: t?.currency,
                 at: at, detail: detail))

@@ -55,15 +55,10 @@ extension SQLLedger {
 
     /// Runs the refund rules over the ledger and stores what they find; flags keep their triage status.
     @discardableResult
-    public func refreshFlags(rules: FlagRules, now: Timestamp) async throws -> [FlagFinding] {
+    public func refreshFlags(rules: FlagRules, now: Timestamp) async throws -> [RefundFlag] {
         let findings = rules.evaluate(refunds: try await refundFacts(), notifications: try await refundNotificationFacts(), now: now)
-        try await saveFlags(
-            findings.map {
-                FlagRecord(
-                    id: $0.id, rule: $0.rule, severity: $0.severity.rawValue, customerId: $0.customerId,
-                    transactionId: $0.transactionId, productId: $0.productId, amount: $0.amount, currency: $0.currency, at: $0.at,
-                    detail: $0.detail)
-            }, now: now)
+        try await saveFlags(findings, now: now)
         return findings
     }
+
 }

@@ -111,38 +111,6 @@ public struct CustomerRecords: Sendable {
     public var notifications: [(notification: Notification, seenAt: Timestamp, transactionId: String?)]
 }
 
-/// A refund flag as stored.
-public struct FlagRecord: Sendable, Equatable {
-    public var id: String
-    public var rule: String
-    public var severity: String
-    public var status: String
-    public var customerId: Int64?
-    public var transactionId: String?
-    public var productId: String?
-    public var amount: Int64?
-    public var currency: String?
-    public var at: Timestamp
-    public var detail: String
-
-    public init(
-        id: String, rule: String, severity: String, status: String = "open", customerId: Int64?, transactionId: String?,
-        productId: String?, amount: Int64?, currency: String?, at: Timestamp, detail: String
-    ) {
-        self.id = id
-        self.rule = rule
-        self.severity = severity
-        self.status = status
-        self.customerId = customerId
-        self.transactionId = transactionId
-        self.productId = productId
-        self.amount = amount
-        self.currency = currency
-        self.at = at
-        self.detail = detail
-    }
-}
-
 /// A filter over flags.
 public struct FlagQuery: Sendable {
     public var status: String?

@@ -1,3 +1,4 @@
+import Entitlements
 import ReceiptDecoding
 import ReceiptModel
 
@@ -14,7 +15,7 @@ public protocol LedgerReading: Sendable {
     /// One transaction by id, with its sources.
     func transaction(_ id: String) async throws -> Transaction?
     /// Flags matching a query, newest first.
-    func flags(_ query: FlagQuery) async throws -> [FlagRecord]
+    func flags(_ query: FlagQuery) async throws -> [RefundFlag]
     /// The triage log of a flag or a customer, oldest first.
     func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
     /// Imported sources, newest first.
@@ -82,7 +83,7 @@ extension SQLLedger: LedgerReading {
         }
     }
 
-    public func flags(_ query: FlagQuery) async throws -> [FlagRecord] {
+    public func flags(_ query: FlagQuery) async throws -> [RefundFlag] {
         try await database.read { c in try Queries.flags(c, query, id: nil) }
     }
 
@@ -259,7 +260,7 @@ enum Queries {
             notifications: notifications)
     }
 
-    static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [FlagRecord] {
+    static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
         if let id {
@@ -289,8 +290,9 @@ enum Queries {
             FROM flags \(filter) ORDER BY at DESC, id LIMIT ?
             """, arguments + [.of(query.limit)]
         ).map { row in
-            FlagRecord(
-                id: row[0].text ?? "", rule: row[1].text ?? "", severity: row[2].text ?? "", status: row[3].text ?? "",
+            RefundFlag(
+                id: row[0].text ?? "", rule: row[1].text ?? "", severity: Severity(rawValue: row[2].text ?? "") ?? .medium,
+                status: row[3].text ?? "",
                 customerId: row[4].int, transactionId: row[5].text, productId: row[6].text, amount: row[7].int,
                 currency: row[8].text, at: Timestamp(millisecondsSince1970: row[9].int ?? 0), detail: row[10].text ?? "")
         }

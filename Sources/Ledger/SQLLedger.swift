@@ -1,3 +1,4 @@
+import Entitlements
 import ReceiptDecoding
 import ReceiptModel
 
@@ -91,7 +92,7 @@ public final class SQLLedger: Sendable {
     // MARK: Flags and triage
 
     /// Stores flags the rules found; a flag already known keeps its status and history.
-    public func saveFlags(_ flags: [FlagRecord], now: Timestamp) async throws {
+    public func saveFlags(_ flags: [RefundFlag], now: Timestamp) async throws {
         guard !flags.isEmpty else { return }
         try await database.write { c in
             for flag in flags {
@@ -103,7 +104,7 @@ public final class SQLLedger: Sendable {
                         customer_id = excluded.customer_id, amount = excluded.amount
                     """,
                     [
-                        .text(flag.id), .text(flag.rule), .text(flag.severity), .of(flag.customerId), .of(flag.transactionId),
+                        .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(flag.customerId), .of(flag.transactionId),
                         .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail), .of(now),
                     ])
             }
@@ -113,7 +114,7 @@ public final class SQLLedger: Sendable {
     /// Moves a flag through its lifecycle and appends the change to the triage log.
     /// - Parameter action: `ack`, `resolve` or `reopen`.
     public func triage(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
-        -> FlagRecord
+        -> RefundFlag
     {
         let target: String
         switch action {

@@ -118,7 +118,7 @@ struct Lookup: AsyncParsableCommand {
                 output.line("  note \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))")
             }
             for flag in flags {
-                output.line("  \(flag.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
+                output.line("  \(flag.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
             }
         }
         output.flush()
@@ -178,11 +178,11 @@ extension JSONWriter {
         endObject()
     }
 
-    mutating func flag(_ flag: FlagRecord, full: Bool) {
+    mutating func flag(_ flag: RefundFlag, full: Bool) {
         beginObject()
         string("id", flag.id)
         string("rule", flag.rule)
-        string("severity", flag.severity)
+        string("severity", flag.severity.rawValue)
         string("status", flag.status)
         string("transactionId", flag.transactionId)
         if full {

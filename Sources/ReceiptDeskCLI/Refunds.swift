@@ -81,7 +81,7 @@ struct Refunds: AsyncParsableCommand {
             output.line("id,rule,severity,status,customer_id,transaction_id,product_id,amount,currency,at,detail")
             for f in flags {
                 let fields = [
-                    f.id, f.rule, f.severity, f.status, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "", f.productId ?? "",
+                    f.id, f.rule, f.severity.rawValue, f.status, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "", f.productId ?? "",
                     f.amount.map(String.init) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
                 ]
                 output.line(fields.map(csvField).joined(separator: ","))
@@ -91,7 +91,7 @@ struct Refunds: AsyncParsableCommand {
             output.line("refunds: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
             if flags.isEmpty { output.line("no flags") }
             for f in flags {
-                output.line("\(f.at.iso8601)  \(f.severity.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
+                output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
                 output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Entitlements
 import Ledger
 import LedgerSQLite
 import ReceiptDecoding
@@ -117,8 +118,8 @@ struct LedgerConformanceTests {
     @Test("flags move open -> acknowledged -> resolved -> open, every change in an append-only log", arguments: Backend.available)
     func triage(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
-        let flag = FlagRecord(
-            id: "quick-refund:t1", rule: "quick-refund", severity: "high", customerId: nil, transactionId: "t1",
+        let flag = RefundFlag(
+            id: "quick-refund:t1", rule: "quick-refund", severity: .high, customerId: nil, transactionId: "t1",
             productId: "pro", amount: 9990, currency: "USD", at: testNow, detail: "refunded 3 h after purchase")
         try await ledger.saveFlags([flag], now: testNow)
         try await ledger.saveFlags([flag], now: testNow)  // found again: no second flag, status kept
