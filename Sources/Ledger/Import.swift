@@ -45,26 +45,30 @@ struct BatchWriter {
             let status: String
             if !record.isOK {
                 status = "rejected"
-                counts.rejected += 1
             } else if knownHashes.contains(hash) {
                 status = "duplicate"
-                counts.duplicate += 1
             } else {
                 status = "imported"
-                counts.imported += 1
                 knownHashes.insert(hash)
             }
-            counts.read += 1
-            let rawId = try c.insert(
+            // A second importer of the same file may have written this record already: it is theirs.
+            guard let rawId = try c.insert(
                 """
                 INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_hash, error_code, error_message, raw)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, record_index) DO NOTHING
                 """,
                 [
                     .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
                     .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
                     record.isOK ? .null : .blob(input.bytes),
                 ])
+            else { continue }
+            counts.read += 1
+            switch status {
+            case "imported": counts.imported += 1
+            case "duplicate": counts.duplicate += 1
+            default: counts.rejected += 1
+            }
             guard status == "imported" else { continue }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.

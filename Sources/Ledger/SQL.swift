@@ -69,19 +69,17 @@ public protocol SQLConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws
     /// Runs a query and returns every row as values in column order.
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]]
-    /// Runs an `INSERT` into a table with an `id` key and returns the new row's id.
-    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64
+    /// Runs an `INSERT` into a table with an `id` key and returns the new row's id, or `nil` when an
+    /// `ON CONFLICT ... DO NOTHING` clause left the row out.
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64?
 }
 
 extension SQLConnection {
     public func execute(_ sql: String) throws { try execute(sql, []) }
 
     /// `INSERT ... RETURNING id`, for servers that have it and no cheaper way.
-    public func insertReturningId(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
-        guard let id = try query(sql + " RETURNING id", arguments).first?.first?.int else {
-            throw LedgerError(code: "internal", message: "the insert returned no id")
-        }
-        return id
+    public func insertReturningId(_ sql: String, _ arguments: [SQLValue]) throws -> Int64? {
+        try query(sql + " RETURNING id", arguments).first?.first?.int
     }
 
     /// The first column of the first row.

@@ -41,9 +41,10 @@ public final class SQLLedger: Sendable {
                 let last = try c.scalar("SELECT MAX(record_index) FROM raw_records WHERE source_id = ?", [.int(id)])?.int
                 return .started(sourceId: id, resumeAfter: last.map(Int.init))
             }
-            let id = try c.insert(
+            guard let id = try c.insert(
                 "INSERT INTO sources (path, sha256, size, started_at) VALUES (?, ?, ?, ?)",
                 [.text(info.path), .text(info.sha256), .int(info.size), .of(now)])
+            else { throw LedgerError(code: "internal", message: "no id for the new source") }
             return .started(sourceId: id, resumeAfter: nil)
         }
     }

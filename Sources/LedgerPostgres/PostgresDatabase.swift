@@ -134,7 +134,7 @@ final class PGConnection: SQLConnection {
         _ = try run(sql, arguments)
     }
 
-    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64? {
         try insertReturningId(sql, arguments)
     }
 

@@ -118,8 +118,9 @@ final class GRDBConnection: SQLConnection {
         }
     }
 
-    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64? {
         try execute(sql, arguments)
+        guard sqlite3_changes(db.sqliteConnection) > 0 else { return nil }
         return sqlite3_last_insert_rowid(db.sqliteConnection)
     }
 

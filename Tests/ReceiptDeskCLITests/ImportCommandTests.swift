@@ -126,6 +126,32 @@ struct ImportCommandTests {
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("imported 5000"))
     }
+
+    @Test("two importers of the same file at once share the work; the reconciliation adds up")
+    func sameFileTwice() async throws {
+        let ledgerPath = Self.temporary("same.sqlite")
+        let input = Self.temporary("same.ndjson")
+        Self.writeTransactions(count: 20_000, to: input, prefix: "s")
+        #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "\(Binary.corpus)/aporat__store-receipt-validator/serverNotificationRequest.json"]).status == 0)
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: Binary.path)
+        first.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "500", input]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let second = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "500", input])
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(second.status == 0, "\(second.stderr)")
+        let database = try SQLiteDatabase.open(path: ledgerPath)
+        let (transactions, records) = try await database.read { c in
+            (try c.scalar("SELECT COUNT(*) FROM transactions WHERE transaction_id LIKE 's%'")?.int ?? -1,
+             try c.scalar("SELECT COUNT(*) FROM raw_records r JOIN sources s ON s.id = r.source_id WHERE s.path LIKE '%same.ndjson'")?.int ?? -1)
+        }
+        try await database.close()
+        #expect(transactions == 20_000)
+        #expect(records == 20_000)
+    }
 }
 
 @Suite("lookup, refunds and triage, as support and on-call run them", .serialized)
