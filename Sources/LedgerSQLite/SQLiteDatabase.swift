@@ -29,6 +29,7 @@ public final class SQLiteDatabase: SQLDatabase {
         configuration.prepareDatabase { db in
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA page_size = 16384")
                 try db.execute(sql: "PRAGMA cache_size = -131072")
                 try db.execute(sql: "PRAGMA temp_store = MEMORY")
             }
