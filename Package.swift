@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Entitlements", "Samples"]),
-        .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI", "Ledger", "LedgerSQLite"]),
+        .testTarget(name: "ReceiptDeskCLITests", dependencies: ["ReceiptDeskCLI", "Ledger", "LedgerSQLite", "Samples"]),
     ],
     swiftLanguageModes: [.v6]
 )

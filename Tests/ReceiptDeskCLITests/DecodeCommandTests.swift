@@ -1,4 +1,5 @@
 import Foundation
+import Samples
 import Testing
 
 @Suite("receiptdesk decode, as a user runs it")
@@ -73,5 +74,30 @@ struct DecodeCommandTests {
         #expect(result.status == 0)
         #expect(try Binary.json(result.lines[0])["verification"] as? String == "skipped")
         #expect(result.stderr.contains("NOT checked"))
+    }
+
+    @Test("--trust-root takes PEM or DER; --bundle-id and --environment reject what does not match")
+    func trustRoots() throws {
+        let ca = try TestCA(.init(seed: "cli-trust"))
+        let jws = JWSSigner(ca: ca).sign(json: #"{"transactionId":"77","bundleId":"com.example","environment":"Sandbox","signedDate":1740816000000}"#)
+        let input = ImportCommandTests.temporary("signed.jws")
+        FileManager.default.createFile(atPath: input, contents: Data(jws.utf8))
+        let pem = ImportCommandTests.temporary("root.pem")
+        FileManager.default.createFile(atPath: pem, contents: Data(ca.rootPEM.utf8))
+        let der = ImportCommandTests.temporary("root.der")
+        FileManager.default.createFile(atPath: der, contents: Data(ca.rootDER))
+        let untrusted = try Binary.run(["decode", "--json", input])
+        #expect(untrusted.status == 1)
+        #expect(try Binary.json(untrusted.stdout)["verification"] as? String == "failed")
+        for root in [pem, der] {
+            let trusted = try Binary.run(["decode", "--json", "--trust-root", root, input])
+            #expect(trusted.status == 0)
+            #expect(try Binary.json(trusted.stdout)["verification"] as? String == "verified")
+        }
+        let wrongBundle = try Binary.run(["decode", "--json", "--trust-root", pem, "--bundle-id", "com.other", input])
+        #expect(((try Binary.json(wrongBundle.stdout)["error"]) as? [String: Any])?["code"] as? String == "wrongBundle")
+        let wrongEnvironment = try Binary.run(["decode", "--json", "--trust-root", pem, "--environment", "PRODUCTION", input])
+        #expect(((try Binary.json(wrongEnvironment.stdout)["error"]) as? [String: Any])?["code"] as? String == "wrongEnvironment")
+        #expect(try Binary.run(["decode", "--trust-root", input, input]).status == 2)
     }
 }
