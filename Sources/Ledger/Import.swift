@@ -51,18 +51,26 @@ struct BatchWriter {
                 status = "imported"
                 knownHashes.insert(hash)
             }
-            // A second importer of the same file may have written this record already: it is theirs.
-            guard let rawId = try c.insert(
-                """
+            let rawSQL = """
                 INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_hash, error_code, error_message, raw)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, record_index) DO NOTHING
-                """,
-                [
-                    .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
-                    .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
-                    record.isOK ? .null : .blob(input.bytes),
-                ])
-            else { continue }
+                """
+            let rawValues: [SQLValue] = [
+                .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
+                .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
+                record.isOK ? .null : .blob(input.bytes),
+            ]
+            let needsId = status == "imported" && (!record.renewalInfos.isEmpty || record.notification != nil)
+            var rawId: Int64 = 0
+            if needsId {
+                // A second importer of the same file may have written this record already: it is theirs.
+                guard let id = try c.insert(rawSQL, rawValues) else { continue }
+                rawId = id
+            } else {
+                // Nothing refers to this row: let a pipelining backend send it without waiting. (A record
+                // another importer already wrote is left alone; its transactions merge idempotently.)
+                try c.executeDeferred(rawSQL, rawValues)
+            }
             counts.read += 1
             switch status {
             case "imported": counts.imported += 1
@@ -88,7 +96,7 @@ struct BatchWriter {
                 if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
             }
             for r in record.renewalInfos {
-                try c.execute(
+                try c.executeDeferred(
                     "INSERT INTO renewal_infos (original_transaction_id, signed_date, seen_at, raw_record_id, canonical) VALUES (?, ?, ?, ?, ?)",
                     [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
                 if let original = r.originalTransactionId {
@@ -100,7 +108,7 @@ struct BatchWriter {
                 let transaction = record.transactions.first
                 let original = transaction?.originalTransactionId ?? n.originalTransactionId
                     ?? record.renewalInfos.first?.originalTransactionId
-                try c.execute(
+                try c.executeDeferred(
                     """
                     INSERT INTO notifications (notification_uuid, version, notification_type, subtype, signed_date, seen_at, original_transaction_id, transaction_id, raw_record_id, canonical)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
@@ -123,6 +131,7 @@ struct BatchWriter {
             try write(entry.transaction, firstSeen: entry.firstSeen, exists: entry.exists)
         }
         try linker.flush()
+        try c.flush()
         return counts
     }
 
@@ -134,7 +143,7 @@ struct BatchWriter {
             .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
         ]
         if exists {
-            try connection.execute(
+            try connection.executeDeferred(
                 """
                 UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
                     product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
@@ -142,7 +151,7 @@ struct BatchWriter {
                 WHERE transaction_id = ?
                 """, values + [.text(t.transactionId)])
         } else {
-            try connection.execute(
+            try connection.executeDeferred(
                 """
                 INSERT INTO transactions (original_transaction_id, web_order_line_item_id, app_account_token, product_id, type,
                     purchase_date, expires_date, revocation_date, revocation_reason, environment, price, currency, signed_date,
@@ -213,7 +222,7 @@ struct CustomerLinker {
             }
         }
         for id in created {
-            try c.execute("INSERT INTO customers (id, created_at) VALUES (?, ?)", [.int(id), .of(now)])
+            try c.executeDeferred("INSERT INTO customers (id, created_at) VALUES (?, ?)", [.int(id), .of(now)])
         }
         for (loser, _) in parent {
             let root = find(loser)
@@ -222,7 +231,7 @@ struct CustomerLinker {
             try c.execute("UPDATE flags SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
         }
         for identifier in dirty {
-            try c.execute(
+            try c.executeDeferred(
                 "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id",
                 [.text(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))])
         }

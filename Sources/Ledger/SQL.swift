@@ -67,8 +67,12 @@ public protocol SQLConnection: AnyObject {
     var dialect: SQLDialect { get }
     /// Runs a statement that returns no rows.
     func execute(_ sql: String, _ arguments: [SQLValue]) throws
+    /// Like ``execute(_:_:)``, but the backend may send it without waiting for the answer.
+    func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws
     /// Runs a query and returns every row as values in column order.
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]]
+    /// Statements sent but not yet confirmed (pipelining backends); the rest return at once.
+    func flush() throws
     /// Runs an `INSERT` into a table with an `id` key and returns the new row's id, or `nil` when an
     /// `ON CONFLICT ... DO NOTHING` clause left the row out.
     func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64?
@@ -76,6 +80,12 @@ public protocol SQLConnection: AnyObject {
 
 extension SQLConnection {
     public func execute(_ sql: String) throws { try execute(sql, []) }
+
+    /// Runs a statement whose outcome is not needed before the next read: a backend may pipeline it and
+    /// report its failure at the next query or at commit. By default it runs at once.
+    public func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
+        try execute(sql, arguments)
+    }
 
     /// `INSERT ... RETURNING id`, for servers that have it and no cheaper way.
     public func insertReturningId(_ sql: String, _ arguments: [SQLValue]) throws -> Int64? {

@@ -119,6 +119,12 @@ final class GRDBConnection: SQLConnection {
         }
     }
 
+    func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
+        try execute(sql, arguments)
+    }
+
+    func flush() throws {}
+
     func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64? {
         try execute(sql, arguments)
         guard sqlite3_changes(db.sqliteConnection) > 0 else { return nil }
