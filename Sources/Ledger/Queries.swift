@@ -261,28 +261,14 @@ enum Queries {
     }
 
     static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
-        var conditions: [String] = []
-        var arguments: [SQLValue] = []
-        if let id {
-            conditions.append("id = ?")
-            arguments.append(.text(id))
-        }
-        if let status = query.status {
-            conditions.append("status = ?")
-            arguments.append(.text(status))
-        }
-        if let rule = query.rule {
-            conditions.append("rule = ?")
-            arguments.append(.text(rule))
-        }
-        if let since = query.since {
-            conditions.append("at >= ?")
-            arguments.append(.of(since))
-        }
-        if let customer = query.customerId {
-            conditions.append("customer_id = ?")
-            arguments.append(.int(customer))
-        }
+        let filters: [(clause: String, value: SQLValue?)] = [
+            ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map(SQLValue.text)),
+            ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
+            ("customer_id = ?", query.customerId.map(SQLValue.int)),
+        ]
+        let used = filters.filter { $0.value != nil }
+        let conditions = used.map(\.clause)
+        let arguments = used.compactMap(\.value)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try c.query(
             """

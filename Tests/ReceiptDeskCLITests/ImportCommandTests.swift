@@ -9,6 +9,17 @@ struct ImportCommandTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("rd-\(UUID().uuidString)-\(name)").path
     }
 
+    /// Starts the real binary in the background, its output discarded.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// NDJSON of decoded transaction payloads: small records, many of them.
     static func writeTransactions(count: Int, to path: String, prefix: String = "k") {
         var text = ""
@@ -56,12 +67,7 @@ struct ImportCommandTests {
         Self.writeTransactions(count: count, to: input)
         let ledgerPath = Self.temporary("kill.sqlite")
         let batch = 500
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.start(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
         // A reader works while the import writes (WAL); kill once some batches are in.
         var seen: Int64 = 0
         let deadline = Date().addingTimeInterval(60)
@@ -114,12 +120,7 @@ struct ImportCommandTests {
         Self.writeTransactions(count: 5_000, to: b, prefix: "b")
         // Create the ledger first so both start against the same schema.
         #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "\(Binary.corpus)/aporat__store-receipt-validator/serverNotificationRequest.json"]).status == 0)
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: Binary.path)
-        first.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", a]
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try Self.start(["import", "--ledger", "sqlite:\(ledgerPath)", a])
         let second = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", b])
         first.waitUntilExit()
         #expect(first.terminationStatus == 0)
@@ -133,12 +134,7 @@ struct ImportCommandTests {
         let input = Self.temporary("same.ndjson")
         Self.writeTransactions(count: 20_000, to: input, prefix: "s")
         #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "\(Binary.corpus)/aporat__store-receipt-validator/serverNotificationRequest.json"]).status == 0)
-        let first = Process()
-        first.executableURL = URL(fileURLWithPath: Binary.path)
-        first.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "500", input]
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try Self.start(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "500", input])
         let second = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "500", input])
         first.waitUntilExit()
         #expect(first.terminationStatus == 0)
