@@ -46,10 +46,14 @@ struct BadInputTests {
         #expect(bad.raw == Array(testCase.record.utf8))
     }
 
-    @Test("an empty input yields no records; a blank record is not invented")
+    @Test("an empty input is reported as one rejected record, never skipped silently")
     func emptyInput() async {
-        #expect(await decodeText("").isEmpty)
-        #expect(await decodeText("\n\n  \n").isEmpty)
+        for text in ["", "\n\n  \n"] {
+            let records = await decodeText(text)
+            #expect(records.count == 1)
+            #expect(records.first?.error?.code == "emptyInput")
+        }
+        #expect(await decodeText("{\"status\":21006}\n\n").count == 1)
     }
 
     @Test("nesting deeper than the bound is refused, not recursed into")

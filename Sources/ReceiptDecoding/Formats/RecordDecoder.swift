@@ -44,7 +44,7 @@ public struct RecordDecoder: Sendable {
         _ bytes: [UInt8], provenance: Provenance, notes: DecodeNotes, kind: inout RecordKind
     ) async throws -> DecodedRecord {
         guard let first = bytes.first(where: { !isWhitespace($0) }) else {
-            throw RecordError(code: "emptyInput", message: "the record is empty")
+            throw RecordError(code: "emptyInput", message: bytes.isEmpty ? "the input is empty: it holds no record" : "the record holds only white space")
         }
         if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
             let value = try JSONParser.parse(bytes)

@@ -119,7 +119,17 @@ public struct RecordSplitter: Sendable {
     }
 
     /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
+    /// An input with no record at all yields one empty record, so an empty file is reported, not skipped.
     public mutating func finish() -> [Piece] {
+        var pieces = finishOpenRecord()
+        if pieces.isEmpty && nextIndex == 0 {
+            pieces = [Piece(bytes: [], index: 0, offset: 0, oversize: false)]
+            nextIndex = 1
+        }
+        return pieces
+    }
+
+    private mutating func finishOpenRecord() -> [Piece] {
         guard inRecord else { return [] }
         if mode == .blob || mode == .ndjson || mode == .jwsLines || mode == .firstLine {
             while let last = current.last, isWhitespace(last) { current.removeLast() }
