@@ -48,7 +48,7 @@ struct Decode: AsyncParsableCommand {
             }
         }
         if !json {
-            output.line("\(total) records: \(total - rejected) ok, \(rejected) rejected")
+            output.line("\(total) record\(total == 1 ? "" : "s"): \(total - rejected) ok, \(rejected) rejected")
         }
         output.flush()
         if rejected > 0 { throw ExitCode(1) }

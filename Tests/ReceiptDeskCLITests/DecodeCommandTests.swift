@@ -46,7 +46,7 @@ struct DecodeCommandTests {
         #expect(result.stdout.contains("DID_CHANGE_RENEWAL_STATUS"))
         #expect(result.stdout.contains("transaction 1000000746095599"))
         #expect(result.stdout.contains("2020-11-25T08:26:02Z"))
-        #expect(result.stdout.contains("1 records: 1 ok, 0 rejected"))
+        #expect(result.stdout.contains("1 record: 1 ok, 0 rejected"))
     }
 
     @Test("usage errors exit 2")
