@@ -40,7 +40,7 @@ struct Bench: AsyncParsableCommand {
         func report(_ key: String, _ value: Double, _ unit: String) {
             figures.append((key, value, unit))
             if !json {
-                let name = key.padding(toLength: 32, withPad: " ", startingAt: 0)
+                let name = key + String(repeating: " ", count: max(1, 34 - key.count))
                 let number = String(format: "%.1f", value)
                 print(name + String(repeating: " ", count: max(0, 12 - number.count)) + number + "  " + unit)
             }
