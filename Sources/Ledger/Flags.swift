@@ -54,11 +54,15 @@ extension SQLLedger {
     }
 
     /// Runs the refund rules over the ledger and stores what they find; flags keep their triage status.
+    /// - Returns: the flags found and the refund outcome counts, from one read of the refund facts.
     @discardableResult
-    public func refreshFlags(rules: FlagRules, now: Timestamp) async throws -> [RefundFlag] {
-        let findings = rules.evaluate(refunds: try await refundFacts(), notifications: try await refundNotificationFacts(), now: now)
-        try await saveFlags(findings, now: now)
-        return findings
+    public func refreshFlags(rules: FlagRules, now: Timestamp) async throws -> (flags: [RefundFlag], outcomes: RefundOutcomes) {
+        let refunds = try await refundFacts()
+        let notifications = try await refundNotificationFacts()
+        let flags = rules.evaluate(refunds: refunds, notifications: notifications, now: now)
+        try await saveFlags(flags, now: now)
+        return (flags, rules.outcomes(refunds: refunds, notifications: notifications, now: now))
     }
+
 
 }

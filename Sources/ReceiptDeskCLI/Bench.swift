@@ -157,7 +157,7 @@ struct Bench: AsyncParsableCommand {
         let flagClock = ContinuousClock()
         var found = 0
         let flagTime = try await flagClock.measure {
-            found = try await big.refreshFlags(rules: FlagRules(), now: now).count
+            found = try await big.refreshFlags(rules: FlagRules(), now: now).flags.count
         }
         report("flagRulesSeconds", seconds(flagTime), "s refund rules over the \(transactions)-transaction ledger (\(found) flags)")
         try await big.close()

@@ -22,7 +22,7 @@ struct DataOptions: ParsableArguments {
 
     /// Opens the ledger and applies the customer mapping.
     func open(now: Timestamp) async throws -> SQLLedger {
-        let ledger = try await source.open(verification: verification, now: now)
+        let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
         if let customers {
             for (line, entry) in try read(customers).split(separator: "\n").enumerated() {
                 let fields = entry.split(separator: ",", omittingEmptySubsequences: false).map {
@@ -62,16 +62,21 @@ struct DataOptions: ParsableArguments {
         }
     }
 
-    func loadRules() throws -> FlagRules {
-        guard let rules else { return FlagRules() }
+    func loadRules() throws -> FlagRules { try Self.loadRules(rules) }
+
+    /// The refund rules from a rules file, or the defaults.
+    static func loadRules(_ path: String?) throws -> FlagRules {
+        guard let path else { return FlagRules() }
         do {
-            return try FlagRules.parse(try read(rules))
+            return try FlagRules.parse(try read(path))
         } catch let error as CatalogError {
-            throw CLIError(message: "\(rules) \(error)", code: 2)
+            throw CLIError(message: "\(path) \(error)", code: 2)
         }
     }
 
-    private func read(_ path: String) throws -> String {
+    private func read(_ path: String) throws -> String { try Self.read(path) }
+
+    private static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(message: "cannot read \(path)", code: 2)
         }

@@ -19,6 +19,9 @@ struct Import: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The ledger: sqlite:PATH or postgres://... (default: $RECEIPTDESK_LEDGER, else the XDG data file).", valueName: "URL"))
     var ledger: String?
 
+    @Option(help: ArgumentHelp("Refund rule parameters for the flags found after the import: RULE.PARAMETER = VALUE lines.", valueName: "FILE"))
+    var rules: String?
+
     @Option(help: "Records per transaction.")
     var batchSize = 2000
 
@@ -29,14 +32,12 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let now = currentTimestamp()
-        var options = LedgerOptions()
-        options.ledger = ledger
-        let url = options.ledgerURL()
-        let store = try await LedgerOptions.open(url: url, now: now)
+        let flagRules = try DataOptions.loadRules(rules)
+        let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now)
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {
-            total = try await ImportRun(ledger: store, decoder: decoder, batchSize: batchSize).run(paths: paths, now: now)
+            total = try await ImportRun(ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize).run(paths: paths, now: now)
         } catch {
             try? await store.close()
             throw error

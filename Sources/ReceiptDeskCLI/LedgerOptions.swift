@@ -1,4 +1,5 @@
 import ArgumentParser
+import Entitlements
 import Foundation
 import Ledger
 import LedgerPostgres
@@ -20,9 +21,9 @@ struct LedgerOptions: ParsableArguments {
         help: ArgumentHelp("Decode these files or directories into an in-memory ledger instead.", valueName: "PATH"))
     var files: [String] = []
 
-    /// The ledger URL these options and the environment pick.
-    func ledgerURL(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let ledger { return ledger }
+    /// The ledger URL: the one given, else `RECEIPTDESK_LEDGER`, else the XDG data file.
+    static func ledgerURL(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit { return explicit }
         if let url = environment["RECEIPTDESK_LEDGER"], !url.isEmpty { return url }
         return "sqlite:" + Self.defaultLedgerPath(environment: environment)
     }
@@ -39,14 +40,14 @@ struct LedgerOptions: ParsableArguments {
     }
 
     /// Opens the stored ledger, or builds the in-memory one from `--files` (with a progress bar).
-    func open(verification: VerificationOptions, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+    func open(verification: VerificationOptions, rules: FlagRules, now: Timestamp) async throws -> SQLLedger {
         if !files.isEmpty {
             let ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: nil), now: now)
             let decoder = try verification.makeDecoder(now: now)
-            _ = try await ImportRun(ledger: ledger, decoder: decoder, quiet: true).run(paths: files, now: now)
+            _ = try await ImportRun(ledger: ledger, decoder: decoder, rules: rules, quiet: true).run(paths: files, now: now)
             return ledger
         }
-        return try await Self.open(url: ledgerURL(), now: now, readOnly: readOnly)
+        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now)
     }
 
     /// Opens a ledger URL; failures exit 3.
@@ -75,10 +76,12 @@ struct LedgerOptions: ParsableArguments {
     }
 }
 
-/// Imports files into a ledger with a progress bar on a terminal and a reconciliation line per file.
+/// Imports files into a ledger with a progress bar on a terminal and a reconciliation line per file,
+/// then brings the refund flags up to date, so reading commands only read.
 struct ImportRun {
     let ledger: SQLLedger
     let decoder: RecordDecoder
+    let rules: FlagRules
     var quiet = false
     var batchSize = 2000
 
@@ -109,6 +112,7 @@ struct ImportRun {
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
             }
         }
+        try await ledger.refreshFlags(rules: rules, now: now)
         return total
     }
 }

@@ -39,8 +39,6 @@ struct Lookup: AsyncParsableCommand {
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
         let catalog = try data.loadCatalog()
-        let rules = try data.loadRules()
-        try await ledger.refreshFlags(rules: rules, now: now)
         guard let customer = try await ledger.customerId(matching: id) else {
             FileHandle.standardError.write(Data("receiptdesk: no customer matches \(safe(id))\n".utf8))
             throw ExitCode(1)

@@ -63,7 +63,7 @@ struct Refunds: AsyncParsableCommand {
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let rules = try data.loadRules()
-        try await ledger.refreshFlags(rules: rules, now: now)
+        let outcomes = try await ledger.refreshFlags(rules: rules, now: now).outcomes
         let from = since.map { text in
             Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
         }
@@ -87,7 +87,6 @@ struct Refunds: AsyncParsableCommand {
                 output.line(fields.map(csvField).joined(separator: ","))
             }
         } else {
-            let outcomes = rules.outcomes(refunds: try await ledger.refundFacts(), notifications: try await ledger.refundNotificationFacts(), now: now)
             output.line("refunds: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
             if flags.isEmpty { output.line("no flags") }
             for f in flags {
