@@ -89,6 +89,9 @@ struct VerificationTests {
             JWSSigner(ca: try TestCA(.init(leafNotAfter: Timestamp.utc(year: 2024, month: 1, day: 1)))).sign(json: payload)
         },
         Forgery(name: "three dots", code: "malformed") { signer.sign(json: payload) + ".x" },
+        Forgery(name: "signedDate that is not a date", code: "notANumber") {
+            signer.sign(json: payload.replacingOccurrences(of: "\(signedDate)", with: #""soon""#))
+        },
     ]
 
     @Test("forged or malformed signed data is rejected with a specific reason", arguments: forgeries)
@@ -97,8 +100,20 @@ struct VerificationTests {
         let record = await Self.decode(try forgery.make())
         #expect(!record.isOK)
         #expect(record.error?.code == forgery.code, "\(record.error?.description ?? "accepted")")
-        #expect(record.verification == .failed || forgery.code == "malformed")
+        #expect(record.verification == .failed || ["malformed", "notANumber"].contains(forgery.code))
         #expect(record.transactions.isEmpty)
+    }
+
+    @Test("the verifier itself refuses a payload whose signedDate is not a date")
+    func verifierMalformedPayload() async throws {
+        let jws = try CompactJWS(Array(Self.signer.sign(json: #"{"transactionId":"1","signedDate":"soon"}"#).utf8))
+        let result = await Self.decoder().verifier.verify(jws, now: testNow)
+        guard case .rejected(let error) = result else {
+            Issue.record("expected a rejection, got \(result)")
+            return
+        }
+        #expect(error.code == "malformed")
+        #expect(error.message.contains("signedDate"))
     }
 
     @Test("bundle id and environment are checked when configured")

@@ -88,9 +88,17 @@ public final class JWSVerifier: Sendable {
     public func verify(_ jws: CompactJWS, now: Timestamp) async -> VerificationResult {
         guard policy.verifySignatures else { return .skipped }
         let fields = Fields(jws.payload, at: "", notes: DecodeNotes())
-        // AppTransaction payloads say `receiptType` where the others say `environment`.
-        let environmentText = (try? fields.string("environment")) ?? (try? fields.string("receiptType"))
-        let environment = environmentText.flatMap { $0 }.map { Environment(rawValue: $0) }
+        let environment: Environment?
+        let signedDate: Timestamp?
+        do {
+            // AppTransaction payloads say `receiptType` where the others say `environment`.
+            var text = try fields.string("environment")
+            if text == nil { text = try fields.string("receiptType") }
+            environment = text.map(Environment.init(rawValue:))
+            signedDate = try fields.timestamp("signedDate")
+        } catch {
+            return .rejected(RecordError(code: "malformed", message: "the signed payload's \(error.message)"))
+        }
         // Xcode and local testing data are unsigned by design (Apple's library skips them too).
         if let environment, environment.isUnsignedByDesign { return .unsigned }
         guard jws.algorithm == "ES256" else {
@@ -110,7 +118,6 @@ public final class JWSVerifier: Sendable {
             }
             chainStrings.append(text)
         }
-        let signedDate = (try? fields.timestamp("signedDate")).flatMap { $0 }
         let instant: Timestamp
         switch policy.validationTime {
         case .signedDate: instant = signedDate ?? now
