@@ -92,8 +92,6 @@ public struct CustomerIdentifier: Hashable, Sendable {
 /// One row of the customer list.
 public struct CustomerSummary: Sendable, Equatable {
     public var id: Int64
-    /// The customer's display id (`C` and the number).
-    public var displayId: String { "C\(id)" }
     public var identifiers: [CustomerIdentifier]
     public var transactionCount: Int
     public var lastPurchase: Timestamp?

@@ -107,10 +107,6 @@ final class GRDBConnection: SQLConnection {
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws {
-        if arguments.isEmpty && (sql.hasPrefix("CREATE TRIGGER") || sql.hasPrefix("PRAGMA")) {
-            try db.execute(sql: sql)
-            return
-        }
         let statement = try prepared(sql, arguments)
         while true {
             let code = sqlite3_step(statement)

@@ -124,7 +124,8 @@ struct ChunkedFile {
     /// Expands directories into the data files below them, sorted; plain paths pass through.
     static func expand(_ paths: [String]) throws -> [String] {
         var out: [String] = []
-        let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key", "swift", "py"]
+        // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
+        let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
         for path in paths {
             var isDirectory: ObjCBool = false
             guard path == "-" || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

@@ -33,13 +33,7 @@ struct JSONParser {
 
     /// Parses one JSON value from an array of bytes.
     static func parse(_ bytes: [UInt8]) throws(RecordError) -> JSONValue {
-        do {
-            return try bytes.withUnsafeBufferPointer { buffer in try parse(buffer) }
-        } catch let error as RecordError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
-        }
+        try bytes.withUnsafeBufferPointer { buffer throws(RecordError) in try parse(buffer) }
     }
 
     private mutating func skipWhitespace() {
