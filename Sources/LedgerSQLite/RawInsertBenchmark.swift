@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Ledger
+import ReceiptModel
 
 /// The anchor the importer is compared with: a plain prepared-statement insert loop, in one
 /// transaction, of exactly the rows an import wrote, into the same tables with the same indexes.
@@ -13,7 +14,7 @@ public enum RawInsertBenchmark {
 
     /// Copies the rows of `source` (a ledger file) into a fresh ledger at `path` with prepared inserts;
     /// returns rows per second and the number of rows.
-    public static func rowsPerSecond(copying source: String, into path: String, now: ReceiptModelTimestamp) async throws
+    public static func rowsPerSecond(copying source: String, into path: String, now: ReceiptModel.Timestamp) async throws
         -> (rate: Double, rows: Int)
     {
         let target = try SQLiteDatabase.open(path: path)
@@ -59,6 +60,3 @@ public enum RawInsertBenchmark {
         return (Double(count) / seconds, count)
     }
 }
-
-public typealias ReceiptModelTimestamp = ReceiptModel.Timestamp
-import ReceiptModel

@@ -1,3 +1,4 @@
+import Entitlements
 import Ledger
 import ReceiptDecoding
 import ReceiptModel
@@ -49,7 +50,6 @@ extension String {
     }
 }
 
-import Entitlements
 
 extension BenchData {
     /// One customer with `count` monthly renewals, a trial, two product changes and a refund.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptDecoding
 import ReceiptModel
+import SwiftASN1
 import X509
 
 /// The options that decide how signed data is checked (DESIGN section 4).
@@ -70,7 +71,6 @@ struct VerificationOptions: ParsableArguments {
     }
 }
 
-import SwiftASN1
 
 /// The current instant: the composition root is the one place that reads the clock.
 func currentTimestamp() -> Timestamp {

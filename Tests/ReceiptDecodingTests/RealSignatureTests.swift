@@ -1,6 +1,7 @@
-@testable import ReceiptDecoding
+import Foundation
 import ReceiptModel
 import Testing
+@testable import ReceiptDecoding
 
 @Suite("Real signed data and receipts from the corpus")
 struct RealSignatureTests {
@@ -128,5 +129,3 @@ struct RealSignatureTests {
         #expect(RFC3339.parse(text)?.millisecondsSince1970 == ms)
     }
 }
-
-import Foundation

@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptDecoding
 import ReceiptModel
 import Testing
@@ -71,5 +72,3 @@ struct SplitterTests {
         #expect(decoded.error?.code == "recordTooLarge")
     }
 }
-
-import Foundation

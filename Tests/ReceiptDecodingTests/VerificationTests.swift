@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReceiptDecoding
 import ReceiptModel
@@ -206,5 +207,3 @@ enum SymmetricKeyShim {
         Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
     }
 }
-
-import Crypto
