@@ -122,7 +122,7 @@ struct BatchWriter {
                     identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
                 }
             }
-            try linker.link(identity)
+            linker.link(identity)
         }
         var written = Set<String>()
         for id in order where !written.contains(id) {
@@ -176,7 +176,7 @@ struct CustomerLinker {
         self.now = now
     }
 
-    mutating func link(_ identifiers: [CustomerIdentifier]) throws {
+    mutating func link(_ identifiers: [CustomerIdentifier]) {
         if !identifiers.isEmpty { groups.append(identifiers) }
     }
 

@@ -83,7 +83,7 @@ public final class SQLLedger: Sendable {
     public func linkExternal(_ externalId: String, kind: String, value: String, now: Timestamp) async throws {
         try await database.write { c in
             var writer = CustomerLinker(connection: c, now: now)
-            try writer.link([
+            writer.link([
                 CustomerIdentifier(kind: "external", value: externalId), CustomerIdentifier(kind: kind, value: value),
             ])
             try writer.flush()
