@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import ReceiptModel
+import Samples
+
+/// `receiptdesk sample`: a deterministic, realistic data set of any size, in every input kind.
+struct Sample: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate a realistic sample data set (deterministic for a seed), signed with the TEST root.",
+        discussion: """
+            Writes OUT/data/*.ndjson (V2 and V1 notifications, verifyReceipt responses, App Store Server API \
+            responses), OUT/customers.csv, OUT/catalog.csv, OUT/ground-truth.ndjson (expected entitlement states \
+            and flags), OUT/manifest.json ("now" is the end of the span) and OUT/test-root.pem. The same \
+            arguments always give the same bytes. Signed data verifies only with --trust-root OUT/test-root.pem: \
+            the root is a public TEST root, never Apple's.
+            """
+    )
+
+    @Option(help: "How many customers.")
+    var customers = 300
+
+    @Option(help: "Random seed.")
+    var seed: UInt64 = 1
+
+    @Option(help: ArgumentHelp("Output directory.", valueName: "DIR"))
+    var out: String
+
+    @Option(help: ArgumentHelp("Start of the span: ISO 8601 or milliseconds (default 2025-01-01).", valueName: "DATE"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("End of the span, the data's \"now\" (default 2025-07-01).", valueName: "DATE"))
+    var to: String?
+
+    func validate() throws {
+        guard customers >= 0 else { throw ValidationError("--customers must be 0 or more") }
+        let span = try range()
+        guard span.to.millisecondsSince1970 - span.from.millisecondsSince1970 >= 14 * 86_400_000 else {
+            throw ValidationError("--to must be at least 14 days after --from")
+        }
+        guard span.to.millisecondsSince1970 - span.from.millisecondsSince1970 <= 5 * 366 * 86_400_000 else {
+            throw ValidationError("the span may be at most five years")
+        }
+    }
+
+    private func range() throws -> (from: Timestamp, to: Timestamp) {
+        let start = try from.map { try parseInstant($0, option: "--from") } ?? SampleGenerator.defaultFrom
+        let end = try to.map { try parseInstant($0, option: "--to") } ?? SampleGenerator.defaultTo
+        return (start, end)
+    }
+
+    func run() async throws {
+        let span = try range()
+        let generator = SampleGenerator(.init(customers: customers, seed: seed, from: span.from, to: span.to))
+        let clock = ContinuousClock()
+        var summary = SampleGenerator.Summary()
+        let elapsed = try clock.measure { summary = try generator.write(to: out) }
+        let secondsTaken = max(seconds(elapsed), 1e-9)
+        print(
+            "\(summary.customers) customers, \(summary.records) records, \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s)"
+        )
+        print("now (end of span): \(span.to.iso8601) = \(span.to.millisecondsSince1970)")
+        print("trust root: \(out)/test-root.pem (a TEST root, not Apple's)")
+        for (story, id) in summary.stories { print("story: \(story): \(id)") }
+        for spike in summary.spikes { print("spike: \(spike)") }
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import ReceiptModel
+
+/// The deterministic sample data generator behind `receiptdesk sample` (issue 9).
+///
+/// Customers are simulated one at a time from their own random stream (seed, index), written to the data
+/// files and forgotten: memory does not grow with the number of customers. The same options always give
+/// the same bytes: no clock, no system RNG, deterministic ECDSA, fixed certificates.
+public struct SampleGenerator: Sendable {
+    /// What to generate.
+    public struct Options: Sendable {
+        public var customers: Int
+        public var seed: UInt64
+        public var from: Timestamp
+        public var to: Timestamp
+
+        public init(customers: Int, seed: UInt64, from: Timestamp = SampleGenerator.defaultFrom, to: Timestamp = SampleGenerator.defaultTo) {
+            self.customers = customers
+            self.seed = seed
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// What was written.
+    public struct Summary: Sendable {
+        public var customers = 0
+        public var records = 0
+        public var bytes: Int64 = 0
+        public var spikes: [String] = []
+        public var stories: [(story: String, id: String)] = []
+
+        public init() {}
+    }
+
+    public static let defaultFrom = Timestamp.utc(year: 2025, month: 1, day: 1)
+    public static let defaultTo = Timestamp.utc(year: 2025, month: 7, day: 1)
+
+    /// Data files, relative to the output directory: import these.
+    public static let dataFiles = [
+        "data/notifications-v2.ndjson", "data/server-api.ndjson", "data/verify-receipt.ndjson", "data/notifications-v1.ndjson",
+    ]
+
+    public let options: Options
+    /// The bad release day: midnight UTC, three quarters into the span.
+    public var releaseDay: Int64 {
+        let from = options.from.millisecondsSince1970
+        return (from + (options.to.millisecondsSince1970 - from) * 3 / 4) / dayMs * dayMs
+    }
+
+    public init(_ options: Options) {
+        self.options = options
+    }
+
+    /// Simulates customer `index` (pure: the same index always gives the same life).
+    public func life(_ index: Int) -> CustomerLife {
+        var simulator = LifeSimulator(
+            seed: options.seed, index: index, from: options.from.millisecondsSince1970, to: options.to.millisecondsSince1970,
+            releaseDay: releaseDay)
+        return simulator.run()
+    }
+
+    /// The bytes one customer adds to each output.
+    struct Chunk {
+        var files: [[UInt8]] = Array(repeating: [], count: SampleGenerator.dataFiles.count)
+        var groundTruth: [UInt8] = []
+        var customers: [UInt8] = []
+        var refundDays: [(product: String, day: Int64)] = []
+        var records = 0
+        var story: (String, String)?
+    }
+
+    func chunk(_ index: Int, jws: SampleJWS) -> Chunk {
+        let life = life(index)
+        let to = options.to.millisecondsSince1970
+        let emitter = LifeEmitter(life: life, jws: jws, to: to)
+        var chunk = Chunk()
+        switch life.format {
+        case .notificationsV2: emitter.notificationsV2(into: &chunk.files[0])
+        case .serverAPI: emitter.serverAPI(into: &chunk.files[1])
+        case .verifyReceipt: emitter.verifyReceipts(into: &chunk.files[2])
+        case .notificationsV1:
+            var receipts: [UInt8] = []
+            emitter.notificationsV1(into: &chunk.files[3], receipts: &receipts)
+            chunk.files[2] = receipts
+        }
+        chunk.records = chunk.files.reduce(0) { $0 + $1.count { $0 == 0x0A } }
+        if let external = life.externalId {
+            var seen = Set<String>()
+            for t in life.transactions where seen.insert(t.original).inserted {
+                chunk.customers.append(contentsOf: "\(external),originalTransactionId,\(t.original)\n".utf8)
+            }
+        }
+        var truth = JSONText()
+        truth.string("customer", life.lookupId)
+        truth.string("lookup", life.token != nil ? "appAccountToken" : "external")
+        truth.int("index", Int64(index))
+        truth.string("format", life.format.rawValue)
+        truth.string("environment", life.environment)
+        truth.string("story", life.story)
+        truth.string("originalTransactionId", life.firstOriginalTransactionId)
+        let instants = life.instants(to: to).map { at -> String in
+            var states = JSONText()
+            for (name, state) in life.expectedStates(at: at).sorted(by: { $0.key < $1.key }) { states.string(name, state) }
+            var instant = JSONText()
+            instant.int("at", at)
+            instant.raw("entitlements", states.closed)
+            return instant.closed
+        }
+        truth.raw("instants", "[" + instants.joined(separator: ",") + "]")
+        truth.raw("flags", "[" + life.expectedFlags().map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        chunk.groundTruth = Array((truth.closed + "\n").utf8)
+        chunk.refundDays = life.refundDays
+        if let story = life.story { chunk.story = (story, life.firstOriginalTransactionId ?? life.lookupId) }
+        return chunk
+    }
+
+    /// Writes the data set into `directory` (created if needed): data files, customers.csv, catalog.csv,
+    /// ground-truth.ndjson, manifest.json and the test root.
+    @discardableResult
+    public func write(to directory: String) throws -> Summary {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        func open(_ name: String) throws -> BufferedFile { try BufferedFile(path: directory + "/" + name) }
+        let files = try Self.dataFiles.map(open)
+        let truth = try open("ground-truth.ndjson")
+        let customers = try open("customers.csv")
+        customers.write(Array("customer_id,kind,value\n".utf8))
+        var spikes = SpikeCounter()
+        var summary = Summary()
+        let jws = SampleJWS()
+        let block = 64
+        var start = 0
+        while start < options.customers {
+            let count = min(block, options.customers - start)
+            // Two halves of a block in parallel, written in order: the output does not depend on timing.
+            let chunks = ChunkBox(count: count)
+            let first = start
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                let range = half == 0 ? 0..<(count / 2) : (count / 2)..<count
+                for offset in range { chunks.set(offset, chunk(first + offset, jws: jws)) }
+            }
+            for chunk in chunks.values {
+                for (file, bytes) in zip(files, chunk.files) { file.write(bytes) }
+                truth.write(chunk.groundTruth)
+                customers.write(chunk.customers)
+                spikes.add(chunk.refundDays)
+                summary.records += chunk.records
+                if let story = chunk.story { summary.stories.append(story) }
+            }
+            summary.customers += count
+            start += count
+        }
+        summary.spikes = spikes.spikes()
+        var spikeLine = JSONText()
+        spikeLine.raw("spikes", "[" + summary.spikes.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        truth.write(Array((spikeLine.closed + "\n").utf8))
+        for file in files + [truth, customers] {
+            try file.close()
+            summary.bytes += file.written
+        }
+        try Data(SampleCatalog.catalogCSV.utf8).write(to: URL(fileURLWithPath: directory + "/catalog.csv"))
+        try Data(SampleCA.rootPEM.utf8).write(to: URL(fileURLWithPath: directory + "/test-root.pem"))
+        var manifest = JSONText()
+        manifest.string("generator", "receiptdesk sample")
+        manifest.int("formatVersion", 1)
+        manifest.string("seed", String(options.seed))
+        manifest.int("customers", Int64(options.customers))
+        manifest.int("from", options.from.millisecondsSince1970)
+        manifest.int("to", options.to.millisecondsSince1970)
+        manifest.int("now", options.to.millisecondsSince1970)
+        manifest.int("releaseDay", releaseDay)
+        manifest.string("spikeProduct", SampleCatalog.filters.id)
+        manifest.string("trustRoot", "test-root.pem")
+        manifest.string("catalog", "catalog.csv")
+        manifest.string("customerMapping", "customers.csv")
+        manifest.string("groundTruth", "ground-truth.ndjson")
+        manifest.raw("data", "[" + Self.dataFiles.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        try Data((manifest.closed + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/manifest.json"))
+        return summary
+    }
+}
+
+/// Results of one block, filled by two workers at distinct indices.
+private final class ChunkBox: @unchecked Sendable {
+    private var slots: [SampleGenerator.Chunk?]
+    private let lock = NSLock()
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ chunk: SampleGenerator.Chunk) {
+        lock.lock()
+        slots[index] = chunk
+        lock.unlock()
+    }
+
+    var values: [SampleGenerator.Chunk] { slots.map { $0! } }
+}
+
+/// An output file with a write buffer.
+final class BufferedFile {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private(set) var written: Int64 = 0
+
+    init(path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        self.handle = handle
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    func write(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        written += Int64(bytes.count)
+        if buffer.count >= 1 << 20 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        handle.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        flush()
+        try handle.close()
+    }
+}
