@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         .target(name: "ReceiptModel"),
@@ -38,7 +39,8 @@ let package = Package(
             ]
         ),
         .target(name: "Entitlements", dependencies: ["ReceiptModel"]),
-        .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding", "Entitlements"]),
+        .target(name: "LedgerQueries", dependencies: ["ReceiptModel", "Entitlements"]),
+        .target(name: "Ledger", dependencies: ["ReceiptModel", "ReceiptDecoding", "Entitlements", "LedgerQueries"]),
         .target(
             name: "LedgerSQLite",
             dependencies: [
@@ -53,15 +55,20 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        .target(name: "DeskUI", dependencies: ["ReceiptModel", "Entitlements", "LedgerQueries"]),
+        .systemLibrary(name: "CNcurses", path: "Sources/CNcurses"),
+        .target(name: "CursesBackend", dependencies: ["CNcurses", "DeskUI"]),
         .target(
             name: "ReceiptDeskCLI",
             dependencies: [
                 "ReceiptModel", "ReceiptDecoding", "Entitlements", "Samples", "Ledger", "LedgerSQLite", "LedgerPostgres",
+                "DeskUI", "CursesBackend", .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
+        .testTarget(name: "DeskUITests", dependencies: ["DeskUI", "Entitlements", "LedgerQueries"], exclude: ["Snapshots"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Entitlements", "Samples"]),

@@ -2,20 +2,6 @@ import Entitlements
 import ReceiptDecoding
 import ReceiptModel
 
-extension CustomerRecords {
-    /// The customer's records as the pure entitlement and timeline rules take them.
-    public var history: CustomerHistory {
-        CustomerHistory(
-            transactions: transactions, firstSeen: firstSeen,
-            renewals: renewalInfos.map { CustomerHistory.SeenRenewal(info: $0.info, seenAt: $0.seenAt) },
-            notifications: notifications.map { seen in
-                CustomerHistory.SeenNotification(
-                    notification: seen.notification, seenAt: seen.seenAt, transactionId: seen.transactionId,
-                    productId: transactions.first { $0.transactionId == seen.transactionId }?.productId)
-            })
-    }
-}
-
 extension SQLLedger {
     /// Every refunded or revoked transaction with its customer (the refunds index, not the whole ledger).
     public func refundFacts() async throws -> [RefundFact] {
@@ -63,6 +49,4 @@ extension SQLLedger {
         try await saveFlags(flags, now: now)
         return (flags, rules.outcomes(refunds: refunds, notifications: notifications, now: now))
     }
-
-
 }

@@ -2,28 +2,6 @@ import Entitlements
 import ReceiptDecoding
 import ReceiptModel
 
-/// The read side the dashboard and the commands page through: each call returns what one screen shows.
-public protocol LedgerReading: Sendable {
-    /// The overview's counts.
-    func overview() async throws -> LedgerOverview
-    /// A page of customers, in id order after `after`, optionally only those with an id starting with `filter`.
-    func customers(matching filter: String?, after: Int64?, limit: Int) async throws -> [CustomerSummary]
-    /// The customer an id belongs to: external id, appAccountToken, transactionId, originalTransactionId or webOrderLineItemId.
-    func customerId(matching id: String) async throws -> Int64?
-    /// Everything about one customer.
-    func customerRecords(_ id: Int64) async throws -> CustomerRecords
-    /// One transaction by id, with its sources.
-    func transaction(_ id: String) async throws -> Transaction?
-    /// Flags matching a query, newest first.
-    func flags(_ query: FlagQuery) async throws -> [RefundFlag]
-    /// The triage log of a flag or a customer, oldest first.
-    func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
-    /// Imported sources, newest first.
-    func sources(after: Int64?, limit: Int) async throws -> [SourceSummary]
-    /// Rejected records, oldest first.
-    func rejectedRecords(after: Int64?, limit: Int) async throws -> [RejectedRecord]
-}
-
 extension SQLLedger: LedgerReading {
     public func overview() async throws -> LedgerOverview {
         try await database.read { c in
@@ -37,34 +15,14 @@ extension SQLLedger: LedgerReading {
                 revokedTransactions: try count("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
                 openFlags: try count("SELECT COUNT(*) FROM flags WHERE status = 'open'"),
                 renewalInfos: try count("SELECT COUNT(*) FROM renewal_infos"),
-                notifications: try count("SELECT COUNT(*) FROM notifications"))
+                notifications: try count("SELECT COUNT(*) FROM notifications"),
+                lastImport: try c.scalar("SELECT MAX(COALESCE(completed_at, started_at)) FROM sources")?.int
+                    .map(Timestamp.init(millisecondsSince1970:)))
         }
     }
 
-    public func customers(matching filter: String?, after: Int64?, limit: Int) async throws -> [CustomerSummary] {
-        try await database.read { c in
-            var ids: [Int64]
-            if let filter, !filter.isEmpty {
-                var found = Set<Int64>()
-                if let exact = try Queries.customerId(c, matching: filter) { found.insert(exact) }
-                for row in try c.query(
-                    """
-                    SELECT DISTINCT COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
-                    WHERE ci.value >= ? AND ci.value < ? LIMIT ?
-                    """, [.text(filter), .text(filter + "\u{10FFFF}"), .of(limit * 4)])
-                {
-                    if let id = row[0].int { found.insert(id) }
-                }
-                ids = found.sorted().filter { $0 > (after ?? 0) }
-                ids = Array(ids.prefix(limit))
-            } else {
-                ids = try c.query(
-                    "SELECT id FROM customers WHERE merged_into IS NULL AND id > ? ORDER BY id LIMIT ?",
-                    [.int(after ?? 0), .of(limit)]
-                ).compactMap { $0[0].int }
-            }
-            return try ids.map { try Queries.summary(c, customer: $0) }
-        }
+    public func customers(_ query: CustomerQuery) async throws -> CustomerPage {
+        try await database.read { c in try Queries.customers(c, query) }
     }
 
     public func customerId(matching id: String) async throws -> Int64? {
@@ -85,6 +43,48 @@ extension SQLLedger: LedgerReading {
 
     public func flags(_ query: FlagQuery) async throws -> [RefundFlag] {
         try await database.read { c in try Queries.flags(c, query, id: nil) }
+    }
+
+    public func flagCounts() async throws -> [FlagCount] {
+        try await database.read { c in
+            try c.query("SELECT severity, status, COUNT(*) FROM flags GROUP BY severity, status ORDER BY severity, status", [])
+                .compactMap { row in
+                    guard let severity = row[0].text.flatMap(Severity.init(rawValue:)) else { return nil }
+                    return FlagCount(severity: severity, status: row[1].text ?? "", count: Int(row[2].int ?? 0))
+                }
+        }
+    }
+
+    public func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?) async throws -> RefundSeries {
+        let day: Int64 = 86_400_000
+        let days = max(1, days)
+        let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
+        let first = lastDay - Int64(days - 1) * day
+        return try await database.read { c in
+            var sql = "SELECT revocation_date FROM transactions WHERE revocation_date >= ? AND revocation_date < ?"
+            var arguments: [SQLValue] = [.int(first), .int(lastDay + day)]
+            if let productId {
+                sql += " AND product_id = ?"
+                arguments.append(.text(productId))
+            }
+            var counts = Array(repeating: 0, count: days)
+            for row in try c.query(sql, arguments) {
+                guard let at = row[0].int else { continue }
+                let index = Int((at - first) / day)
+                if counts.indices.contains(index) { counts[index] += 1 }
+            }
+            return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
+        }
+    }
+
+    public func changeToken() async throws -> Int64 {
+        try await database.read { c in
+            try c.scalar(
+                """
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM raw_records) + (SELECT COALESCE(MAX(id), 0) FROM triage_log)
+                    + (SELECT COUNT(*) FROM sources WHERE completed_at IS NOT NULL) + (SELECT COALESCE(MAX(updated_at), 0) FROM flags)
+                """)?.int ?? 0
+        }
     }
 
     public func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry] {
@@ -132,15 +132,21 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in
             try c.query(
                 """
-                SELECT r.id, s.path, r.record_index, r.byte_offset, r.kind, r.error_code, r.error_message, r.raw
+                SELECT r.id, s.path, r.record_index, r.byte_offset, r.kind, r.error_code, r.error_message, LENGTH(r.raw)
                 FROM raw_records r JOIN sources s ON s.id = r.source_id
                 WHERE r.status = 'rejected' AND r.id > ? ORDER BY r.id LIMIT ?
                 """, [.int(after ?? 0), .of(limit)]
             ).map { row in
                 RejectedRecord(
                     id: row[0].int ?? 0, sourcePath: row[1].text ?? "", index: Int(row[2].int ?? 0), offset: row[3].int ?? 0,
-                    kind: row[4].text ?? "", code: row[5].text ?? "", message: row[6].text ?? "", raw: row[7].blob ?? [])
+                    kind: row[4].text ?? "", code: row[5].text ?? "", message: row[6].text ?? "", size: Int(row[7].int ?? 0))
             }
+        }
+    }
+
+    public func rejectedRaw(_ id: Int64) async throws -> [UInt8] {
+        try await database.read { c in
+            try c.scalar("SELECT raw FROM raw_records WHERE id = ? AND status = 'rejected'", [.int(id)])?.blob ?? []
         }
     }
 }
@@ -187,6 +193,64 @@ enum Queries {
         ).map { CustomerIdentifier(kind: $0[0].text ?? "", value: $0[1].text ?? "") }
     }
 
+    static func customers(_ c: any SQLConnection, _ query: CustomerQuery) throws -> CustomerPage {
+        // Per-customer figures over the customer's original transaction ids (merged customers included).
+        let originals = """
+            SELECT ci.value FROM customer_ids ci JOIN customers m ON m.id = ci.customer_id
+            WHERE ci.kind = 'originalTransactionId' AND (m.id = c.id OR m.merged_into = c.id)
+            """
+        let sortKey: String
+        switch query.sort {
+        case .id: sortKey = "c.id"
+        case .lastActivity:
+            sortKey = "COALESCE((SELECT MAX(t.purchase_date) FROM transactions t WHERE t.original_transaction_id IN (\(originals))), 0)"
+        case .refunds:
+            sortKey = "(SELECT COUNT(t.revocation_date) FROM transactions t WHERE t.original_transaction_id IN (\(originals)))"
+        }
+        var conditions = ["c.merged_into IS NULL"]
+        var arguments: [SQLValue] = []
+        if let filter = query.filter, !filter.isEmpty {
+            let exact = try customerId(c, matching: filter)
+            conditions.append(
+                """
+                (c.id = ? OR c.id IN (SELECT COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci
+                    JOIN customers cu ON cu.id = ci.customer_id WHERE ci.value >= ? AND ci.value < ?))
+                """)
+            arguments += [.int(exact ?? -1), .text(filter), .text(filter + "\u{10FFFF}")]
+        }
+        if let environment = query.environment.stored {
+            conditions.append(
+                "EXISTS (SELECT 1 FROM transactions t WHERE t.original_transaction_id IN (\(originals)) AND t.environment = ?)")
+            arguments.append(.text(environment))
+        }
+        if let activeAt = query.activeAt {
+            conditions.append(
+                "EXISTS (SELECT 1 FROM transactions t WHERE t.original_transaction_id IN (\(originals)) AND t.expires_date > ? AND t.revocation_date IS NULL)")
+            arguments.append(.of(activeAt))
+        }
+        if query.withOpenFlags {
+            conditions.append("EXISTS (SELECT 1 FROM flags f WHERE f.customer_id = c.id AND f.status = 'open')")
+        }
+        let filtered = conditions.joined(separator: " AND ")
+        let total = Int(try c.scalar("SELECT COUNT(*) FROM customers c WHERE \(filtered)", arguments)?.int ?? 0)
+        var pageConditions = filtered
+        var pageArguments = arguments
+        let descending = query.sort != .id
+        if let after = query.after {
+            pageConditions += descending
+                ? " AND (\(sortKey) < ? OR (\(sortKey) = ? AND c.id > ?))" : " AND (\(sortKey) > ? OR (\(sortKey) = ? AND c.id > ?))"
+            pageArguments += [.int(after.key), .int(after.key), .int(after.id)]
+        }
+        let rows = try c.query(
+            "SELECT c.id, \(sortKey) FROM customers c WHERE \(pageConditions) ORDER BY 2 \(descending ? "DESC" : "ASC"), c.id LIMIT ?",
+            pageArguments + [.of(query.limit + 1)])
+        let more = rows.count > query.limit
+        let shown = rows.prefix(query.limit)
+        let summaries = try shown.map { row in try summary(c, customer: row[0].int ?? 0) }
+        let next = more ? shown.last.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } : nil
+        return CustomerPage(rows: summaries, next: next, total: total)
+    }
+
     static func summary(_ c: any SQLConnection, customer id: Int64) throws -> CustomerSummary {
         let identifiers = try identifiers(c, customer: id)
         let originals = identifiers.filter { $0.kind == "originalTransactionId" }.map(\.value)
@@ -194,7 +258,14 @@ enum Queries {
         var lastPurchase: Int64?
         var latestExpiry: Int64?
         var revoked = 0
+        var environments = Set<String>()
         for chunk in chunks(originals) {
+            for row in try c.query(
+                "SELECT DISTINCT environment FROM transactions WHERE original_transaction_id IN (\(placeholders(chunk.count)))",
+                chunk.map(SQLValue.text))
+            {
+                if let environment = row[0].text { environments.insert(environment) }
+            }
             guard let row = try c.query(
                 """
                 SELECT COUNT(*), MAX(purchase_date), MAX(expires_date), COUNT(revocation_date) FROM transactions
@@ -209,7 +280,9 @@ enum Queries {
         return CustomerSummary(
             id: id, identifiers: identifiers, transactionCount: count,
             lastPurchase: lastPurchase.map(Timestamp.init(millisecondsSince1970:)),
-            latestExpiry: latestExpiry.map(Timestamp.init(millisecondsSince1970:)), revokedCount: revoked)
+            latestExpiry: latestExpiry.map(Timestamp.init(millisecondsSince1970:)), revokedCount: revoked,
+            environments: environments.sorted(),
+            openFlags: Int(try c.scalar("SELECT COUNT(*) FROM flags WHERE customer_id = ? AND status = 'open'", [.int(id)])?.int ?? 0))
     }
 
     static func records(_ c: any SQLConnection, customer requested: Int64) throws -> CustomerRecords {
@@ -267,8 +340,13 @@ enum Queries {
             ("customer_id = ?", query.customerId.map(SQLValue.int)),
         ]
         let used = filters.filter { $0.value != nil }
-        let conditions = used.map(\.clause)
-        let arguments = used.compactMap(\.value)
+        var conditions = used.map(\.clause)
+        var arguments = used.compactMap(\.value)
+        if let after = query.after {
+            // Keyset: newest first by (at DESC, id ASC).
+            conditions.append("(at < ? OR (at = ? AND id > ?))")
+            arguments += [.of(after.at), .of(after.at), .text(after.id)]
+        }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try c.query(
             """

@@ -117,6 +117,13 @@ public final class SQLLedger: Sendable {
     public func triage(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
         -> RefundFlag
     {
+        try await triageChange(flagId: flagId, action: action, operatorName: operatorName, note: note, now: now).flag
+    }
+
+    /// Like ``triage(flagId:action:operatorName:note:now:)``, also returning the status the flag had before.
+    public func triageChange(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
+        -> (flag: RefundFlag, from: String)
+    {
         let target: String
         switch action {
         case "ack": target = "acknowledged"
@@ -135,7 +142,10 @@ public final class SQLLedger: Sendable {
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [.text(flagId), .of(now), .text(operatorName), .text(action), .of(note), .text(current), .text(target)])
-            return try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first!
+            guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
+                throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+            }
+            return (flag, current)
         }
     }
 

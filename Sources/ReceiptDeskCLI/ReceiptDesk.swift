@@ -10,14 +10,11 @@ public struct ReceiptDesk: AsyncParsableCommand {
             Without a subcommand, opens the dashboard. Exit codes: 0 success, 1 some records rejected or \
             a lookup found nothing, 2 usage error, 3 the ledger could not be opened.
             """,
-        subcommands: [Decode.self, Import.self, Lookup.self, Refunds.self, Triage.self, Note.self, Bench.self, Sample.self]
+        subcommands: [DashboardCommand.self, Decode.self, Import.self, Lookup.self, Refunds.self, Triage.self, Note.self, Bench.self, Sample.self],
+        defaultSubcommand: DashboardCommand.self
     )
 
     public init() {}
-
-    public func run() async throws {
-        print("receiptdesk: the dashboard is coming; for now use `receiptdesk decode FILE...` (see --help).")
-    }
 
     /// Runs the command line with the exit codes of DESIGN section 10: usage errors exit 2, not 64.
     public static func runMain() async {

@@ -1,0 +1,282 @@
+import CNcurses
+import DeskUI
+import Glibc
+
+/// Why the terminal cannot be used; the CLI prints it and exits 2 before anything is drawn.
+public struct TerminalError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public var description: String { message }
+}
+
+/// The only code that calls ncurses: starts and ends the screen, draws the cells that changed, reads keys.
+///
+/// Start-up follows shared/NCURSES_NOTES.md: a UTF-8 locale (C.UTF-8 when the user's is not), signals
+/// unblocked, `LINES`/`COLUMNS` unset, `newterm` (not `initscr`, which exits on an unknown `TERM`), a
+/// check for cursor addressing, short Esc delay, colours only without `NO_COLOR`. ncurses is not
+/// thread-safe: use one instance from one thread.
+public final class CursesBackend: TerminalBackend {
+    public private(set) var colorDepth: ColorDepth = .none
+    public private(set) var unicode = true
+    private var screen: OpaquePointer?
+    private var last: ScreenBuffer?
+    private var pairs: [PairKey: Int16] = [:]
+    private var nextPair: Int16 = 1
+    private var maxPairs: Int = 0
+    private var ended = false
+    private let outputIsTerminal: Bool
+    private let inTmux: Bool
+
+    private struct PairKey: Hashable {
+        var fg: Int32
+        var bg: Int32
+    }
+
+    /// Takes over the terminal.
+    /// - Throws: ``TerminalError`` when there is no terminal, or `TERM` is unknown or cannot address the cursor.
+    public init(environment: [String: String]) throws {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw TerminalError(message: "the dashboard needs a terminal (standard input and output are not one); use the subcommands (see --help) in scripts")
+        }
+        let term = environment["TERM"] ?? ""
+        guard !term.isEmpty, term != "dumb" else {
+            throw TerminalError(message: "TERM is \(term.isEmpty ? "not set" : "dumb"): the dashboard needs a terminal that can move the cursor (TERM=xterm-256color, screen, tmux...)")
+        }
+        outputIsTerminal = true
+        inTmux = environment["TMUX"] != nil || term.hasPrefix("tmux") || term.hasPrefix("screen")
+        setlocale(LC_ALL, "")
+        // Lines are drawn in Unicode only when the user's own locale is UTF-8; ncurses still gets a UTF-8
+        // locale either way, or it drops every non-ASCII character.
+        unicode = rd_locale_is_utf8() != 0
+        if !unicode, setlocale(LC_CTYPE, "C.UTF-8") == nil { _ = setlocale(LC_CTYPE, "C.utf8") }
+        rd_unblock_signals()
+        unsetenv("LINES")
+        unsetenv("COLUMNS")
+        if environment["ESCDELAY"] == nil { setenv("ESCDELAY", "25", 1) }
+        guard let screen = newterm(nil, rd_stdout(), rd_stdin()) else {
+            throw TerminalError(message: "TERM=\(term) is not a terminal type this system knows (no terminfo entry)")
+        }
+        self.screen = screen
+        set_term(screen)
+        let cup = tigetstr("cup")
+        if cup == nil || Int(bitPattern: cup) == -1 {
+            endwin()
+            delscreen(screen)
+            self.screen = nil
+            ended = true
+            throw TerminalError(message: "TERM=\(term) cannot move the cursor: the dashboard needs a full-screen terminal")
+        }
+        cbreak()
+        noecho()
+        nonl()
+        keypad(rd_stdscr(), true)
+        intrflush(rd_stdscr(), false)
+        set_escdelay(Int32(environment["ESCDELAY"].flatMap { Int32($0) } ?? 25))
+        curs_set(1)
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        if !noColor, has_colors() {
+            start_color()
+            use_default_colors()
+            colorDepth = ColorDepth(colors: Int(rd_colors()))
+            maxPairs = Int(rd_color_pairs())
+        }
+        Self.current = self
+        installSignalHandlers()
+    }
+
+    deinit { end() }
+
+    /// Gives the terminal back (idempotent); called on every exit path.
+    public func end() {
+        guard !ended else { return }
+        ended = true
+        if let screen {
+            endwin()
+            delscreen(screen)
+        }
+        screen = nil
+        if Self.current === self { Self.current = nil }
+    }
+
+    public var size: (width: Int, height: Int) { (Int(rd_cols()), Int(rd_lines())) }
+
+    public func draw(_ buffer: ScreenBuffer) {
+        let previous = (last?.width == buffer.width && last?.height == buffer.height) ? last : nil
+        if previous == nil { wclear(rd_stdscr()) }
+        var wide = [wchar_t](repeating: 0, count: 8)
+        for y in 0..<buffer.height {
+            for x in 0..<buffer.width {
+                let cell = buffer[x, y]
+                if cell.isContinuation { continue }
+                if let previous, previous[x, y] == cell, !(x + 1 < buffer.width && previous[x + 1, y] != buffer[x + 1, y] && buffer[x + 1, y].isContinuation) {
+                    continue
+                }
+                // Skip the bottom-right cell: writing it scrolls some terminals.
+                if y == buffer.height - 1, x == buffer.width - 1 { continue }
+                var count = 0
+                for scalar in cell.text.unicodeScalars where count < 5 {
+                    wide[count] = wchar_t(bitPattern: scalar.value)
+                    count += 1
+                }
+                if count == 0 {
+                    wide[0] = 0x20
+                    count = 1
+                }
+                wide[count] = 0
+                let (attributes, pair) = resolve(cell.style)
+                _ = rd_put_cell(Int32(y), Int32(x), wide, attributes, pair)
+            }
+        }
+        if let cursor = buffer.cursor, cursor.y < buffer.height, cursor.x < buffer.width {
+            curs_set(1)
+            wmove(rd_stdscr(), Int32(cursor.y), Int32(cursor.x))
+        } else {
+            curs_set(0)
+        }
+        wrefresh(rd_stdscr())
+        last = buffer
+    }
+
+    private func resolve(_ style: Style) -> (attr_t, Int16) {
+        var attributes = rd_a_normal()
+        if style.attributes.contains(.bold) { attributes |= rd_a_bold() }
+        if style.attributes.contains(.dim) { attributes |= rd_a_dim() }
+        if style.attributes.contains(.underline) { attributes |= rd_a_underline() }
+        if style.attributes.contains(.reverse) { attributes |= rd_a_reverse() }
+        if style.attributes.contains(.italic) { attributes |= rd_a_italic() }
+        guard colorDepth != .none else { return (attributes, 0) }
+        let key = PairKey(fg: number(style.fg), bg: number(style.bg))
+        if key.fg == -1, key.bg == -1 { return (attributes, 0) }
+        if let pair = pairs[key] { return (attributes, pair) }
+        guard Int(nextPair) < maxPairs, nextPair < Int16.max else { return (attributes, 0) }
+        let pair = nextPair
+        nextPair += 1
+        init_pair(pair, Int16(key.fg), Int16(key.bg))
+        pairs[key] = pair
+        return (attributes, pair)
+    }
+
+    private func number(_ color: Color) -> Int32 {
+        switch color.degraded(to: colorDepth) {
+        case .ansi(let i): Int32(i)
+        case .indexed(let i): Int32(i)
+        case .rgb, .default, nil: -1
+        }
+    }
+
+    public func nextEvent(timeoutMilliseconds: Int) -> InputEvent? {
+        wtimeout(rd_stdscr(), Int32(timeoutMilliseconds))
+        var character: wint_t = 0
+        let result = wget_wch(rd_stdscr(), &character)
+        if Self.resumedFlag != 0 {
+            Self.resumedFlag = 0
+            last = nil
+            return .resumed
+        }
+        if result == ERR { return nil }
+        if result == rd_key_code_yes() {
+            switch Int32(character) {
+            case KEY_RESIZE:
+                last = nil
+                return .resize(width: Int(rd_cols()), height: Int(rd_lines()))
+            case KEY_UP: return .key(.up)
+            case KEY_DOWN: return .key(.down)
+            case KEY_LEFT: return .key(.left)
+            case KEY_RIGHT: return .key(.right)
+            case KEY_PPAGE: return .key(.pageUp)
+            case KEY_NPAGE: return .key(.pageDown)
+            case KEY_HOME: return .key(.home)
+            case KEY_END: return .key(.end)
+            case KEY_ENTER: return .key(.enter)
+            case KEY_BACKSPACE: return .key(.backspace)
+            case KEY_DC: return .key(.delete)
+            case KEY_BTAB: return .key(.backTab)
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK else { return nil }
+                if event.bstate & rd_button4() != 0 { return .key(.wheelUp) }
+                if event.bstate & rd_button5() != 0 { return .key(.wheelDown) }
+                if event.bstate & rd_button1() != 0 { return .key(.click(x: Int(event.x), y: Int(event.y))) }
+                return nil
+            default:
+                if Int32(character) >= KEY_F0, Int32(character) <= KEY_F0 + 12 { return .key(.function(Int(Int32(character) - KEY_F0))) }
+                return nil
+            }
+        }
+        switch character {
+        case 0x1B: return .key(.escape)
+        case 0x0D, 0x0A: return .key(.enter)
+        case 0x09: return .key(.tab)
+        case 0x7F, 0x08: return .key(.backspace)
+        case 0x01...0x1A: return .key(.ctrl(Character(Unicode.Scalar(UInt8(character) + 0x60))))
+        default:
+            guard let scalar = Unicode.Scalar(UInt32(character)), scalar.value >= 0x20 else { return nil }
+            return .key(.char(Character(scalar)))
+        }
+    }
+
+    public func setMouse(_ enabled: Bool) {
+        var old: mmask_t = 0
+        _ = mousemask(enabled ? rd_mouse_mask() : 0, &old)
+        mouseinterval(0)
+    }
+
+    /// OSC 52, wrapped for tmux, capped at 64 KiB; only when the output is a terminal.
+    public func copyToClipboard(_ text: String) -> Bool {
+        guard outputIsTerminal, text.utf8.count <= 65_536 else { return false }
+        let payload = base64(Array(text.utf8))
+        var sequence = "\u{1B}]52;c;\(payload)\u{07}"
+        if inTmux { sequence = "\u{1B}Ptmux;\u{1B}" + sequence + "\u{1B}\\" }
+        fflush(rd_stdout())
+        _ = sequence.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
+        return true
+    }
+
+    private func base64(_ bytes: [UInt8]) -> String {
+        let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out = [UInt8]()
+        var index = 0
+        while index < bytes.count {
+            let b0 = bytes[index]
+            let b1 = index + 1 < bytes.count ? bytes[index + 1] : 0
+            let b2 = index + 2 < bytes.count ? bytes[index + 2] : 0
+            out.append(table[Int(b0 >> 2)])
+            out.append(table[Int((b0 & 0x03) << 4 | b1 >> 4)])
+            out.append(index + 1 < bytes.count ? table[Int((b1 & 0x0F) << 2 | b2 >> 6)] : UInt8(ascii: "="))
+            out.append(index + 2 < bytes.count ? table[Int(b2 & 0x3F)] : UInt8(ascii: "="))
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Signals
+
+    nonisolated(unsafe) static var current: CursesBackend?
+    nonisolated(unsafe) static var resumedFlag: sig_atomic_t = 0
+
+    private func installSignalHandlers() {
+        // SIGINT/SIGTERM: give the terminal back, then die of the same signal.
+        let terminate: @convention(c) (Int32) -> Void = { signal in
+            endwin()
+            Glibc.signal(signal, SIG_DFL)
+            raise(signal)
+        }
+        signal(SIGINT, terminate)
+        signal(SIGTERM, terminate)
+        signal(SIGHUP, terminate)
+        // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
+        let stop: @convention(c) (Int32) -> Void = { _ in
+            endwin()
+            Glibc.signal(SIGTSTP, SIG_DFL)
+            raise(SIGTSTP)
+        }
+        signal(SIGTSTP, stop)
+        let resume: @convention(c) (Int32) -> Void = { _ in
+            CursesBackend.resumedFlag = 1
+            Glibc.signal(SIGTSTP, CursesBackend.stopHandler)
+        }
+        Self.stopHandler = stop
+        signal(SIGCONT, resume)
+    }
+
+    nonisolated(unsafe) static var stopHandler: (@convention(c) (Int32) -> Void)? = nil
+}

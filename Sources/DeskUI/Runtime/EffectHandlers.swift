@@ -1,0 +1,51 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The outside world as the dashboard sees it: closures the command line builds over a ledger, the
+/// theme files and the file system, so DeskUI never imports storage.
+public struct EffectHandlers: Sendable {
+    public var reader: any LedgerReading
+    /// Appends triage changes to the log (ack/resolve/reopen); returns what changed.
+    public var triage: @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?) async throws -> [TriageChange]
+    /// Understands `:at` text (ISO 8601 or milliseconds).
+    public var parseInstant: @Sendable (String) -> Timestamp?
+    /// Loads a theme by name.
+    public var loadTheme: @Sendable (String) throws -> Theme
+    /// Writes an export.
+    public var writeFile: @Sendable (_ path: String, _ contents: String) throws -> Void
+
+    public init(
+        reader: any LedgerReading,
+        triage: @escaping @Sendable ([String], TriageAction, String?) async throws -> [TriageChange],
+        parseInstant: @escaping @Sendable (String) -> Timestamp?,
+        loadTheme: @escaping @Sendable (String) throws -> Theme,
+        writeFile: @escaping @Sendable (String, String) throws -> Void
+    ) {
+        self.reader = reader
+        self.triage = triage
+        self.parseInstant = parseInstant
+        self.loadTheme = loadTheme
+        self.writeFile = writeFile
+    }
+
+    /// Everything the overview shows, in a few bounded queries.
+    public func overview(asOf instant: Timestamp) async throws -> OverviewData {
+        async let counts = reader.overview()
+        async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil)
+        async let flagCounts = reader.flagCounts()
+        async let spikes = reader.flags(FlagQuery(status: "open", rule: "refund-spike", limit: 20))
+        async let consumption = reader.flags(FlagQuery(status: "open", rule: "consumption-request", limit: 20))
+        return OverviewData(
+            counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
+            consumptionRequests: try await consumption)
+    }
+
+    /// One customer with their flags and triage log.
+    public func customer(_ id: Int64) async throws -> CustomerDetail {
+        let records = try await reader.customerRecords(id)
+        async let flags = reader.flags(FlagQuery(customerId: records.id, limit: 500))
+        async let log = reader.triageLog(flagId: nil, customerId: records.id)
+        return CustomerDetail(records: records, flags: try await flags, log: try await log)
+    }
+}

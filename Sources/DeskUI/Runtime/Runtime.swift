@@ -1,0 +1,181 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// Runs the dashboard: reads events from a backend, reduces them, runs the effects, draws what changed,
+/// and polls the ledger's change signal so another process's import shows within a second.
+public final class Runtime {
+    public private(set) var state: AppState
+    public private(set) var theme: Theme
+    public let backend: any TerminalBackend
+    public let handlers: EffectHandlers
+    /// How often the ledger's change signal is polled.
+    public var pollMilliseconds = 500
+    /// Milliseconds from each key to its frame on screen (query + reduce + render + blit), for `bench`.
+    public private(set) var keyMilliseconds: [Double] = []
+    /// Called after every frame (tests wait on state through it).
+    public var onFrame: ((AppState) -> Void)?
+    private var buffer: ScreenBuffer
+    private var lastToken: Int64?
+    private var lastPoll: ContinuousClock.Instant = .now
+    private var baseTheme: Theme
+
+    public init(state: AppState, theme: Theme, backend: any TerminalBackend, handlers: EffectHandlers) {
+        var state = state
+        let size = backend.size
+        state.width = size.width
+        state.height = size.height
+        state.ascii = state.ascii || !backend.unicode
+        self.state = state
+        self.baseTheme = theme
+        self.theme = theme.adapted(to: backend.colorDepth)
+        self.backend = backend
+        self.handlers = handlers
+        buffer = ScreenBuffer(width: 0, height: 0)
+    }
+
+    /// Loads the first screen and draws it; returns when the first frame is on screen.
+    public func start() async {
+        backend.setMouse(state.mouse)
+        await perform(reloadEffects(state, keepSelection: false))
+        lastToken = try? await handlers.reader.changeToken()
+        draw()
+    }
+
+    /// Runs until the user quits (or `maxEvents` events when given, for tests and the bench).
+    public func run(maxEvents: Int? = nil) async {
+        var handled = 0
+        while !state.quitting {
+            if let maxEvents, handled >= maxEvents { return }
+            if let event = backend.nextEvent(timeoutMilliseconds: 50) {
+                handled += 1
+                await handle(event)
+            }
+            await pollChanges()
+        }
+    }
+
+    /// Handles one input event and draws the result.
+    public func handle(_ event: InputEvent) async {
+        let started = ContinuousClock.now
+        switch event {
+        case .key(let key):
+            await dispatch(.key(key))
+        case .resize(let width, let height):
+            await dispatch(.resize(width: width, height: height))
+        case .resumed:
+            buffer = ScreenBuffer(width: 0, height: 0)
+            let size = backend.size
+            await dispatch(.resize(width: size.width, height: size.height))
+        }
+        draw()
+        if case .key = event {
+            let elapsed = ContinuousClock.now - started
+            keyMilliseconds.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+        }
+    }
+
+    /// Applies an action and runs the effects it asks for (and the actions they answer with).
+    public func dispatch(_ action: Action) async {
+        let effects = reduce(&state, action)
+        await perform(effects)
+    }
+
+    private func perform(_ effects: [Effect]) async {
+        for effect in effects {
+            for action in await run(effect) {
+                await dispatch(action)
+            }
+        }
+    }
+
+    private func draw() {
+        render(state, theme: theme, into: &buffer)
+        backend.draw(buffer)
+        onFrame?(state)
+    }
+
+    private func pollChanges() async {
+        let now = ContinuousClock.now
+        guard now - lastPoll >= .milliseconds(pollMilliseconds) else { return }
+        lastPoll = now
+        do {
+            let token = try await handlers.reader.changeToken()
+            if state.unavailable != nil {
+                lastToken = token
+                await dispatch(.recovered)
+                draw()
+            } else if token != lastToken {
+                lastToken = token
+                await dispatch(.ledgerChanged)
+                draw()
+            }
+        } catch {
+            if state.unavailable == nil {
+                await dispatch(.failed(describe(error), unavailable: true))
+                draw()
+            }
+        }
+    }
+
+    /// Runs one effect; returns the actions that report its outcome.
+    func run(_ effect: Effect) async -> [Action] {
+        do {
+            switch effect {
+            case .loadOverview(let instant):
+                return [.overviewLoaded(try await handlers.overview(asOf: instant))]
+            case .loadCustomers(let query, let append):
+                return [.customersLoaded(try await handlers.reader.customers(query), append: append)]
+            case .openCustomer(let text):
+                guard let id = try await handlers.reader.customerId(matching: text) else { return [.customerNotFound(text)] }
+                return [.customerLoaded(try await handlers.customer(id))]
+            case .loadCustomer(let id):
+                return [.customerLoaded(try await handlers.customer(id))]
+            case .loadTransaction(let id):
+                return [.transactionLoaded(try await handlers.reader.transaction(id), id: id)]
+            case .loadFlags(let query, let append):
+                let flags = try await handlers.reader.flags(query)
+                let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
+                return [.flagsLoaded(flags, next: next, append: append)]
+            case .loadImports:
+                let reader = handlers.reader
+                let sources = try await reader.sources(after: nil, limit: 500)
+                let rejected = try await reader.rejectedRecords(after: nil, limit: 1000)
+                return [.importsLoaded(sources: sources, rejected: rejected)]
+            case .loadRaw(let id):
+                return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
+            case .triage(let ids, let action, let note, let undo):
+                return [.triaged(try await handlers.triage(ids, action, note), undo: undo)]
+            case .parseInstant(let text):
+                guard let instant = handlers.parseInstant(text) else {
+                    return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01T12:00Z, or now)", kind: .error))]
+                }
+                return [.instantParsed(instant)]
+            case .copy(let text):
+                return backend.copyToClipboard(text)
+                    ? [] : [.message(StatusMessage("cannot copy: the output is not a terminal (or the text is too long)", kind: .error))]
+            case .export(let path, let contents):
+                try handlers.writeFile(path, contents)
+                let rows = contents.split(separator: "\n").count - 2
+                return [.message(StatusMessage("exported \(rows) rows to \(path)"))]
+            case .setTheme(let name):
+                baseTheme = try handlers.loadTheme(name)
+                theme = baseTheme.adapted(to: backend.colorDepth)
+                return [.themeChanged(name)]
+            case .setMouse(let on):
+                backend.setMouse(on)
+                return []
+            case .quit:
+                return []
+            }
+        } catch {
+            return [.failed(describe(error), unavailable: false)]
+        }
+    }
+}
+
+/// An error as one line for the message bar.
+func describe(_ error: any Error) -> String {
+    let text = "\(error)"
+    return text.count > 300 ? String(text.prefix(300)) + "…" : text
+}

@@ -1,0 +1,119 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The fields of a transaction as the transaction screen lists them: every canonical field, then the
+/// legacy fields as they came, then provenance.
+public func transactionFields(_ transaction: Transaction?) -> [(key: String, value: String)] {
+    guard let t = transaction else { return [] }
+    var fields: [(key: String, value: String)] = []
+    func add(_ key: String, _ value: String?) { if let value { fields.append((key, value)) } }
+    func date(_ value: Timestamp?) -> String? { value.map { "\($0.iso8601)  (\($0.millisecondsSince1970))" } }
+    add("transactionId", t.transactionId)
+    add("originalTransactionId", t.originalTransactionId)
+    add("webOrderLineItemId", t.webOrderLineItemId)
+    add("bundleId", t.bundleId)
+    add("productId", t.productId)
+    add("subscriptionGroupIdentifier", t.subscriptionGroupIdentifier)
+    add("type", t.type?.rawValue)
+    add("purchaseDate", date(t.purchaseDate))
+    add("originalPurchaseDate", date(t.originalPurchaseDate))
+    add("expiresDate", date(t.expiresDate))
+    add("quantity", t.quantity.map(String.init))
+    add("inAppOwnershipType", t.inAppOwnershipType?.rawValue)
+    add("appAccountToken", t.appAccountToken)
+    add("environment", t.environment?.rawValue)
+    add("storefront", t.storefront)
+    add("price", t.price.map(formatMilliunits))
+    add("currency", t.currency)
+    add("offerType", t.offerType.map { "\($0.rawValue)" })
+    add("offerIdentifier", t.offerIdentifier)
+    add("offerDiscountType", t.offerDiscountType?.rawValue)
+    add("transactionReason", t.transactionReason?.rawValue)
+    add("isUpgraded", t.isUpgraded.map { $0 ? "true" : "false" })
+    add("revocationDate", date(t.revocationDate))
+    add("revocationReason", t.revocationReason.map { "\($0.rawValue)" })
+    add("revocationType", t.revocationType?.rawValue)
+    add("revocationPercentage", t.revocationPercentage.map { "\($0)" })
+    add("signedDate", date(t.signedDate))
+    add("verification", t.verification.rawValue)
+    for member in t.legacy.members { add("legacy.\(member.key)", jsonText(member.value)) }
+    for member in t.extra.members { add("extra.\(member.key)", jsonText(member.value)) }
+    for (index, source) in t.sources.enumerated() { add("source[\(index)]", source.description) }
+    return fields
+}
+
+/// Milliunits as an amount: 9990 -> 9.99.
+public func formatMilliunits(_ milliunits: Int64) -> String {
+    let cents = (milliunits.magnitude / 5 + 1) / 2
+    let whole = cents / 100
+    let fraction = cents % 100
+    return (milliunits < 0 ? "-" : "") + "\(whole)." + (fraction < 10 ? "0" : "") + "\(fraction)"
+}
+
+/// A spreadsheet-safe CSV cell: quoted when needed, and a leading `=`, `+`, `-`, `@`, tab or CR made inert.
+public func csvCell(_ text: String) -> String {
+    var value = Sanitize.text(text)
+    if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { value = "'" + value }
+    if value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) {
+        return "\"" + value.replacing("\"", with: "\"\"") + "\""
+    }
+    return value
+}
+
+/// The current view as CSV: a header line naming the view, filter, instant and operator, then the rows.
+public func exportCSV(_ state: AppState) -> String {
+    var filter = "environment=\(state.environment.rawValue)"
+    var rows: [[String]] = []
+    switch state.screen {
+    case .customers, .overview:
+        if let text = state.customerQuery.filter { filter += " filter=\(text)" }
+        filter += " sort=\(state.customerQuery.sort.rawValue)"
+        rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags"])
+        for c in state.customerPage.rows {
+            rows.append([
+                c.displayId, c.identifiers.map { "\($0.kind):\($0.value)" }.joined(separator: " "), c.environments.joined(separator: " "),
+                "\(c.transactionCount)", c.lastPurchase?.iso8601 ?? "", c.latestExpiry?.iso8601 ?? "", "\(c.revokedCount)", "\(c.openFlags)",
+            ])
+        }
+    case .customer:
+        filter += " customer=C\(state.customer?.records.id ?? 0)"
+        rows.append(["at", "seenAt", "kind", "productId", "transactionId", "detail"])
+        for e in state.customerView?.timeline ?? [] {
+            rows.append([e.at.iso8601, e.seenAt.iso8601, e.kind.rawValue, e.productId ?? "", e.transactionId ?? "", e.detail])
+        }
+    case .transaction:
+        filter += " transaction=\(state.transaction?.transactionId ?? "")"
+        rows.append(["field", "value"])
+        rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
+    case .refunds:
+        filter += " status=\(state.flagStatus ?? "all")"
+        if let text = state.flagFilter { filter += " filter=\(text)" }
+        rows.append(["id", "rule", "severity", "status", "customer", "transactionId", "productId", "amount", "currency", "at", "detail"])
+        for f in visibleFlags(state) {
+            rows.append([
+                f.id, f.rule, f.severity.rawValue, f.status, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "",
+                f.productId ?? "", f.amount.map(formatMilliunits) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
+            ])
+        }
+    case .imports:
+        rows.append(["record", "source", "index", "offset", "kind", "code", "message"])
+        for r in state.rejected {
+            rows.append(["\(r.id)", r.sourcePath, "\(r.index)", "\(r.offset)", r.kind, r.code, r.message])
+        }
+    }
+    let header = "# receiptdesk export: view=\(state.screen.title.lowercased()) \(filter) as-of=\(state.instant.iso8601) operator=\(state.operatorName) ledger=\(state.ledgerName)\(state.isDemo ? " DEMO" : "")"
+    return ([csvCell(header)] + rows.map { $0.map(csvCell).joined(separator: ",") }).joined(separator: "\n") + "\n"
+}
+
+/// A JSON value as one line of text.
+func jsonText(_ value: JSONValue) -> String {
+    switch value {
+    case .null: "null"
+    case .bool(let b): b ? "true" : "false"
+    case .number(let n): n
+    case .string(let s): "\"" + s + "\""
+    case .array(let items): "[" + items.map(jsonText).joined(separator: ", ") + "]"
+    case .object(let object): "{" + object.members.map { "\"\($0.key)\": " + jsonText($0.value) }.joined(separator: ", ") + "}"
+    }
+}

@@ -1,0 +1,178 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The smallest terminal the dashboard draws in.
+public let minimumSize = (width: 60, height: 16)
+
+/// Draws the whole screen for a state. Pure: the same state and theme always give the same cells.
+public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuffer) {
+    buffer = ScreenBuffer(width: state.width, height: state.height)
+    var p = Painter(buffer: buffer, theme: theme, glyphs: state.glyphs)
+    p.buffer.clear(style: theme.style("ui.text"))
+    guard state.width >= minimumSize.width, state.height >= minimumSize.height else {
+        let lines = [
+            "Terminal too small: \(state.width)x\(state.height)",
+            "ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)",
+        ]
+        for (i, line) in lines.enumerated() {
+            let x = max(0, (state.width - DisplayWidth.of(line)) / 2)
+            _ = p.text(line, x: x, y: max(0, state.height / 2 - 1 + i), role: i == 0 ? "status.warn" : "ui.text")
+        }
+        buffer = p.buffer
+        return
+    }
+    drawHeader(state, &p)
+    let body = (y: 1, height: state.height - 3)
+    switch state.screen {
+    case .overview: drawOverview(state, &p, body)
+    case .customers: drawCustomers(state, &p, body)
+    case .customer: drawCustomer(state, &p, body)
+    case .transaction: drawTransaction(state, &p, body)
+    case .refunds: drawRefunds(state, &p, body)
+    case .imports: drawImports(state, &p, body)
+    }
+    drawMessageLine(state, &p)
+    drawFooter(state, &p)
+    if let raw = state.rawView { drawRaw(raw.id, raw.text, &p) }
+    if state.showHelp { drawHelp(state, &p) }
+    buffer = p.buffer
+}
+
+private func drawHeader(_ state: AppState, _ p: inout Painter) {
+    p.buffer.fill(x: 0, y: 0, width: state.width, height: 1, style: p.theme.style("ui.header"))
+    var crumbs = ["ReceiptDesk"]
+    for screen in state.history.suffix(2) + [state.screen] {
+        crumbs.append(crumbTitle(screen, state))
+    }
+    var x = p.text(crumbs.joined(separator: " \(p.glyphs.separator) "), x: 1, y: 0, role: "ui.title", width: state.width / 2) + 2
+    if state.unavailable != nil {
+        x += p.badge("LEDGER UNAVAILABLE", x: x, y: 0, role: "status.danger") + 1
+    }
+    // Right side: badges, right-aligned.
+    var badges: [(String, String)] = []
+    if state.isDemo { badges.append(("DEMO", "ui.badge.demo")) }
+    if state.readOnly { badges.append(("READ-ONLY", "ui.badge")) }
+    badges.append(("env \(state.environment.rawValue)", "ui.badge"))
+    let asOf = state.asOf.map { "as of \(Format.minute($0))" } ?? (state.isDemo ? "now \(Format.minute(state.now))" : "now")
+    badges.append((asOf, state.asOf == nil ? "ui.badge" : "status.warn"))
+    var right = state.width - 1
+    for (text, role) in badges.reversed() {
+        let w = DisplayWidth.of(text) + 2
+        guard right - w > x else { break }
+        right -= w
+        p.badge(text, x: right, y: 0, role: role)
+        right -= 1
+    }
+}
+
+private func crumbTitle(_ screen: ScreenID, _ state: AppState) -> String {
+    switch screen {
+    case .customer: state.customer.map { "C\($0.records.id)" } ?? "Customer"
+    case .transaction: state.transaction.map { "T \($0.transactionId)" } ?? "Transaction"
+    default: screen.title
+    }
+}
+
+private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
+    let y = state.height - 2
+    if let prompt = state.prompt {
+        if !prompt.completions.isEmpty {
+            var x = 1
+            p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
+            for (index, completion) in prompt.completions.prefix(8).enumerated() {
+                x += p.text(completion, x: x, y: y - 1, role: index == 0 ? "ui.accent" : "ui.text.muted") + 2
+                if x >= state.width - 4 { break }
+            }
+        }
+        let used = p.text(prompt.label, x: 0, y: y, role: "ui.accent")
+        let shown = p.text(prompt.text, x: used, y: y, role: "ui.prompt", width: state.width - used - 1)
+        p.buffer.put(" ", x: used + shown, y: y, style: p.theme.style("ui.prompt.cursor"))
+        p.buffer.cursor = (used + shown, y)
+        return
+    }
+    if let unavailable = state.unavailable {
+        _ = p.text("ledger unavailable, retrying: \(unavailable)", x: 0, y: y, role: "status.danger")
+    } else if let message = state.message {
+        _ = p.text(message.text, x: 0, y: y, role: message.kind == .error ? "status.danger" : "status.ok")
+    }
+}
+
+private func drawFooter(_ state: AppState, _ p: inout Painter) {
+    let y = state.height - 1
+    p.buffer.fill(x: 0, y: y, width: state.width, height: 1, style: p.theme.style("ui.footer"))
+    var x = 0
+    let hints: [(String, String)]
+    if let prompt = state.prompt {
+        switch prompt.kind {
+        case .command: hints = [("Enter", "run"), ("Tab", "complete"), ("Esc", "cancel")]
+        default: hints = [("Enter", "done"), ("Esc", "cancel"), ("^U", "clear")]
+        }
+    } else if state.showHelp || state.rawView != nil {
+        hints = [("any key", "close")]
+    } else {
+        hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer).map {
+            ($0.keys[0].label, shortHelp($0.command))
+        }
+    }
+    for (key, help) in hints {
+        let w = DisplayWidth.of(key) + DisplayWidth.of(help) + 3
+        guard x + w <= state.width else { break }
+        x += p.text(key, x: x + 1, y: y, role: "ui.footer.key") + 1
+        x += p.text(help, x: x + 1, y: y, role: "ui.footer") + 1
+    }
+}
+
+func shortHelp(_ command: Command) -> String {
+    switch command {
+    case .open: "open"
+    case .back: "back"
+    case .filter: "filter"
+    case .commandLine: "cmd"
+    case .help: "help"
+    case .nextPane: "pane"
+    case .timeTravel: "as-of"
+    case .copyId: "copy"
+    case .acknowledge: "ack"
+    case .resolve: "resolve"
+    case .undo: "undo"
+    case .sort: "sort"
+    case .cycleStatus: "status"
+    default: "\(command)"
+    }
+}
+
+private func drawHelp(_ state: AppState, _ p: inout Painter) {
+    let bindings = state.keymap.bindings(on: state.screen, readOnly: state.readOnly)
+    let box = p.overlay(title: "Keys on \(state.screen.title) (any key closes)", width: 64, height: min(state.height - 2, bindings.count + 4))
+    for (index, binding) in bindings.prefix(box.height).enumerated() {
+        let keys = binding.keys.prefix(3).map(\.label).joined(separator: " ")
+        _ = p.text(keys, x: box.x, y: box.y + index, role: "ui.footer.key", width: 14)
+        _ = p.text(binding.help, x: box.x + 15, y: box.y + index, role: "ui.text", width: box.width - 15)
+    }
+    if bindings.count > box.height {
+        _ = p.text(":help lists commands; :q quits", x: box.x, y: box.y + box.height - 1, role: "ui.text.muted")
+    }
+}
+
+private func drawRaw(_ id: Int64, _ text: String, _ p: inout Painter) {
+    let box = p.overlay(title: "Rejected record \(id): raw bytes, escaped", width: p.buffer.width - 4, height: p.buffer.height - 4)
+    // Wrap the escaped text by display width.
+    var lines: [String] = []
+    var line = ""
+    var used = 0
+    for character in text {
+        let w = DisplayWidth.of(character)
+        if used + w > box.width {
+            lines.append(line)
+            line = ""
+            used = 0
+        }
+        line.append(character)
+        used += w
+    }
+    if !line.isEmpty { lines.append(line) }
+    for (index, line) in lines.prefix(box.height).enumerated() {
+        _ = p.text(line, x: box.x, y: box.y + index, role: "ui.text", width: box.width)
+    }
+}

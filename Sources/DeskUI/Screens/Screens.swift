@@ -1,0 +1,435 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+typealias Body = (y: Int, height: Int)
+
+// MARK: Overview
+
+func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    guard let data = state.overview else {
+        _ = p.text("loading the overview…", x: 1, y: body.y + 1, role: "ui.text.muted")
+        return
+    }
+    let c = data.counts
+    var y = body.y + 1
+    let refunds30 = data.refunds90.counts.suffix(30).reduce(0, +)
+    let openFlags = data.flagCounts.filter { $0.status == "open" }.reduce(0) { $0 + $1.count }
+    let tiles: [(String, String, String)] = [
+        ("customers", Format.count(c.customers), "ui.accent"),
+        ("transactions", Format.count(c.transactions), "ui.accent"),
+        ("refunds 30d", Format.count(refunds30), refunds30 > 0 ? "status.warn" : "status.ok"),
+        ("open flags", Format.count(openFlags), openFlags > 0 ? "status.danger" : "status.ok"),
+        ("rejected", Format.count(c.rejectedRecords), c.rejectedRecords > 0 ? "status.warn" : "status.ok"),
+    ]
+    let tileWidth = max(10, (state.width - 2) / tiles.count)
+    for (index, tile) in tiles.enumerated() {
+        let x = 1 + index * tileWidth
+        _ = p.text(tile.1, x: x, y: y, role: tile.2, width: tileWidth - 1)
+        _ = p.text(tile.0, x: x, y: y + 1, role: "ui.text.muted", width: tileWidth - 1)
+    }
+    y += 3
+    p.section("Refunds per day (UTC), last 90 days", x: 0, y: y, width: state.width)
+    y += 1
+    let sparkWidth = min(90, state.width - 14)
+    let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, role: "status.warn")
+    _ = p.text("max \(maximum)/day", x: sparkWidth + 2, y: y, role: "ui.text.muted")
+    y += 1
+    let first = Timestamp(
+        millisecondsSince1970: data.refunds90.firstDay.millisecondsSince1970
+            + Int64(max(0, data.refunds90.counts.count - sparkWidth)) * 86_400_000)
+    _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
+    let lastLabel = "today " + Format.day(state.instant)
+    _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
+    y += 2
+    let half = state.width / 2
+    let listHeight = max(1, body.y + body.height - y - 5)
+    p.section("Spike alarms", x: 0, y: y, width: half - 1, focused: state.overviewPane == 0)
+    p.section("Open flags by severity", x: half, y: y, width: state.width - half, focused: state.overviewPane == 1)
+    y += 1
+    if data.spikes.isEmpty {
+        _ = p.text("no refund spike open", x: 1, y: y, role: "status.ok", width: half - 2)
+    }
+    for (index, flag) in data.spikes.prefix(listHeight).enumerated() {
+        _ = p.text("\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)", x: 1, y: y + index, role: "status.danger", width: half - 2)
+    }
+    let severities: [Severity] = [.high, .medium, .low]
+    for (index, severity) in severities.enumerated() {
+        let count = data.flagCounts.filter { $0.severity == severity && $0.status == "open" }.reduce(0) { $0 + $1.count }
+        let role = severity == .high ? "status.danger" : severity == .medium ? "status.warn" : "ui.text"
+        _ = p.text(severity.rawValue, x: half + 1, y: y + index, role: role, width: 8)
+        _ = p.text(Format.count(count), x: half + 10, y: y + index, role: role, width: 8)
+        let bar = String(repeating: p.glyphs.blockFull, count: min(state.width - half - 20, count))
+        _ = p.text(bar, x: half + 18, y: y + index, role: role)
+    }
+    y += max(3, min(listHeight, data.spikes.count)) + 1
+    p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1)
+    p.section("Import health", x: half, y: y, width: state.width - half)
+    y += 1
+    let room = max(1, body.y + body.height - y)
+    if data.consumptionRequests.isEmpty {
+        _ = p.text("none pending", x: 1, y: y, role: "status.ok", width: half - 2)
+    }
+    for (index, flag) in data.consumptionRequests.prefix(room).enumerated() {
+        let left = flag.at.millisecondsSince1970 + 12 * 3_600_000 - state.instant.millisecondsSince1970
+        let role = left < 0 ? "ui.text.muted" : left < 3 * 3_600_000 ? "status.danger" : "status.warn"
+        let label = left < 0 ? "deadline passed" : "\(Format.span(left)) left"
+        _ = p.text("\(label)  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
+    }
+    let health = [
+        "last import \(Format.minute(c.lastImport))", "\(Format.count(c.sources)) sources, \(Format.count(c.rawRecords)) records",
+        "\(Format.count(c.rejectedRecords)) rejected (6 shows them)",
+    ]
+    for (index, line) in health.prefix(room).enumerated() {
+        _ = p.text(line, x: half + 1, y: y + index, role: index == 2 && c.rejectedRecords > 0 ? "status.warn" : "ui.text", width: state.width - half - 2)
+    }
+}
+
+// MARK: Customers
+
+func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    let page = state.customerPage
+    var title = "\(Format.count(page.total)) customers  sorted by \(state.customerQuery.sort.label)"
+    if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
+    p.section(title, x: 0, y: body.y, width: state.width, focused: true)
+    let columns = [
+        Column("customer", 8), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
+        Column("last purchase", 13), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
+    ]
+    let sortColumn: Int = switch state.customerQuery.sort {
+    case .id: 0
+    case .lastActivity: 4
+    case .refunds: 6
+    }
+    let rows = page.rows
+    if rows.isEmpty {
+        _ = p.text(state.customersLoading ? "loading…" : "no customers match", x: 1, y: body.y + 2, role: "ui.text.muted")
+        return
+    }
+    p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 1, columns: columns, rows: rows.count, position: state.customerList, sortColumn: sortColumn) { row, column in
+        let c = rows[row]
+        switch column {
+        case 0: return TableCell(c.displayId, role: "ui.accent")
+        case 1:
+            let id = c.identifiers.first { $0.kind == "external" } ?? c.identifiers.first { $0.kind == "originalTransactionId" } ?? c.identifiers.first
+            return TableCell(id.map { $0.value } ?? "-")
+        case 2: return TableCell(c.environments.map { $0 == "Production" ? "prod" : $0 == "Sandbox" ? "sbx" : String($0.prefix(4)) }.joined(separator: "+"))
+        case 3: return TableCell(Format.count(c.transactionCount))
+        case 4: return TableCell(Format.day(c.lastPurchase))
+        case 5:
+            let active = (c.latestExpiry?.millisecondsSince1970 ?? 0) > state.instant.millisecondsSince1970
+            return TableCell(Format.day(c.latestExpiry), role: active ? "entitlement.active" : "ui.text.muted")
+        case 6: return TableCell(c.revokedCount == 0 ? "-" : "\(c.revokedCount)", role: c.revokedCount > 0 ? "status.danger" : "ui.text.muted")
+        default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
+        }
+    }
+}
+
+// MARK: Customer
+
+/// The role of an entitlement state.
+func role(_ state: EntitlementState) -> String {
+    switch state {
+    case .active: "entitlement.active"
+    case .gracePeriod: "entitlement.grace"
+    case .billingRetry: "entitlement.retry"
+    case .expired: "entitlement.expired"
+    case .revoked: "entitlement.revoked"
+    case .owned: "entitlement.owned"
+    case .none: "entitlement.none"
+    }
+}
+
+/// What a person reads for a state: never "cancelled", which means two things.
+func label(_ state: EntitlementState) -> String {
+    switch state {
+    case .active: "ACTIVE"
+    case .gracePeriod: "GRACE PERIOD"
+    case .billingRetry: "BILLING RETRY"
+    case .expired: "EXPIRED"
+    case .revoked: "REVOKED"
+    case .owned: "OWNED"
+    case .none: "NONE"
+    }
+}
+
+func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    guard let detail = state.customer, let view = state.customerView else {
+        _ = p.text("no customer open", x: 1, y: body.y + 1, role: "ui.text.muted")
+        return
+    }
+    let records = detail.records
+    var y = body.y
+    // Identity line: every id a person could paste.
+    var x = p.text("C\(records.id)", x: 1, y: y, role: "ui.accent") + 3
+    for identifier in records.identifiers {
+        let kind = identifier.kind == "originalTransactionId" ? "original" : identifier.kind == "appAccountToken" ? "token" : identifier.kind
+        let used = p.text("\(kind) ", x: x, y: y, role: "ui.text.muted")
+        guard x + used < state.width - 4 else { break }
+        x += used + p.text(identifier.value, x: x + used, y: y, role: "ui.text", width: state.width - x - used - 1) + 2
+    }
+    y += 1
+    let facts = view.facts
+    let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
+    let openFlags = detail.flags.filter { $0.status == "open" }
+    var line = "first seen \(Format.day(facts.firstSeen))  \(facts.environments.joined(separator: "+"))  \(facts.transactionCount) txs  "
+    line += "\(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
+    _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: state.width - 2)
+    if !openFlags.isEmpty {
+        let flagText = " \(openFlags.count) open flag\(openFlags.count == 1 ? "" : "s"): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
+        let w = DisplayWidth.of(flagText)
+        if w < state.width / 2 { p.buffer.put(flagText, x: state.width - w - 1, y: y - 1, style: p.theme.style("status.danger")) }
+    }
+    y += 1
+    // Entitlements with the state and why.
+    p.section("Entitlements as of \(Format.minute(view.instant))", x: 0, y: y, width: state.width, focused: state.customerPane == 0)
+    y += 1
+    let entitlementRows = min(max(1, view.entitlements.count), 4)
+    if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
+    for (index, e) in view.entitlements.prefix(entitlementRows).enumerated() {
+        let rowY = y + index
+        _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: 18)
+        _ = p.text(label(e.state), x: 20, y: rowY, role: role(e.state), width: 13)
+        var why = e.reason
+        if let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod {
+            why += willRenew ? "; renews" : "; renewal turned off"
+        }
+        _ = p.text(why, x: 34, y: rowY, role: "ui.text", width: state.width - 35)
+        if state.customerPane == 0, index == state.customerPositions[0].selected {
+            p.buffer.restyle(x: 0, y: rowY, width: state.width) { var s = $0; s.attributes.insert(.reverse); return s }
+            p.buffer.cursor = (0, rowY)
+        }
+    }
+    y += entitlementRows
+    // Coverage strip per subscription: what covered the customer, day by day.
+    let strips = coverageStrips(records, view: view, width: state.width - 22)
+    for strip in strips.prefix(2) {
+        _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: 18)
+        for (index, kind) in strip.cells.enumerated() {
+            p.buffer.put(kind.glyph(p.glyphs), x: 20 + index, y: y, style: p.theme.style(kind.role))
+        }
+        y += 1
+    }
+    if !strips.isEmpty {
+        let legend = "\(Format.day(strips[0].start)) … \(Format.day(view.instant))   " + CoverageKind.allCases.map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
+        _ = p.text(legend, x: 20, y: y, role: "ui.text.muted", width: state.width - 21)
+        y += 1
+    }
+    // Timeline or transactions below, whichever pane is chosen (Tab).
+    let rows = max(1, body.y + body.height - y - 1)
+    if state.customerPane == 2 {
+        p.section("Transactions (newest first)  Tab: entitlements", x: 0, y: y, width: state.width, focused: true)
+        let transactions = Array(records.transactions.reversed())
+        p.table(
+            x: 0, y: y + 1, width: state.width, height: rows,
+            columns: [Column("transaction", 16), Column("product", 16, flex: true), Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true), Column("status", 10)],
+            rows: transactions.count, position: state.customerPositions[2]
+        ) { row, column in
+            let t = transactions[row]
+            switch column {
+            case 0: return TableCell(t.transactionId)
+            case 1: return TableCell(t.productId ?? "-")
+            case 2: return TableCell(Format.minute(t.purchaseDate))
+            case 3: return TableCell(Format.day(t.expiresDate))
+            case 4: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
+            default:
+                if t.revocationDate != nil { return TableCell("refunded", role: "status.danger") }
+                if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+                return TableCell(t.verification.rawValue, role: "ui.text.muted")
+            }
+        }
+    } else {
+        let title = "Timeline (\(view.timeline.count) events; at, then when learned if later)  Tab: transactions"
+        p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
+        let events = view.timeline
+        p.table(
+            x: 0, y: y + 1, width: state.width, height: rows,
+            columns: [Column("at", 16), Column("event", 19), Column("product", 14), Column("detail", 20, flex: true)],
+            rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
+        ) { row, column in
+            let e = events[row]
+            switch column {
+            case 0: return TableCell(Format.minute(e.at))
+            case 1: return TableCell(e.kind.rawValue, role: "event.\(e.kind.rawValue)")
+            case 2: return TableCell(e.productId ?? "-")
+            default: return TableCell(e.detail + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : ""))
+            }
+        }
+    }
+}
+
+/// What covered a customer in one slice of time.
+enum CoverageKind: String, CaseIterable {
+    case paid, trial, grace, retry, gap, refund
+
+    var role: String { "coverage.\(rawValue)" }
+
+    func glyph(_ glyphs: Glyphs) -> String {
+        let ascii = glyphs == .ascii
+        switch self {
+        case .paid: return ascii ? "#" : "█"
+        case .trial: return ascii ? "t" : "▒"
+        case .grace: return ascii ? "g" : "▓"
+        case .retry: return "!"
+        case .gap: return ascii ? "." : "·"
+        case .refund: return "x"
+        }
+    }
+}
+
+struct CoverageStrip {
+    var name: String
+    var start: Timestamp
+    var cells: [CoverageKind]
+}
+
+/// One strip per subscription group, from the first purchase to the instant, `width` slices.
+func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) -> [CoverageStrip] {
+    let subscriptions = records.transactions.filter { $0.expiresDate != nil }
+    guard width > 4, !subscriptions.isEmpty else { return [] }
+    var groups: [String: [Transaction]] = [:]
+    var order: [String] = []
+    for t in subscriptions {
+        let key = t.subscriptionGroupIdentifier ?? t.productId ?? "?"
+        if groups[key] == nil { order.append(key) }
+        groups[key, default: []].append(t)
+    }
+    let end = view.instant.millisecondsSince1970
+    return order.compactMap { key in
+        let transactions = groups[key]!
+        guard let start = transactions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < end else { return nil }
+        let renewal = records.renewalInfos.last { info in transactions.contains { $0.originalTransactionId == info.info.originalTransactionId } }?.info
+        let lastExpiry = transactions.compactMap(\.expiresDate).max()?.millisecondsSince1970 ?? start
+        let slice = max(1, (end - start) / Int64(width))
+        let cells: [CoverageKind] = (0..<width).map { index in
+            let t = start + slice * Int64(index) + slice / 2
+            let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
+            if let refunded = covering.first(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t }) {
+                _ = refunded
+                return .refund
+            }
+            if let paid = covering.first {
+                return paid.offerDiscountType == .freeTrial ? .trial : .paid
+            }
+            if t >= lastExpiry, let renewal {
+                if let grace = renewal.gracePeriodExpiresDate?.millisecondsSince1970, t < grace { return .grace }
+                if renewal.isInBillingRetryPeriod == true { return .retry }
+            }
+            return .gap
+        }
+        let name = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name ?? key
+        return CoverageStrip(name: name, start: Timestamp(millisecondsSince1970: start), cells: cells)
+    }
+}
+
+// MARK: Transaction
+
+func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    guard let t = state.transaction else {
+        _ = p.text("no transaction open", x: 1, y: body.y + 1, role: "ui.text.muted")
+        return
+    }
+    p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
+    let fields = transactionFields(t)
+    p.table(
+        x: 0, y: body.y + 1, width: state.width, height: body.height - 1,
+        columns: [Column("field", 28), Column("value", 20, flex: true)], rows: fields.count, position: state.transactionScroll
+    ) { row, column in
+        let field = fields[row]
+        if column == 0 { return TableCell(field.key, role: field.key.hasPrefix("legacy.") ? "ui.text.muted" : "ui.text") }
+        let danger = field.key.hasPrefix("revocation")
+        return TableCell(field.value, role: danger ? "status.danger" : "ui.text")
+    }
+}
+
+// MARK: Refunds
+
+func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    let flags = visibleFlags(state)
+    var title = "Refund flags: \(state.flagStatus ?? "all")  \(flags.count) shown"
+    if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
+    if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
+    p.section(title, x: 0, y: body.y, width: state.width, focused: true)
+    if flags.isEmpty {
+        _ = p.text("no flags \(state.flagStatus.map { "\($0) " } ?? "")here (f changes the status shown)", x: 1, y: body.y + 2, role: "ui.text.muted")
+        return
+    }
+    let columns = [
+        Column(" ", 1), Column("sev", 6), Column("rule", 15), Column("status", 8), Column("customer", 7),
+        Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("deadline", 8),
+    ]
+    let instant = state.instant.millisecondsSince1970
+    p.table(
+        x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: flags.count, position: state.flagList,
+        marked: { state.marked.contains(flags[$0].id) }
+    ) { row, column in
+        let f = flags[row]
+        switch column {
+        case 0: return TableCell(state.marked.contains(f.id) ? "*" : " ", role: "ui.mark")
+        case 1: return TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
+        case 2: return TableCell(f.rule)
+        case 3: return TableCell(f.status == "acknowledged" ? "acked" : f.status, role: f.status == "open" ? "status.warn" : f.status == "resolved" ? "status.ok" : "ui.text")
+        case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
+        case 5: return TableCell(f.productId ?? "-")
+        case 6: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
+        case 7: return TableCell(Format.span(instant - f.at.millisecondsSince1970), role: "ui.text.muted")
+        default:
+            guard f.rule == "consumption-request", f.status == "open" else { return TableCell("") }
+            let left = f.at.millisecondsSince1970 + 12 * 3_600_000 - instant
+            return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
+        }
+    }
+    if let f = flags[safe: state.flagList.selected] {
+        _ = p.text("\(f.id): \(f.detail)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
+    }
+}
+
+// MARK: Imports
+
+func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
+    let half = max(3, body.height / 2)
+    p.section("Sources (\(state.sources.count), newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
+    let sources = state.sources
+    if sources.isEmpty {
+        _ = p.text("nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
+    } else {
+        p.table(
+            x: 0, y: body.y + 1, width: state.width, height: half - 1,
+            columns: [Column("source", 20, flex: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("ok", 3)],
+            rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
+        ) { row, column in
+            let s = sources[row]
+            switch column {
+            case 0: return TableCell(s.path)
+            case 1: return TableCell(s.completedAt.map { Format.minute($0) } ?? "importing", role: s.completedAt == nil ? "status.warn" : "ui.text")
+            case 2: return TableCell(Format.count(s.counts.read))
+            case 3: return TableCell(Format.count(s.counts.imported))
+            case 4: return TableCell(Format.count(s.counts.duplicate), role: "ui.text.muted")
+            case 5: return TableCell(Format.count(s.counts.rejected), role: s.counts.rejected > 0 ? "status.warn" : "ui.text.muted")
+            default:
+                let ok = s.completedAt == nil || s.counts.reconciles
+                return TableCell(ok ? "=" : "!", role: ok ? "status.ok" : "status.danger")
+            }
+        }
+    }
+    let y = body.y + half
+    p.section("Rejected records (\(state.rejected.count)); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
+    let rejected = state.rejected
+    if rejected.isEmpty {
+        _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")
+        return
+    }
+    p.table(
+        x: 0, y: y + 1, width: state.width, height: body.height - half - 1,
+        columns: [Column("record", 24), Column("code", 16), Column("reason", 20, flex: true), Column("bytes", 7, right: true)],
+        rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
+    ) { row, column in
+        let r = rejected[row]
+        switch column {
+        case 0: return TableCell("\(r.sourcePath)#\(r.index)")
+        case 1: return TableCell(r.code, role: "status.warn")
+        case 2: return TableCell(r.message)
+        default: return TableCell(Format.count(r.size), role: "ui.text.muted")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// Everything that can happen to the dashboard: a key, a resize, or the answer to an effect.
+public enum Action: Sendable {
+    case key(Key)
+    case resize(width: Int, height: Int)
+    /// Another process changed the ledger: reload what is on screen, keeping the selection.
+    case ledgerChanged
+    case overviewLoaded(OverviewData)
+    case customersLoaded(CustomerPage, append: Bool)
+    case customerLoaded(CustomerDetail)
+    case customerNotFound(String)
+    case transactionLoaded(Transaction?, id: String)
+    case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
+    case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord])
+    case rawLoaded(id: Int64, bytes: [UInt8])
+    /// Triage changes were appended to the log.
+    case triaged([TriageChange], undo: Bool)
+    /// `:at` / `t` text was understood as an instant (nil: back to now).
+    case instantParsed(Timestamp?)
+    case themeChanged(String)
+    case message(StatusMessage)
+    /// The ledger failed; `unavailable` when it cannot be reached at all (retrying), else a failed request.
+    case failed(String, unavailable: Bool)
+    /// The ledger answered again after being unavailable.
+    case recovered
+}
+
+/// What the reducer asks the outside world to do. Run by ``EffectHandlers``; results come back as actions.
+public enum Effect: Sendable, Equatable {
+    case loadOverview(asOf: Timestamp)
+    case loadCustomers(CustomerQuery, append: Bool)
+    case openCustomer(query: String)
+    case loadCustomer(Int64)
+    case loadTransaction(String)
+    case loadFlags(FlagQuery, append: Bool)
+    case loadImports
+    case loadRaw(Int64)
+    case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool)
+    case parseInstant(String)
+    case copy(String)
+    case export(path: String, contents: String)
+    case setTheme(String)
+    case setMouse(Bool)
+    case quit
+}

@@ -1,0 +1,269 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The six screens, numbered as their keys.
+public enum ScreenID: Int, CaseIterable, Hashable, Sendable {
+    case overview = 1, customers, customer, transaction, refunds, imports
+
+    public var title: String {
+        switch self {
+        case .overview: "Overview"
+        case .customers: "Customers"
+        case .customer: "Customer"
+        case .transaction: "Transaction"
+        case .refunds: "Refunds"
+        case .imports: "Imports"
+        }
+    }
+}
+
+/// What the overview shows, loaded in one go.
+public struct OverviewData: Sendable, Equatable {
+    public var counts: LedgerOverview
+    public var refunds90: RefundSeries
+    public var flagCounts: [FlagCount]
+    public var spikes: [RefundFlag]
+    public var consumptionRequests: [RefundFlag]
+
+    public init(counts: LedgerOverview, refunds90: RefundSeries, flagCounts: [FlagCount], spikes: [RefundFlag], consumptionRequests: [RefundFlag]) {
+        self.counts = counts
+        self.refunds90 = refunds90
+        self.flagCounts = flagCounts
+        self.spikes = spikes
+        self.consumptionRequests = consumptionRequests
+    }
+}
+
+/// One customer as the customer screen shows it: the records, and the flags and notes about them.
+public struct CustomerDetail: Sendable {
+    public var records: CustomerRecords
+    public var flags: [RefundFlag]
+    public var log: [TriageEntry]
+
+    public init(records: CustomerRecords, flags: [RefundFlag], log: [TriageEntry]) {
+        self.records = records
+        self.flags = flags
+        self.log = log
+    }
+}
+
+/// A list's cursor: the selected row and the first row on screen.
+public struct ListPosition: Sendable, Equatable {
+    public var selected = 0
+    public var top = 0
+
+    public init(selected: Int = 0, top: Int = 0) {
+        self.selected = selected
+        self.top = top
+    }
+
+    /// Moves the selection by `delta` within `count` rows and keeps it inside a window of `visible` rows.
+    public mutating func move(by delta: Int, count: Int, visible: Int) {
+        guard count > 0 else {
+            self = ListPosition()
+            return
+        }
+        selected = min(max(0, selected + delta), count - 1)
+        scroll(visible: visible)
+    }
+
+    public mutating func scroll(visible: Int) {
+        let visible = max(1, visible)
+        if selected < top { top = selected }
+        if selected >= top + visible { top = selected - visible + 1 }
+        top = max(0, top)
+    }
+}
+
+/// What is being typed at the bottom line.
+public struct Prompt: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// `:` commands.
+        case command
+        /// `/` filter of the current list.
+        case filter
+        /// `t`: the instant everything is computed as of.
+        case instant
+        /// The note for resolving flags.
+        case note(flagIds: [String])
+    }
+
+    public var kind: Kind
+    public var text: String
+    /// Completions for what is typed (fuzzy), best first.
+    public var completions: [String] = []
+
+    public init(kind: Kind, text: String = "") {
+        self.kind = kind
+        self.text = text
+    }
+
+    public var label: String {
+        switch kind {
+        case .command: ":"
+        case .filter: "/"
+        case .instant: "as of (YYYY-MM-DD[THH:MM], now): "
+        case .note(let ids): "resolve \(ids.count) flag\(ids.count == 1 ? "" : "s"), note: "
+        }
+    }
+}
+
+/// A line at the bottom that says what just happened.
+public struct StatusMessage: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable { case info, error }
+    public var text: String
+    public var kind: Kind
+
+    public init(_ text: String, kind: Kind = .info) {
+        self.text = text
+        self.kind = kind
+    }
+}
+
+/// A triage change this session made, so `u` can append its compensating entry.
+public struct TriageChange: Sendable, Equatable {
+    public var flagId: String
+    public var from: String
+    public var to: String
+
+    public init(flagId: String, from: String, to: String) {
+        self.flagId = flagId
+        self.from = from
+        self.to = to
+    }
+}
+
+/// The flag lifecycle actions the dashboard writes.
+public enum TriageAction: String, Sendable, Equatable {
+    case ack, resolve, reopen
+
+    /// The status a flag is in after this action.
+    public var target: String {
+        switch self {
+        case .ack: "acknowledged"
+        case .resolve: "resolved"
+        case .reopen: "open"
+        }
+    }
+
+    /// The action that moves a flag to `status`.
+    public init(toReach status: String) {
+        switch status {
+        case "acknowledged": self = .ack
+        case "resolved": self = .resolve
+        default: self = .reopen
+        }
+    }
+}
+
+/// Where the dashboard is and what it shows: a value, changed only by ``reduce(_:_:)``.
+public struct AppState: Sendable {
+    // Session facts.
+    public var width: Int
+    public var height: Int
+    /// The present: the wall clock, or the end of the demo data's span.
+    public var now: Timestamp
+    /// Time travel: everything computed as of this instant instead of `now`.
+    public var asOf: Timestamp?
+    public var isDemo: Bool
+    public var ledgerName: String
+    public var operatorName: String
+    public var readOnly: Bool
+    public var ascii: Bool
+    public var mouse: Bool
+    public var themeName: String
+    public var themeNames: [String]
+    public var catalog: Catalog
+    public var keymap: Keymap
+
+    // Navigation.
+    public var screen: ScreenID = .overview
+    public var history: [ScreenID] = []
+    public var prompt: Prompt?
+    public var showHelp = false
+    public var message: StatusMessage?
+    /// Set while the ledger cannot be reached; the last screen stays.
+    public var unavailable: String?
+    public var environment: EnvironmentFilter = .all
+    public var quitting = false
+
+    // Screens.
+    public var overview: OverviewData?
+    public var overviewPane = 0
+
+    public var customerPage = CustomerPage(rows: [], next: nil, total: 0)
+    public var customerQuery = CustomerQuery(limit: 100)
+    public var customerList = ListPosition()
+    public var customersLoading = false
+
+    public var customer: CustomerDetail?
+    public var customerView: CustomerView?
+    public var customerPane = 0
+    public var customerPositions = [ListPosition(), ListPosition(), ListPosition()]
+
+    public var transaction: Transaction?
+    public var transactionScroll = ListPosition()
+
+    public var flags: [RefundFlag] = []
+    public var flagStatus: String? = "open"
+    public var flagList = ListPosition()
+    public var flagFilter: String?
+    public var marked: Set<String> = []
+    public var flagsNext: FlagCursor?
+
+    public var sources: [SourceSummary] = []
+    public var rejected: [RejectedRecord] = []
+    public var importsPane = 0
+    public var importPositions = [ListPosition(), ListPosition()]
+    public var rawView: (id: Int64, text: String)?
+
+    /// This session's triage changes, newest last, for `u`.
+    public var undoStack: [TriageChange] = []
+    /// The text of the last `/` filter on a screen that searches (customer timeline, imports).
+    public var search: String?
+
+    public init(
+        width: Int, height: Int, now: Timestamp, isDemo: Bool = false, ledgerName: String = "", operatorName: String = "",
+        readOnly: Bool = false, ascii: Bool = false, mouse: Bool = false, themeName: String = "default",
+        themeNames: [String] = [], catalog: Catalog = Catalog(), keymap: Keymap = .standard
+    ) {
+        self.width = width
+        self.height = height
+        self.now = now
+        self.isDemo = isDemo
+        self.ledgerName = ledgerName
+        self.operatorName = operatorName
+        self.readOnly = readOnly
+        self.ascii = ascii
+        self.mouse = mouse
+        self.themeName = themeName
+        self.themeNames = themeNames
+        self.catalog = catalog
+        self.keymap = keymap
+    }
+
+    /// The instant entitlements and timelines are computed for.
+    public var instant: Timestamp { asOf ?? now }
+
+    /// Rows of body the list screens have (header, table header, message and footer lines excluded).
+    public var listRows: Int { max(1, height - 6) }
+
+    public var glyphs: Glyphs { ascii ? .ascii : .unicode }
+}
+
+/// The customer screen's derived view at the chosen instant: recomputed when the instant changes.
+public struct CustomerView: Sendable {
+    public var entitlements: [Entitlement]
+    public var timeline: [TimelineEvent]
+    public var facts: CustomerFacts
+    public var instant: Timestamp
+
+    public init(detail: CustomerDetail, at instant: Timestamp, catalog: Catalog) {
+        let history = detail.records.history
+        entitlements = history.entitlements(at: instant, catalog: catalog)
+        timeline = history.timeline(upTo: instant, catalog: catalog)
+        facts = history.facts(at: instant)
+        self.instant = instant
+    }
+}

@@ -1,0 +1,478 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
+    if state.prompt != nil { return handlePromptKey(&state, key) }
+    if state.showHelp {
+        // Any key closes help; Ctrl-C still quits.
+        state.showHelp = false
+        if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
+        return []
+    }
+    if state.rawView != nil {
+        if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
+        state.rawView = nil
+        return []
+    }
+    if case .click(_, let y) = key, state.mouse { return click(&state, row: y) }
+    guard let command = state.keymap.command(for: key, on: state.screen, readOnly: state.readOnly) else {
+        if state.readOnly, Keymap.standard.command(for: key, on: state.screen, readOnly: false) != nil {
+            state.message = StatusMessage("read-only: this ledger is opened for reading; triage is refused", kind: .error)
+        }
+        return []
+    }
+    state.message = nil
+    return run(&state, command)
+}
+
+private func quit(_ state: inout AppState) -> [Effect] {
+    state.quitting = true
+    return [.quit]
+}
+
+func run(_ state: inout AppState, _ command: Command) -> [Effect] {
+    switch command {
+    case .quit:
+        return quit(&state)
+    case .back:
+        if let previous = state.history.popLast() {
+            state.screen = previous
+            state.search = nil
+            return reloadEffects(state, keepSelection: true)
+        }
+        return quit(&state)
+    case .help:
+        state.showHelp = true
+        return []
+    case .commandLine:
+        var prompt = Prompt(kind: .command)
+        prompt.completions = completions(for: "", state: state)
+        state.prompt = prompt
+        return []
+    case .filter:
+        state.prompt = Prompt(kind: .filter, text: currentFilter(state) ?? "")
+        return []
+    case .timeTravel:
+        state.prompt = Prompt(kind: .instant, text: state.asOf?.iso8601 ?? "")
+        return []
+    case .screen(let screen):
+        return switchScreen(&state, to: screen)
+    case .up: return move(&state, by: -1)
+    case .down: return move(&state, by: 1)
+    case .pageUp: return move(&state, by: -state.listRows)
+    case .pageDown: return move(&state, by: state.listRows)
+    case .top: return move(&state, by: Int.min / 2)
+    case .bottom: return move(&state, by: Int.max / 2)
+    case .nextPane, .previousPane:
+        let step = command == .nextPane ? 1 : -1
+        switch state.screen {
+        case .customer: state.customerPane = (state.customerPane + step + 3) % 3
+        case .imports: state.importsPane = (state.importsPane + step + 2) % 2
+        case .overview: state.overviewPane = (state.overviewPane + step + 2) % 2
+        default: break
+        }
+        return []
+    case .open:
+        return open(&state)
+    case .nextMatch, .previousMatch:
+        return nextMatch(&state, forward: command == .nextMatch)
+    case .copyId:
+        guard let id = selectedId(state) else { return [] }
+        state.message = StatusMessage("copied \(id)")
+        return [.copy(id)]
+    case .acknowledge, .reopen:
+        let ids = triageTargets(state)
+        guard !ids.isEmpty else {
+            state.message = StatusMessage("no flag selected", kind: .error)
+            return []
+        }
+        return [.triage(flagIds: ids, action: command == .acknowledge ? .ack : .reopen, note: nil, undo: false)]
+    case .resolve:
+        let ids = triageTargets(state)
+        guard !ids.isEmpty else {
+            state.message = StatusMessage("no flag selected", kind: .error)
+            return []
+        }
+        state.prompt = Prompt(kind: .note(flagIds: ids))
+        return []
+    case .undo:
+        guard let last = state.undoStack.popLast() else {
+            state.message = StatusMessage("nothing of yours to undo this session", kind: .error)
+            return []
+        }
+        return [.triage(flagIds: [last.flagId], action: TriageAction(toReach: last.from), note: "undo of \(last.to)", undo: true)]
+    case .mark:
+        guard let flag = visibleFlags(state)[safe: state.flagList.selected] else { return [] }
+        if state.marked.contains(flag.id) { state.marked.remove(flag.id) } else { state.marked.insert(flag.id) }
+        return move(&state, by: 1)
+    case .sort:
+        let all = CustomerSort.allCases
+        let next = all[(all.firstIndex(of: state.customerQuery.sort)! + 1) % all.count]
+        state.customerQuery.sort = next
+        state.customerList = ListPosition()
+        state.message = StatusMessage("sorted by \(next.label)")
+        return [.loadCustomers(pageQuery(state), append: false)]
+    case .cycleStatus:
+        let order: [String?] = ["open", "acknowledged", "resolved", nil]
+        let index = order.firstIndex(of: state.flagStatus) ?? 0
+        state.flagStatus = order[(index + 1) % order.count]
+        state.flagList = ListPosition()
+        state.marked = []
+        return [.loadFlags(flagQuery(state), append: false)]
+    case .cycleEnvironment:
+        let all = EnvironmentFilter.allCases
+        return setEnvironment(&state, all[(all.firstIndex(of: state.environment)! + 1) % all.count])
+    }
+}
+
+extension CustomerSort {
+    var label: String {
+        switch self {
+        case .id: "customer id"
+        case .lastActivity: "last activity"
+        case .refunds: "refunds"
+        }
+    }
+}
+
+func pageQuery(_ state: AppState) -> CustomerQuery {
+    var query = state.customerQuery
+    query.after = nil
+    query.environment = state.environment
+    return query
+}
+
+func setEnvironment(_ state: inout AppState, _ environment: EnvironmentFilter) -> [Effect] {
+    state.environment = environment
+    state.customerQuery.environment = environment
+    state.customerList = ListPosition()
+    state.message = StatusMessage("environment: \(environment.rawValue)")
+    return state.screen == .customers ? [.loadCustomers(pageQuery(state), append: false)] : reloadEffects(state, keepSelection: false)
+}
+
+func switchScreen(_ state: inout AppState, to screen: ScreenID) -> [Effect] {
+    switch screen {
+    case .customer where state.customer == nil:
+        state.message = StatusMessage("no customer open yet: Enter on a customer, or :customer ID", kind: .error)
+        return []
+    case .transaction where state.transaction == nil:
+        state.message = StatusMessage("no transaction open yet: Enter on a transaction of a customer", kind: .error)
+        return []
+    default:
+        go(&state, to: screen)
+        return reloadEffects(state, keepSelection: true)
+    }
+}
+
+private func move(_ state: inout AppState, by delta: Int) -> [Effect] {
+    switch state.screen {
+    case .customers:
+        state.customerList.move(by: delta, count: state.customerPage.rows.count, visible: state.listRows)
+        // Fetch the next page before the selection reaches the end of what is loaded.
+        if state.customerList.selected >= state.customerPage.rows.count - state.listRows, let next = state.customerPage.next,
+            !state.customersLoading
+        {
+            state.customersLoading = true
+            var query = pageQuery(state)
+            query.after = next
+            return [.loadCustomers(query, append: true)]
+        }
+    case .customer:
+        guard let view = state.customerView else { return [] }
+        let counts = [view.entitlements.count, view.timeline.count, state.customer?.records.transactions.count ?? 0]
+        state.customerPositions[state.customerPane].move(by: delta, count: counts[state.customerPane], visible: customerPaneRows(state))
+    case .transaction:
+        state.transactionScroll.move(by: delta, count: transactionFields(state.transaction).count, visible: state.listRows)
+    case .refunds:
+        let count = visibleFlags(state).count
+        state.flagList.move(by: delta, count: count, visible: state.listRows)
+        if state.flagList.selected >= count - state.listRows, let next = state.flagsNext {
+            state.flagsNext = nil
+            var query = flagQuery(state)
+            query.after = next
+            return [.loadFlags(query, append: true)]
+        }
+    case .imports:
+        let count = state.importsPane == 0 ? state.sources.count : state.rejected.count
+        state.importPositions[state.importsPane].move(by: delta, count: count, visible: max(1, state.listRows / 2 - 1))
+    case .overview:
+        break
+    }
+    return []
+}
+
+private func open(_ state: inout AppState) -> [Effect] {
+    switch state.screen {
+    case .customers:
+        guard let row = state.customerPage.rows[safe: state.customerList.selected] else { return [] }
+        return [.loadCustomer(row.id)]
+    case .customer:
+        guard let detail = state.customer, let view = state.customerView else { return [] }
+        let position = state.customerPositions[state.customerPane].selected
+        switch state.customerPane {
+        case 1:
+            guard let id = view.timeline[safe: position]?.transactionId else { return [] }
+            return [.loadTransaction(id)]
+        case 2:
+            guard let t = detail.records.transactions.reversed()[safe: position] else { return [] }
+            return [.loadTransaction(t.transactionId)]
+        default:
+            guard let id = view.entitlements[safe: position]?.transactionId else { return [] }
+            return [.loadTransaction(id)]
+        }
+    case .refunds:
+        guard let flag = visibleFlags(state)[safe: state.flagList.selected], let customer = flag.customerId else { return [] }
+        return [.loadCustomer(customer)]
+    case .imports:
+        guard state.importsPane == 1, let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
+        return [.loadRaw(record.id)]
+    case .overview:
+        // Enter on the overview opens the refund queue (the first thing on call wants).
+        return switchScreen(&state, to: .refunds)
+    case .transaction:
+        return []
+    }
+}
+
+private func click(_ state: inout AppState, row y: Int) -> [Effect] {
+    let firstRow = 3
+    switch state.screen {
+    case .customers:
+        let index = state.customerList.top + y - firstRow
+        guard state.customerPage.rows.indices.contains(index) else { return [] }
+        state.customerList.selected = index
+    case .refunds:
+        let index = state.flagList.top + y - firstRow
+        guard visibleFlags(state).indices.contains(index) else { return [] }
+        state.flagList.selected = index
+    default:
+        break
+    }
+    return []
+}
+
+/// The id `y` copies on each screen.
+func selectedId(_ state: AppState) -> String? {
+    switch state.screen {
+    case .customers:
+        guard let row = state.customerPage.rows[safe: state.customerList.selected] else { return nil }
+        return row.identifiers.first { $0.kind == "originalTransactionId" }?.value ?? row.displayId
+    case .customer:
+        guard let detail = state.customer, let view = state.customerView else { return nil }
+        let position = state.customerPositions[state.customerPane].selected
+        switch state.customerPane {
+        case 1: return view.timeline[safe: position]?.transactionId
+        case 2: return detail.records.transactions.reversed()[safe: position]?.transactionId
+        default: return view.entitlements[safe: position]?.transactionId ?? "C\(detail.records.id)"
+        }
+    case .transaction: return state.transaction?.transactionId
+    case .refunds: return visibleFlags(state)[safe: state.flagList.selected]?.id
+    default: return nil
+    }
+}
+
+/// The flags a triage key acts on: the marked ones, else the selected one.
+private func triageTargets(_ state: AppState) -> [String] {
+    switch state.screen {
+    case .refunds:
+        if !state.marked.isEmpty { return state.flags.map(\.id).filter { state.marked.contains($0) } }
+        return visibleFlags(state)[safe: state.flagList.selected].map { [$0.id] } ?? []
+    case .customer:
+        // On a customer, triage acts on the customer's open flags.
+        return state.customer?.flags.filter { $0.status == "open" }.map(\.id) ?? []
+    default:
+        return []
+    }
+}
+
+private func currentFilter(_ state: AppState) -> String? {
+    switch state.screen {
+    case .customers: state.customerQuery.filter
+    case .refunds: state.flagFilter
+    default: state.search
+    }
+}
+
+private func nextMatch(_ state: inout AppState, forward: Bool) -> [Effect] {
+    guard let needle = currentFilter(state)?.lowercased(), !needle.isEmpty else { return [] }
+    switch state.screen {
+    case .customer:
+        guard let view = state.customerView else { return [] }
+        let lines = view.timeline.map { "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \($0.detail)".lowercased() }
+        state.customerPane = 1
+        let start = state.customerPositions[1].selected
+        let order = forward
+            ? Array((start + 1)..<max(start + 1, lines.count)) + Array(0...min(start, lines.count - 1))
+            : Array((0..<max(0, start)).reversed()) + Array((start..<lines.count).reversed())
+        if let hit = order.first(where: { lines.indices.contains($0) && lines[$0].contains(needle) }) {
+            state.customerPositions[1].move(by: hit - start, count: lines.count, visible: customerPaneRows(state))
+        } else {
+            state.message = StatusMessage("no match for \(needle)", kind: .error)
+        }
+        return []
+    default:
+        return move(&state, by: forward ? 1 : -1)
+    }
+}
+
+// MARK: The prompt line
+
+func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
+    guard var prompt = state.prompt else { return [] }
+    switch key {
+    case .escape:
+        state.prompt = nil
+        return []
+    case .ctrl("c"):
+        state.prompt = nil
+        return []
+    case .enter:
+        state.prompt = nil
+        return submit(&state, prompt)
+    case .backspace, .delete:
+        if prompt.text.isEmpty {
+            state.prompt = nil
+            return []
+        }
+        prompt.text.removeLast()
+    case .tab:
+        if case .command = prompt.kind, let first = prompt.completions.first { prompt.text = first }
+    case .ctrl("u"):
+        prompt.text = ""
+    case .char(let c):
+        guard prompt.text.count < 512 else { return [] }
+        prompt.text.append(c)
+    default:
+        return []
+    }
+    if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
+    state.prompt = prompt
+    if case .filter = prompt.kind, state.screen == .refunds {
+        // The refund queue filters as you type (it is in memory).
+        state.flagFilter = prompt.text
+        state.flagList = ListPosition()
+    }
+    return []
+}
+
+private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
+    let text = prompt.text.trimmingWhitespace()
+    switch prompt.kind {
+    case .filter:
+        switch state.screen {
+        case .customers:
+            state.customerQuery.filter = text.isEmpty ? nil : text
+            state.customerList = ListPosition()
+            return [.loadCustomers(pageQuery(state), append: false)]
+        case .refunds:
+            state.flagFilter = text.isEmpty ? nil : text
+            state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+            return []
+        default:
+            state.search = text.isEmpty ? nil : text
+            return nextMatch(&state, forward: true)
+        }
+    case .instant:
+        if text.isEmpty || text == "now" { return reduce(&state, .instantParsed(nil)) }
+        return [.parseInstant(text)]
+    case .note(let ids):
+        return [.triage(flagIds: ids, action: .resolve, note: text.isEmpty ? nil : text, undo: false)]
+    case .command:
+        return runCommandLine(&state, text)
+    }
+}
+
+/// The `:` commands, with what each takes.
+public let commandLineCommands: [(name: String, help: String)] = [
+    ("customer", "customer ID: open a customer by any id"), ("customers", "the customer list"),
+    ("overview", "the overview"), ("refunds", "the refund flag queue"), ("imports", "sources and rejected records"),
+    ("theme", "theme NAME"), ("env", "env production|sandbox|all"), ("at", "at DATE|now: time travel"),
+    ("export", "export csv FILE: the current view"), ("mouse", "mouse on|off"), ("q", "quit"), ("help", "every key"),
+]
+
+func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
+    let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+    guard let name = parts.first else { return [] }
+    let argument = parts.count > 1 ? parts[1].trimmingWhitespace() : ""
+    switch name {
+    case "q", "quit", "q!": return quit(&state)
+    case "customer", "c":
+        guard !argument.isEmpty else {
+            state.message = StatusMessage(":customer takes an id (transaction, original, web order, token, external or C12)", kind: .error)
+            return []
+        }
+        return [.openCustomer(query: argument)]
+    case "customers": return switchScreen(&state, to: .customers)
+    case "overview": return switchScreen(&state, to: .overview)
+    case "refunds", "flags": return switchScreen(&state, to: .refunds)
+    case "imports": return switchScreen(&state, to: .imports)
+    case "help": state.showHelp = true; return []
+    case "theme":
+        guard !argument.isEmpty else {
+            state.message = StatusMessage("themes: \(state.themeNames.joined(separator: ", "))")
+            return []
+        }
+        return [.setTheme(argument)]
+    case "env":
+        guard let environment = EnvironmentFilter(parsing: argument) else {
+            state.message = StatusMessage(":env takes production, sandbox or all", kind: .error)
+            return []
+        }
+        return setEnvironment(&state, environment)
+    case "at":
+        if argument.isEmpty || argument == "now" { return reduce(&state, .instantParsed(nil)) }
+        return [.parseInstant(argument)]
+    case "mouse":
+        guard argument == "on" || argument == "off" else {
+            state.message = StatusMessage(":mouse takes on or off", kind: .error)
+            return []
+        }
+        state.mouse = argument == "on"
+        state.message = StatusMessage("mouse \(argument)\(state.mouse ? ": hold Shift to select text" : "")")
+        return [.setMouse(state.mouse)]
+    case "export":
+        let words = argument.split(separator: " ", maxSplits: 1).map(String.init)
+        guard words.count == 2, words[0] == "csv" else {
+            state.message = StatusMessage(":export csv FILE", kind: .error)
+            return []
+        }
+        return [.export(path: words[1], contents: exportCSV(state))]
+    default:
+        state.message = StatusMessage("unknown command :\(name) (Tab completes; ? lists keys)", kind: .error)
+        return []
+    }
+}
+
+/// Fuzzy completion: commands (and theme names after `theme `) whose letters appear in order.
+func completions(for text: String, state: AppState) -> [String] {
+    if text.hasPrefix("theme ") {
+        let typed = String(text.dropFirst(6))
+        return state.themeNames.filter { fuzzyMatch(typed, $0) }.map { "theme " + $0 }
+    }
+    if text.hasPrefix("env ") {
+        let typed = String(text.dropFirst(4))
+        return EnvironmentFilter.allCases.map(\.rawValue).filter { fuzzyMatch(typed, $0) }.map { "env " + $0 }
+    }
+    if text.contains(" ") { return [] }
+    let names = commandLineCommands.map(\.name)
+    let prefixed = names.filter { $0.hasPrefix(text) }
+    let fuzzy = names.filter { !$0.hasPrefix(text) && fuzzyMatch(text, $0) }
+    return (prefixed + fuzzy).map { ["customer", "theme", "env", "at", "export", "mouse"].contains($0) ? $0 + " " : $0 }
+}
+
+/// Whether the characters of `pattern` appear in `candidate` in order (case-insensitive).
+func fuzzyMatch(_ pattern: String, _ candidate: String) -> Bool {
+    var remaining = Substring(pattern.lowercased())
+    for c in candidate.lowercased() where remaining.first == c { remaining = remaining.dropFirst() }
+    return remaining.isEmpty
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while s.first?.isWhitespace == true { s = s.dropFirst() }
+        while s.last?.isWhitespace == true { s = s.dropLast() }
+        return String(s)
+    }
+}

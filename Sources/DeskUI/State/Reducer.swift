@@ -1,0 +1,173 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The dashboard's only state transition: applies an action and returns the effects to run.
+public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
+    switch action {
+    case .key(let key):
+        return handleKey(&state, key)
+    case .resize(let width, let height):
+        state.width = width
+        state.height = height
+        clampPositions(&state)
+        return []
+    case .ledgerChanged:
+        return reloadEffects(state, keepSelection: true)
+    case .overviewLoaded(let data):
+        state.overview = data
+        return []
+    case .customersLoaded(let page, let append):
+        state.customersLoading = false
+        if append {
+            state.customerPage.rows += page.rows
+            state.customerPage.next = page.next
+            state.customerPage.total = page.total
+        } else {
+            // A reload keeps the selected customer selected when it is still in the list.
+            let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id
+            state.customerPage = page
+            if let selectedId, let index = page.rows.firstIndex(where: { $0.id == selectedId }) {
+                state.customerList.selected = index
+            }
+            state.customerList.move(by: 0, count: page.rows.count, visible: state.listRows)
+        }
+        return []
+    case .customerLoaded(let detail):
+        let sameCustomer = state.customer?.records.id == detail.records.id
+        state.customer = detail
+        state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+        if !sameCustomer {
+            state.customerPositions = [ListPosition(), ListPosition(), ListPosition()]
+            state.customerPane = 1
+            // Start the timeline at its newest events.
+            let count = state.customerView?.timeline.count ?? 0
+            state.customerPositions[1].move(by: count, count: count, visible: customerPaneRows(state))
+        }
+        if state.screen != .customer { go(&state, to: .customer) }
+        return []
+    case .customerNotFound(let query):
+        state.message = StatusMessage("no customer matches \(query)", kind: .error)
+        return []
+    case .transactionLoaded(let transaction, let id):
+        guard let transaction else {
+            state.message = StatusMessage("no transaction \(id)", kind: .error)
+            return []
+        }
+        state.transaction = transaction
+        state.transactionScroll = ListPosition()
+        if state.screen != .transaction { go(&state, to: .transaction) }
+        return []
+    case .flagsLoaded(let flags, let next, let append):
+        if append {
+            state.flags += flags
+        } else {
+            let selectedId = state.flags[safe: state.flagList.selected]?.id
+            state.flags = flags
+            if let selectedId, let index = flags.firstIndex(where: { $0.id == selectedId }) { state.flagList.selected = index }
+            state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+        }
+        state.flagsNext = next
+        state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+        return []
+    case .importsLoaded(let sources, let rejected):
+        state.sources = sources
+        state.rejected = rejected
+        state.importPositions[0].move(by: 0, count: sources.count, visible: state.listRows / 2)
+        state.importPositions[1].move(by: 0, count: rejected.count, visible: state.listRows / 2)
+        return []
+    case .rawLoaded(let id, let bytes):
+        state.rawView = (id, Sanitize.bytes(bytes))
+        return []
+    case .triaged(let changes, let undo):
+        if undo {
+            state.message = StatusMessage("undone: \(changes.map { "\($0.flagId) back to \($0.to)" }.joined(separator: ", "))")
+        } else {
+            state.undoStack += changes
+            let verb = changes.first.map { $0.to } ?? "changed"
+            state.message = StatusMessage("\(changes.count) flag\(changes.count == 1 ? "" : "s") \(verb) (u undoes)")
+        }
+        state.marked = []
+        return reloadEffects(state, keepSelection: true)
+    case .instantParsed(let instant):
+        state.asOf = instant
+        state.message = StatusMessage(instant.map { "as of \($0.iso8601)" } ?? "as of now")
+        if let detail = state.customer {
+            state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+            clampPositions(&state)
+        }
+        return state.screen == .overview ? [.loadOverview(asOf: state.instant)] : []
+    case .themeChanged(let name):
+        state.themeName = name
+        state.message = StatusMessage("theme \(name)")
+        return []
+    case .message(let message):
+        state.message = message
+        return []
+    case .failed(let text, let unavailable):
+        if unavailable {
+            state.unavailable = text
+        } else {
+            state.message = StatusMessage(text, kind: .error)
+        }
+        state.customersLoading = false
+        return []
+    case .recovered:
+        state.unavailable = nil
+        return reloadEffects(state, keepSelection: true)
+    }
+}
+
+/// Loads what a screen shows.
+func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
+    switch state.screen {
+    case .overview: return [.loadOverview(asOf: state.instant)]
+    case .customers:
+        var query = state.customerQuery
+        query.after = nil
+        // Keep as many rows as are loaded, so the selection survives a live refresh.
+        query.limit = max(query.limit, keepSelection ? state.customerPage.rows.count : 0)
+        return [.loadCustomers(query, append: false)]
+    case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
+    case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []
+    case .refunds: return [.loadFlags(flagQuery(state, limit: max(200, state.flags.count)), append: false)]
+    case .imports: return [.loadImports]
+    }
+}
+
+func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
+    FlagQuery(status: state.flagStatus, limit: limit)
+}
+
+func go(_ state: inout AppState, to screen: ScreenID) {
+    guard screen != state.screen else { return }
+    state.history.append(state.screen)
+    if state.history.count > 50 { state.history.removeFirst() }
+    state.screen = screen
+    state.search = nil
+}
+
+/// The flags the refunds list shows (after the `/` filter).
+public func visibleFlags(_ state: AppState) -> [RefundFlag] {
+    guard let filter = state.flagFilter?.lowercased(), !filter.isEmpty else { return state.flags }
+    return state.flags.filter { flag in
+        [flag.id, flag.rule, flag.productId ?? "", flag.customerId.map { "c\($0)" } ?? "", flag.detail].contains {
+            $0.lowercased().contains(filter)
+        }
+    }
+}
+
+func customerPaneRows(_ state: AppState) -> Int { max(1, (state.height - 14) / 1) }
+
+private func clampPositions(_ state: inout AppState) {
+    state.customerList.move(by: 0, count: state.customerPage.rows.count, visible: state.listRows)
+    state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+    if let view = state.customerView {
+        let counts = [view.entitlements.count, view.timeline.count, state.customer?.records.transactions.count ?? 0]
+        for pane in 0..<3 { state.customerPositions[pane].move(by: 0, count: counts[pane], visible: customerPaneRows(state)) }
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,208 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// A table column: title, width (fixed cells, or a share of what is left), alignment.
+public struct Column: Sendable {
+    public var title: String
+    public var width: Int
+    public var flex: Bool
+    public var alignRight: Bool
+
+    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false) {
+        self.title = title
+        self.width = width
+        self.flex = flex
+        self.alignRight = right
+    }
+}
+
+/// One table cell: its text and, optionally, a role that colours it.
+public struct TableCell: Sendable {
+    public var text: String
+    public var role: String?
+
+    public init(_ text: String, role: String? = nil) {
+        self.text = text
+        self.role = role
+    }
+}
+
+/// Drawing helpers over a buffer with a theme: every widget names roles, never colours.
+public struct Painter {
+    public var buffer: ScreenBuffer
+    public let theme: Theme
+    public let glyphs: Glyphs
+
+    public init(buffer: ScreenBuffer, theme: Theme, glyphs: Glyphs) {
+        self.buffer = buffer
+        self.theme = theme
+        self.glyphs = glyphs
+    }
+
+    public mutating func text(_ text: String, x: Int, y: Int, role: String = "ui.text", width: Int? = nil) -> Int {
+        buffer.put(text, x: x, y: y, style: theme.style(role), width: width)
+    }
+
+    /// A section title across the width: `── Title ─────`.
+    public mutating func section(_ title: String, x: Int, y: Int, width: Int, focused: Bool = false) {
+        let border = theme.style("ui.border")
+        buffer.put(String(repeating: glyphs.horizontal, count: max(0, width)), x: x, y: y, style: border, width: width)
+        guard width > 6 else { return }
+        buffer.put(glyphs.horizontal + " ", x: x, y: y, style: border)
+        let used = buffer.put(title, x: x + 2, y: y, style: theme.style(focused ? "ui.accent" : "ui.title"), width: width - 4)
+        buffer.put(" ", x: x + 2 + used, y: y, style: border)
+    }
+
+    /// A table with a sticky header, a sort marker, `…` truncation and the selected row highlighted.
+    /// Returns the column widths used. The hardware cursor is put on the selected row.
+    @discardableResult
+    public mutating func table(
+        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, position: ListPosition, sortColumn: Int? = nil,
+        focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
+    ) -> [Int] {
+        guard height > 0, width > 0 else { return [] }
+        let widths = layout(columns, width: width)
+        let header = theme.style("ui.header")
+        buffer.fill(x: x, y: y, width: width, height: 1, style: header)
+        var column = x
+        for (index, c) in columns.enumerated() {
+            var title = c.title
+            if index == sortColumn { title += glyphs.arrowDown }
+            buffer.putFitted(title, x: column, y: y, width: widths[index], style: header, alignRight: c.alignRight, ascii: glyphs == .ascii)
+            column += widths[index] + 1
+        }
+        let visible = height - 1
+        for line in 0..<visible {
+            let row = position.top + line
+            let rowY = y + 1 + line
+            guard row < rows else { break }
+            let selected = row == position.selected
+            var col = x
+            for (index, c) in columns.enumerated() {
+                let value = cell(row, index)
+                var style = theme.style(value.role ?? "ui.text")
+                if index == 0, marked(row) { style = theme.style("ui.mark") }
+                buffer.putFitted(value.text, x: col, y: rowY, width: widths[index], style: style, alignRight: c.alignRight, ascii: glyphs == .ascii)
+                col += widths[index] + 1
+            }
+            if selected {
+                let selection = theme.style("ui.selection")
+                buffer.restyle(x: x, y: rowY, width: width) { old in
+                    var style = old
+                    if selection.bg != .default { style.bg = selection.bg }
+                    if selection.fg != .default { style.fg = selection.fg }
+                    style.attributes.formUnion(selection.attributes)
+                    if !focused { style.attributes.remove(.reverse); style.attributes.insert(.underline) }
+                    return style
+                }
+                if focused { buffer.cursor = (x, rowY) }
+            }
+        }
+        if rows > visible {
+            // A scroll hint at the right edge of the header: where in the list the window is.
+            let label = " \(min(rows, position.selected + 1))/\(rows) "
+            buffer.put(label, x: x + width - DisplayWidth.of(label), y: y, style: theme.style("ui.text.muted"))
+        }
+        return widths
+    }
+
+    func layout(_ columns: [Column], width: Int) -> [Int] {
+        let gaps = max(0, columns.count - 1)
+        let fixed = columns.filter { !$0.flex }.reduce(0) { $0 + $1.width }
+        let flexCount = columns.filter(\.flex).count
+        var remaining = width - gaps - fixed
+        var widths = columns.map { $0.flex ? 0 : $0.width }
+        if flexCount > 0 {
+            let share = max(0, remaining / flexCount)
+            for (i, c) in columns.enumerated() where c.flex { widths[i] = max(c.width, share) }
+            remaining = 0
+        }
+        // Too narrow: shrink from the right until it fits.
+        var total = widths.reduce(0, +) + gaps
+        var index = widths.count - 1
+        while total > width, index >= 0 {
+            let cut = min(widths[index] - 1, total - width)
+            if cut > 0 {
+                widths[index] -= cut
+                total -= cut
+            }
+            index -= 1
+        }
+        return widths
+    }
+
+    /// A sparkline of counts in `width` cells (the newest at the right); returns the maximum shown.
+    @discardableResult
+    public mutating func sparkline(_ values: [Int], x: Int, y: Int, width: Int, role: String = "ui.accent") -> Int {
+        let shown = Array(values.suffix(width))
+        let maximum = shown.max() ?? 0
+        for (index, value) in shown.enumerated() {
+            let level = maximum == 0 ? 0 : min(7, value * 7 / maximum)
+            let glyph = value == 0 ? (glyphs == .ascii ? " " : glyphs.sparks[0]) : glyphs.sparks[max(1, level)]
+            buffer.put(glyph, x: x + index, y: y, style: theme.style(value == 0 ? "ui.text.muted" : role))
+        }
+        return maximum
+    }
+
+    /// A badge: ` DEMO ` in its role.
+    @discardableResult
+    public mutating func badge(_ text: String, x: Int, y: Int, role: String = "ui.badge") -> Int {
+        buffer.put(" \(text) ", x: x, y: y, style: theme.style(role))
+    }
+
+    /// A centred box over the screen with a title; returns the inner rectangle.
+    public mutating func overlay(title: String, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
+        let w = min(width, buffer.width - 2)
+        let h = min(height, buffer.height - 2)
+        let x = (buffer.width - w) / 2
+        let y = (buffer.height - h) / 2
+        let border = theme.style("ui.border")
+        buffer.fill(x: x, y: y, width: w, height: h, style: theme.style("ui.text"))
+        for row in y..<(y + h) {
+            buffer.put(glyphs.vertical, x: x, y: row, style: border)
+            buffer.put(glyphs.vertical, x: x + w - 1, y: row, style: border)
+        }
+        let line = String(repeating: glyphs.horizontal, count: max(0, w - 2))
+        buffer.put(glyphs.topLeft + line + glyphs.topRight, x: x, y: y, style: border)
+        buffer.put(glyphs.bottomLeft + line + glyphs.bottomRight, x: x, y: y + h - 1, style: border)
+        buffer.put(" \(title) ", x: x + 2, y: y, style: theme.style("ui.title"), width: w - 4)
+        return (x + 2, y + 1, w - 4, h - 2)
+    }
+}
+
+/// Text for numbers and instants as the dashboard shows them.
+enum Format {
+    /// 1234567 -> "1,234,567".
+    static func count(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (n < 0 ? "-" : "") + out
+    }
+
+    /// `2025-03-01`.
+    static func day(_ t: Timestamp?) -> String {
+        guard let t else { return "-" }
+        return String(t.iso8601.prefix(10))
+    }
+
+    /// `2025-03-01 12:00`.
+    static func minute(_ t: Timestamp?) -> String {
+        guard let t else { return "-" }
+        let iso = t.iso8601
+        return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(5))
+    }
+
+    /// A duration as `3d`, `5h`, `12m`.
+    static func span(_ ms: Int64) -> String {
+        let minutes = ms.magnitude / 60_000
+        let sign = ms < 0 ? "-" : ""
+        if minutes >= 2 * 1440 { return sign + "\(minutes / 1440)d" }
+        if minutes >= 120 { return sign + "\(minutes / 60)h" }
+        return sign + "\(minutes)m"
+    }
+}

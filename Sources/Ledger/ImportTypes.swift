@@ -1,0 +1,38 @@
+import LedgerQueries
+import ReceiptModel
+
+/// An input file about to be imported, identified by its content.
+public struct SourceInfo: Sendable {
+    public var path: String
+    public var sha256: String
+    public var size: Int64
+
+    public init(path: String, sha256: String, size: Int64) {
+        self.path = path
+        self.sha256 = sha256
+        self.size = size
+    }
+}
+
+/// How an import of a source begins.
+public enum SourceStart: Sendable, Equatable {
+    /// The same content was imported completely before: every record is a duplicate, nothing changes.
+    case alreadyImported(ImportCounts)
+    /// Import records into this source; records up to `resumeAfter` were committed by an earlier, interrupted run.
+    case started(sourceId: Int64, resumeAfter: Int?)
+}
+
+/// One decoded record with the bytes it came from, ready to import.
+public struct RecordInput: Sendable {
+    public var index: Int
+    public var offset: Int64
+    public var bytes: [UInt8]
+    public var record: DecodedRecord
+
+    public init(index: Int, offset: Int64, bytes: [UInt8], record: DecodedRecord) {
+        self.index = index
+        self.offset = offset
+        self.bytes = bytes
+        self.record = record
+    }
+}

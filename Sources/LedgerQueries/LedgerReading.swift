@@ -1,0 +1,34 @@
+import Entitlements
+import ReceiptModel
+
+/// The read side the dashboard and the commands page through: each call returns what one screen shows,
+/// bounded by the page or the customer, never by the ledger's size.
+public protocol LedgerReading: Sendable {
+    /// The overview's counters.
+    func overview() async throws -> LedgerOverview
+    /// A filtered, sorted page of customers (keyset paging) with the count of all that match.
+    func customers(_ query: CustomerQuery) async throws -> CustomerPage
+    /// The customer an id belongs to: external id, appAccountToken, transactionId, originalTransactionId,
+    /// webOrderLineItemId or a display id (`C12`).
+    func customerId(matching id: String) async throws -> Int64?
+    /// Everything about one customer.
+    func customerRecords(_ id: Int64) async throws -> CustomerRecords
+    /// One transaction by id.
+    func transaction(_ id: String) async throws -> Transaction?
+    /// Flags matching a query, newest first.
+    func flags(_ query: FlagQuery) async throws -> [RefundFlag]
+    /// Flag counts by severity and status.
+    func flagCounts() async throws -> [FlagCount]
+    /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all.
+    func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?) async throws -> RefundSeries
+    /// The triage log of a flag or a customer, oldest first.
+    func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
+    /// Imported sources, newest first.
+    func sources(after: Int64?, limit: Int) async throws -> [SourceSummary]
+    /// Rejected records, oldest first, without their raw bytes.
+    func rejectedRecords(after: Int64?, limit: Int) async throws -> [RejectedRecord]
+    /// The raw bytes of one rejected record.
+    func rejectedRaw(_ id: Int64) async throws -> [UInt8]
+    /// A number that changes whenever another process commits to the ledger (cheap: polled every second).
+    func changeToken() async throws -> Int64
+}

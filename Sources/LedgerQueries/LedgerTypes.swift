@@ -1,0 +1,362 @@
+import Entitlements
+import ReceiptModel
+
+/// What one import of one source came to: `read N = imported I + duplicate D + rejected R`.
+public struct ImportCounts: Hashable, Sendable, CustomStringConvertible {
+    public var read: Int
+    public var imported: Int
+    public var duplicate: Int
+    public var rejected: Int
+
+    public init(read: Int = 0, imported: Int = 0, duplicate: Int = 0, rejected: Int = 0) {
+        self.read = read
+        self.imported = imported
+        self.duplicate = duplicate
+        self.rejected = rejected
+    }
+
+    /// Whether every record read is accounted for.
+    public var reconciles: Bool { read == imported + duplicate + rejected }
+
+    public var description: String {
+        "read \(read) = imported \(imported) + duplicate \(duplicate) + rejected \(rejected)"
+    }
+
+    public static func + (lhs: ImportCounts, rhs: ImportCounts) -> ImportCounts {
+        ImportCounts(
+            read: lhs.read + rhs.read, imported: lhs.imported + rhs.imported, duplicate: lhs.duplicate + rhs.duplicate,
+            rejected: lhs.rejected + rhs.rejected)
+    }
+}
+
+/// The figures the overview screen shows: counters kept per import batch, not counted per refresh.
+public struct LedgerOverview: Sendable, Equatable {
+    public var transactions: Int
+    public var customers: Int
+    public var sources: Int
+    public var rawRecords: Int
+    public var rejectedRecords: Int
+    public var revokedTransactions: Int
+    public var openFlags: Int
+    public var renewalInfos: Int
+    public var notifications: Int
+    /// When the last import batch committed, if any.
+    public var lastImport: Timestamp?
+
+    public init(
+        transactions: Int = 0, customers: Int = 0, sources: Int = 0, rawRecords: Int = 0, rejectedRecords: Int = 0,
+        revokedTransactions: Int = 0, openFlags: Int = 0, renewalInfos: Int = 0, notifications: Int = 0,
+        lastImport: Timestamp? = nil
+    ) {
+        self.transactions = transactions
+        self.customers = customers
+        self.sources = sources
+        self.rawRecords = rawRecords
+        self.rejectedRecords = rejectedRecords
+        self.revokedTransactions = revokedTransactions
+        self.openFlags = openFlags
+        self.renewalInfos = renewalInfos
+        self.notifications = notifications
+        self.lastImport = lastImport
+    }
+}
+
+/// One identifier of a customer.
+public struct CustomerIdentifier: Hashable, Sendable {
+    /// `originalTransactionId`, `appAccountToken` or `external`.
+    public var kind: String
+    public var value: String
+
+    public init(kind: String, value: String) {
+        self.kind = kind
+        self.value = value
+    }
+}
+
+/// One row of the customer list.
+public struct CustomerSummary: Sendable, Equatable {
+    public var id: Int64
+    public var identifiers: [CustomerIdentifier]
+    public var transactionCount: Int
+    public var lastPurchase: Timestamp?
+    public var latestExpiry: Timestamp?
+    public var revokedCount: Int
+    /// Environments the customer's transactions came from (`Production`, `Sandbox`).
+    public var environments: [String]
+    /// Flags not yet acknowledged or resolved.
+    public var openFlags: Int
+
+    public init(
+        id: Int64, identifiers: [CustomerIdentifier] = [], transactionCount: Int = 0, lastPurchase: Timestamp? = nil,
+        latestExpiry: Timestamp? = nil, revokedCount: Int = 0, environments: [String] = [], openFlags: Int = 0
+    ) {
+        self.id = id
+        self.identifiers = identifiers
+        self.transactionCount = transactionCount
+        self.lastPurchase = lastPurchase
+        self.latestExpiry = latestExpiry
+        self.revokedCount = revokedCount
+        self.environments = environments
+        self.openFlags = openFlags
+    }
+
+    /// The id a person reads: `C42`.
+    public var displayId: String { "C\(id)" }
+}
+
+/// The order of the customer list.
+public enum CustomerSort: String, Sendable, CaseIterable {
+    /// Customer id, ascending (the order customers were first seen).
+    case id
+    /// Most recent purchase first.
+    case lastActivity
+    /// Most refunds first.
+    case refunds
+}
+
+/// Which environment a view is limited to.
+public enum EnvironmentFilter: String, Sendable, CaseIterable {
+    case all
+    case production
+    case sandbox
+
+    /// The value the ledger stores (`Production`, `Sandbox`), or nil for all.
+    public var stored: String? {
+        switch self {
+        case .all: nil
+        case .production: "Production"
+        case .sandbox: "Sandbox"
+        }
+    }
+
+    /// Parses `production`, `sandbox` or `all`, any case.
+    public init?(parsing text: String) {
+        self.init(rawValue: text.lowercased())
+    }
+}
+
+/// Where a customer page continues: the sort key and id of the last row shown (keyset paging).
+public struct CustomerCursor: Sendable, Hashable {
+    public var key: Int64
+    public var id: Int64
+
+    public init(key: Int64, id: Int64) {
+        self.key = key
+        self.id = id
+    }
+}
+
+/// A filtered, sorted page of the customer list.
+public struct CustomerQuery: Sendable, Equatable {
+    /// Only customers with an identifier starting with this text (or matching it exactly, any id kind).
+    public var filter: String?
+    public var environment: EnvironmentFilter
+    /// Only customers whose latest expiry is after this instant (subscribers still covered then).
+    public var activeAt: Timestamp?
+    /// Only customers with open flags.
+    public var withOpenFlags: Bool
+    public var sort: CustomerSort
+    public var after: CustomerCursor?
+    public var limit: Int
+
+    public init(
+        filter: String? = nil, environment: EnvironmentFilter = .all, activeAt: Timestamp? = nil, withOpenFlags: Bool = false,
+        sort: CustomerSort = .id, after: CustomerCursor? = nil, limit: Int = 50
+    ) {
+        self.filter = filter
+        self.environment = environment
+        self.activeAt = activeAt
+        self.withOpenFlags = withOpenFlags
+        self.sort = sort
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// One page of customers, the cursor for the next, and how many match the filter in all.
+public struct CustomerPage: Sendable, Equatable {
+    public var rows: [CustomerSummary]
+    /// Where the next page starts; nil on the last page.
+    public var next: CustomerCursor?
+    /// Customers matching the filter (over the whole ledger, not this page).
+    public var total: Int
+
+    public init(rows: [CustomerSummary], next: CustomerCursor?, total: Int) {
+        self.rows = rows
+        self.next = next
+        self.total = total
+    }
+}
+
+/// Everything the ledger holds about one customer (bounded by the customer, not the ledger).
+public struct CustomerRecords: Sendable {
+    public var id: Int64
+    public var identifiers: [CustomerIdentifier]
+    public var transactions: [Transaction]
+    public var firstSeen: [String: Timestamp]
+    public var renewalInfos: [(info: RenewalInfo, seenAt: Timestamp)]
+    public var notifications: [(notification: Notification, seenAt: Timestamp, transactionId: String?)]
+
+    public init(
+        id: Int64, identifiers: [CustomerIdentifier], transactions: [Transaction], firstSeen: [String: Timestamp],
+        renewalInfos: [(info: RenewalInfo, seenAt: Timestamp)],
+        notifications: [(notification: Notification, seenAt: Timestamp, transactionId: String?)]
+    ) {
+        self.id = id
+        self.identifiers = identifiers
+        self.transactions = transactions
+        self.firstSeen = firstSeen
+        self.renewalInfos = renewalInfos
+        self.notifications = notifications
+    }
+
+    /// The customer's records as the pure entitlement and timeline rules take them.
+    public var history: CustomerHistory {
+        CustomerHistory(
+            transactions: transactions, firstSeen: firstSeen,
+            renewals: renewalInfos.map { CustomerHistory.SeenRenewal(info: $0.info, seenAt: $0.seenAt) },
+            notifications: notifications.map { seen in
+                CustomerHistory.SeenNotification(
+                    notification: seen.notification, seenAt: seen.seenAt, transactionId: seen.transactionId,
+                    productId: transactions.first { $0.transactionId == seen.transactionId }?.productId)
+            })
+    }
+}
+
+/// A filter over flags, newest first, paged by a cursor.
+public struct FlagQuery: Sendable, Equatable {
+    public var status: String?
+    public var rule: String?
+    public var since: Timestamp?
+    public var customerId: Int64?
+    /// Continue after this flag (the last row of the previous page).
+    public var after: FlagCursor?
+    public var limit: Int
+
+    public init(
+        status: String? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil, after: FlagCursor? = nil,
+        limit: Int = 100
+    ) {
+        self.status = status
+        self.rule = rule
+        self.since = since
+        self.customerId = customerId
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// Where a flag page continues: the `at` and id of the last flag shown.
+public struct FlagCursor: Sendable, Hashable {
+    public var at: Timestamp
+    public var id: String
+
+    public init(at: Timestamp, id: String) {
+        self.at = at
+        self.id = id
+    }
+
+    public init(after flag: RefundFlag) {
+        self.init(at: flag.at, id: flag.id)
+    }
+}
+
+/// How many flags of one severity are in one status.
+public struct FlagCount: Sendable, Hashable {
+    public var severity: Severity
+    public var status: String
+    public var count: Int
+
+    public init(severity: Severity, status: String, count: Int) {
+        self.severity = severity
+        self.status = status
+        self.count = count
+    }
+}
+
+/// One entry of the append-only triage log.
+public struct TriageEntry: Sendable, Equatable {
+    public var flagId: String?
+    public var customerId: Int64?
+    public var at: Timestamp
+    public var operatorName: String
+    public var action: String
+    public var note: String?
+    public var fromStatus: String?
+    public var toStatus: String?
+
+    public init(
+        flagId: String?, customerId: Int64?, at: Timestamp, operatorName: String, action: String, note: String?,
+        fromStatus: String?, toStatus: String?
+    ) {
+        self.flagId = flagId
+        self.customerId = customerId
+        self.at = at
+        self.operatorName = operatorName
+        self.action = action
+        self.note = note
+        self.fromStatus = fromStatus
+        self.toStatus = toStatus
+    }
+}
+
+/// An imported source, for the imports screen.
+public struct SourceSummary: Sendable, Equatable {
+    public var id: Int64
+    public var path: String
+    public var sha256: String
+    public var size: Int64
+    public var startedAt: Timestamp
+    public var completedAt: Timestamp?
+    public var counts: ImportCounts
+
+    public init(
+        id: Int64, path: String, sha256: String, size: Int64, startedAt: Timestamp, completedAt: Timestamp?,
+        counts: ImportCounts
+    ) {
+        self.id = id
+        self.path = path
+        self.sha256 = sha256
+        self.size = size
+        self.startedAt = startedAt
+        self.completedAt = completedAt
+        self.counts = counts
+    }
+}
+
+/// A rejected record and why; its raw bytes are fetched on their own (``LedgerReading/rejectedRaw(_:)``).
+public struct RejectedRecord: Sendable, Equatable {
+    public var id: Int64
+    public var sourcePath: String
+    public var index: Int
+    public var offset: Int64
+    public var kind: String
+    public var code: String
+    public var message: String
+    /// The raw bytes' length, so a list can say how big the record is without loading it.
+    public var size: Int
+
+    public init(id: Int64, sourcePath: String, index: Int, offset: Int64, kind: String, code: String, message: String, size: Int) {
+        self.id = id
+        self.sourcePath = sourcePath
+        self.index = index
+        self.offset = offset
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.size = size
+    }
+}
+
+/// Refunds per day, oldest day first, for a sparkline.
+public struct RefundSeries: Sendable, Equatable {
+    /// The first day's start (UTC midnight).
+    public var firstDay: Timestamp
+    /// One count per day.
+    public var counts: [Int]
+
+    public init(firstDay: Timestamp, counts: [Int]) {
+        self.firstDay = firstDay
+        self.counts = counts
+    }
+}

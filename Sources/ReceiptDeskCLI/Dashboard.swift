@@ -1,0 +1,150 @@
+import ArgumentParser
+import CursesBackend
+import DeskUI
+import Entitlements
+import Foundation
+import Ledger
+import ReceiptDecoding
+import ReceiptModel
+
+/// `receiptdesk` (or `receiptdesk dashboard`): the terminal dashboard.
+struct DashboardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dashboard",
+        abstract: "The terminal dashboard (the default): customers, entitlements, timelines, the refund queue.",
+        discussion: """
+            Without --ledger or --files (and with no $RECEIPTDESK_LEDGER or default ledger), opens the demo built \
+            from SampleData/. Keys: ? lists them on every screen; : opens the command line; q goes back, Q quits.
+            """
+    )
+
+    @OptionGroup var data: DataOptions
+
+    @Option(help: ArgumentHelp("Colour theme (Themes/ or $XDG_CONFIG_HOME/receiptdesk/themes).", valueName: "NAME"))
+    var theme: String?
+
+    @Flag(help: "Open the ledger for reading only: triage keys are hidden and refused.")
+    var readOnly = false
+
+    @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER).")
+    var operatorName: String?
+
+    @Flag(help: "Mouse: click selects, wheel scrolls (off by default: it breaks selecting text).")
+    var mouse = false
+
+    func run() async throws {
+        try await Dashboard(data: data, themeName: theme, readOnly: readOnly, operatorName: operatorName, mouse: mouse).run()
+    }
+}
+
+/// The dashboard: opens the ledger (or the demo), takes over the terminal, runs until the user quits,
+/// and gives the terminal back on every path.
+struct Dashboard {
+    var data: DataOptions
+    var themeName: String?
+    var readOnly: Bool
+    var operatorName: String?
+    var mouse: Bool
+    var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    /// The ledger the dashboard opens, and what to call it on screen.
+    struct Opened {
+        var ledger: SQLLedger
+        var name: String
+        var now: Timestamp
+        var isDemo: Bool
+    }
+
+    func run() async throws {
+        let now = currentTimestamp()
+        // Everything that can fail for a reason a person must read happens before the screen is taken.
+        let opened = try await open(now: now)
+        let catalog = try data.loadCatalog()
+        let themes = ThemeLoader(environment: environment)
+        let (theme, warning) = themes.loadOrDefault(themeName ?? environment["RECEIPTDESK_THEME"] ?? "default")
+        if let warning { FileHandle.standardError.write(Data("receiptdesk: \(warning)\n".utf8)) }
+        let backend: CursesBackend
+        do {
+            backend = try CursesBackend(environment: environment)
+        } catch let error as TerminalError {
+            try? await opened.ledger.close()
+            throw CLIError(message: error.message, code: 2)
+        }
+        var state = AppState(
+            width: 80, height: 24, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
+            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, mouse: mouse,
+            themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+        if let warning { state.message = StatusMessage(warning, kind: .error) }
+        let runtime = Runtime(state: state, theme: theme, backend: backend, handlers: handlers(opened, themes: themes))
+        await runtime.start()
+        await runtime.run()
+        backend.end()
+        try? await opened.ledger.close()
+    }
+
+    /// The ledger: `--files`, `--ledger`, `$RECEIPTDESK_LEDGER` or the default file when it exists; else the demo.
+    func open(now: Timestamp) async throws -> Opened {
+        let configured = !data.source.files.isEmpty || data.source.ledger != nil
+            || !(environment["RECEIPTDESK_LEDGER"] ?? "").isEmpty
+        let defaultPath = LedgerOptions.defaultLedgerPath(environment: environment)
+        if configured || FileManager.default.fileExists(atPath: defaultPath) {
+            let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
+            let ledger: SQLLedger
+            if data.source.files.isEmpty {
+                ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly)
+            } else {
+                ledger = try await data.open(now: now)
+            }
+            let name = data.source.files.isEmpty ? redact(url) : "files: \(data.source.files.joined(separator: " "))"
+            return Opened(ledger: ledger, name: name, now: now, isDemo: false)
+        }
+        return try await openDemo()
+    }
+
+    func openDemo() async throws -> Opened {
+        // DEMO-PENDING: wired to DemoLedger once the sample generator lands.
+        throw CLIError(message: "no ledger configured: give --ledger URL or --files PATH", code: 3)
+    }
+
+    func handlers(_ opened: Opened, themes: ThemeLoader) -> EffectHandlers {
+        let ledger = opened.ledger
+        let readOnly = readOnly
+        let who = operatorName ?? environment["USER"] ?? "unknown"
+        let isDemo = opened.isDemo
+        let demoNow = opened.now
+        return EffectHandlers(
+            reader: ledger,
+            triage: { ids, action, note in
+                guard !readOnly else {
+                    throw CLIError(message: "read-only: triage is refused", code: 2)
+                }
+                var changes: [TriageChange] = []
+                for id in ids {
+                    // The demo's clock is its data's end, so triage entries sort with the demo's events.
+                    let at = isDemo ? demoNow.adding(milliseconds: currentTimestamp().millisecondsSince1970 % 86_400_000) : currentTimestamp()
+                    do {
+                        let result = try await ledger.triageChange(flagId: id, action: action.rawValue, operatorName: who, note: note, now: at)
+                        changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
+                    } catch let error as LedgerError where error.code == "noChange" {
+                        continue
+                    }
+                }
+                return changes
+            },
+            parseInstant: { InstantParser.parse($0) },
+            loadTheme: { name in try themes.load(name) },
+            writeFile: { path, contents in
+                guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)) else {
+                    throw CLIError(message: "cannot write \(path)", code: 2)
+                }
+            })
+    }
+}
+
+/// A ledger URL without its password.
+func redact(_ url: String) -> String {
+    guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+    let credentials = url[scheme.upperBound..<at]
+    guard let colon = credentials.firstIndex(of: ":") else { return url }
+    return String(url[..<colon]) + ":***" + String(url[at...])
+}

@@ -1,0 +1,188 @@
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+import Testing
+
+@testable import DeskUI
+
+@Suite("Reducer and keymap")
+struct ReducerTests {
+    @Test("keys map to commands per screen", arguments: [
+        (Key.char("j"), ScreenID.customers, Command.down),
+        (.down, .refunds, .down),
+        (.char("k"), .customer, .up),
+        (.char("G"), .customers, .bottom),
+        (.char("g"), .customers, .top),
+        (.escape, .customer, .back),
+        (.char("q"), .overview, .back),
+        (.char("Q"), .imports, .quit),
+        (.ctrl("c"), .customer, .quit),
+        (.char(":"), .overview, .commandLine),
+        (.char("?"), .refunds, .help),
+        (.char("t"), .customer, .timeTravel),
+        (.char("a"), .refunds, .acknowledge),
+        (.char("r"), .refunds, .resolve),
+        (.char("u"), .refunds, .undo),
+        (.char("y"), .customers, .copyId),
+        (.char("5"), .overview, .screen(.refunds)),
+        (.tab, .customer, .nextPane),
+    ])
+    func keymap(key: Key, screen: ScreenID, command: Command) {
+        #expect(Keymap.standard.command(for: key, on: screen, readOnly: false) == command)
+    }
+
+    @Test("read-only hides every key that writes", arguments: [Key.char("a"), .char("r"), .char("o"), .char("u")])
+    func readOnlyKeys(key: Key) {
+        #expect(Keymap.standard.command(for: key, on: .refunds, readOnly: true) == nil)
+        var state = Fixture.state(screen: .refunds)
+        state.readOnly = true
+        #expect(reduce(&state, .key(key)).isEmpty)
+        #expect(state.message?.kind == .error)
+        #expect(!Keymap.standard.bindings(on: .refunds, readOnly: true).contains { $0.writes })
+    }
+
+    @Test("q goes back through history and quits on the top screen")
+    func backAndQuit() {
+        var state = Fixture.state(screen: .overview)
+        #expect(reduce(&state, .key(.char("2"))) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+        #expect(state.screen == .customers && state.history == [.overview])
+        _ = reduce(&state, .key(.char("q")))
+        #expect(state.screen == .overview && !state.quitting)
+        #expect(reduce(&state, .key(.char("q"))) == [.quit])
+        #expect(state.quitting)
+    }
+
+    @Test("Enter on a customer row loads that customer")
+    func openCustomer() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("j")))
+        #expect(reduce(&state, .key(.enter)) == [.loadCustomer(43)])
+    }
+
+    @Test(":customer ID resolves any id kind through the ledger", arguments: ["1000", "C42", "7d3b9a0e-0000-4000-8000-000000000042"])
+    func commandCustomer(id: String) {
+        var state = Fixture.state()
+        _ = reduce(&state, .key(.char(":")))
+        for c in "customer \(id)" { _ = reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.enter)) == [.openCustomer(query: id)])
+        #expect(state.prompt == nil)
+    }
+
+    @Test("command completion is fuzzy and Tab takes the best")
+    func completion() {
+        var state = Fixture.state()
+        _ = reduce(&state, .key(.char(":")))
+        _ = reduce(&state, .key(.char("r")))
+        _ = reduce(&state, .key(.char("f")))
+        #expect(state.prompt?.completions.first == "refunds")
+        _ = reduce(&state, .key(.tab))
+        #expect(state.prompt?.text == "refunds")
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        for c in "theme n" { _ = reduce(&state, .key(.char(c))) }
+        #expect(state.prompt?.completions == ["theme nord"])
+        #expect(fuzzyMatch("cst", "customers") && !fuzzyMatch("xyz", "customers"))
+    }
+
+    @Test("t asks for an instant; a parsed instant recomputes the customer's entitlements")
+    func timeTravel() {
+        var state = Fixture.state(screen: .customer)
+        #expect(state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
+        _ = reduce(&state, .key(.char("t")))
+        for c in "2025-01-01" { _ = reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.enter)) == [.parseInstant("2025-01-01")])
+        _ = reduce(&state, .instantParsed(Fixture.at(-45)))
+        #expect(state.asOf == Fixture.at(-45))
+        #expect(state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .active)
+        #expect(state.customerView?.timeline.allSatisfy { $0.at <= Fixture.at(-45) } == true)
+        _ = reduce(&state, .instantParsed(nil))
+        #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
+    }
+
+    @Test("resolve asks for a note and triages the marked flags; u undoes the last change by appending")
+    func triage() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .key(.char(" ")))
+        _ = reduce(&state, .key(.char(" ")))
+        #expect(state.marked == ["quick-refund:2004", "app-issue:2004"])
+        #expect(reduce(&state, .key(.char("r"))).isEmpty)
+        for c in "customer confirmed" { _ = reduce(&state, .key(.char(c))) }
+        #expect(
+            reduce(&state, .key(.enter)) == [
+                .triage(flagIds: ["quick-refund:2004", "app-issue:2004"], action: .resolve, note: "customer confirmed", undo: false)
+            ])
+        let effects = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: "open", to: "resolved")], undo: false))
+        #expect(effects == [.loadFlags(FlagQuery(status: "open", limit: 200), append: false)])
+        #expect(state.marked.isEmpty)
+        #expect(reduce(&state, .key(.char("u"))) == [.triage(flagIds: ["app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true)])
+        #expect(reduce(&state, .key(.char("u"))).isEmpty)
+        #expect(state.message?.kind == .error)
+    }
+
+    @Test("a live refresh keeps the selected customer selected")
+    func liveRefreshKeepsSelection() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("j")))
+        _ = reduce(&state, .key(.char("j")))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 44)
+        let effects = reduce(&state, .ledgerChanged)
+        #expect(effects == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+        let newcomer = CustomerSummary(id: 1)
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: [newcomer] + Fixture.customers, next: nil, total: 4), append: false))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 44)
+    }
+
+    @Test("paging near the end of what is loaded asks for the next page once")
+    func paging() {
+        var state = Fixture.state(screen: .customers)
+        let cursor = CustomerCursor(key: 44, id: 44)
+        state.customerPage = CustomerPage(rows: (1...100).map { CustomerSummary(id: Int64($0)) }, next: cursor, total: 1000)
+        var effects: [Effect] = []
+        for _ in 0..<5 { effects += reduce(&state, .key(.pageDown)) }
+        #expect(effects == [.loadCustomers(CustomerQuery(after: cursor, limit: 100), append: true)])
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: (101...200).map { CustomerSummary(id: Int64($0)) }, next: nil, total: 1000), append: true))
+        #expect(state.customerPage.rows.count == 200 && state.customerPage.next == nil)
+    }
+
+    @Test(":export csv writes the view with a header naming filter, instant and operator, formulas neutralised")
+    func export() {
+        var state = Fixture.state(screen: .refunds)
+        state.flags[0].detail = "=HYPERLINK(\"http://x\")"
+        _ = reduce(&state, .key(.char(":")))
+        for c in "export csv /tmp/x.csv" { _ = reduce(&state, .key(.char(c))) }
+        let effects = reduce(&state, .key(.enter))
+        guard case .export(let path, let contents) = effects.first else {
+            Issue.record("no export effect: \(effects)")
+            return
+        }
+        let lines = contents.split(separator: "\n").map(String.init)
+        #expect(path == "/tmp/x.csv")
+        #expect(lines[0].hasPrefix("# receiptdesk export: view=refunds environment=all status=open"))
+        #expect(lines[0].contains("operator=ana") && lines[0].contains("as-of=2025-03-01T08:00:00"))
+        #expect(lines[1].hasPrefix("id,rule,severity"))
+        #expect(lines[2].hasSuffix(",\"'=HYPERLINK(\"\"http://x\"\")\""))
+        #expect(lines[4].contains("gems.100\\e[31m"))
+        #expect(!contents.unicodeScalars.contains { $0.value == 0x1B })
+    }
+
+    @Test("Esc without delay: Esc cancels a prompt, a second Esc goes back")
+    func escape() {
+        var state = Fixture.state(screen: .overview)
+        _ = reduce(&state, .key(.char("2")))
+        _ = reduce(&state, .key(.char("/")))
+        #expect(state.prompt != nil)
+        _ = reduce(&state, .key(.escape))
+        #expect(state.prompt == nil && state.screen == .customers)
+        _ = reduce(&state, .key(.escape))
+        #expect(state.screen == .overview)
+    }
+
+    @Test("the environment filter applies to the customer list")
+    func environment() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char(":")))
+        for c in "env sandbox" { _ = reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.enter)) == [.loadCustomers(CustomerQuery(environment: .sandbox, limit: 100), append: false)])
+        #expect(state.environment == .sandbox)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@testable import DeskUI
+
+/// Render snapshots of every screen as plain text files in `Snapshots/`, at 80x24 and 120x40.
+/// `RECORD_SNAPSHOTS=1 swift test --filter SnapshotTests` records them anew; review the diff before committing.
+@Suite("Render snapshots")
+struct SnapshotTests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
+
+    static let cases: [(String, ScreenID, Int, Int)] = ScreenID.allCases.flatMap { screen in
+        [(80, 24), (120, 40)].map { ("\(screen.title.lowercased())-\($0.0)x\($0.1)", screen, $0.0, $0.1) }
+    }
+
+    @Test("every screen at 80x24 and 120x40", arguments: cases)
+    func snapshot(name: String, screen: ScreenID, width: Int, height: Int) throws {
+        var state = Fixture.state(width: width, height: height, screen: screen)
+        if screen == .transaction { _ = reduce(&state, .transactionLoaded(Fixture.records.transactions[4], id: "2005")) }
+        state.screen = screen
+        try match(state, name: name)
+    }
+
+    @Test("help overlay, prompt with completions, the raw-bytes view, too small, ASCII lines")
+    func overlays() throws {
+        var help = Fixture.state(screen: .refunds)
+        _ = reduce(&help, .key(.char("?")))
+        try match(help, name: "help-refunds-80x24")
+
+        var prompt = Fixture.state(screen: .customers)
+        _ = reduce(&prompt, .key(.char(":")))
+        _ = reduce(&prompt, .key(.char("c")))
+        try match(prompt, name: "prompt-80x24")
+
+        var raw = Fixture.state(screen: .imports)
+        raw.importsPane = 1
+        _ = reduce(&raw, .rawLoaded(id: 9, bytes: Array("{\"p\":\"\u{1B}[2J\u{1B}]52;c;aGk=\u{07}\"}".utf8) + [0xFF, 0x0A]))
+        try match(raw, name: "raw-80x24")
+
+        try match(Fixture.state(width: 50, height: 12), name: "too-small-50x12")
+
+        var ascii = Fixture.state(screen: .customer)
+        ascii.ascii = true
+        try match(ascii, name: "customer-ascii-80x24")
+    }
+
+    @Test("no cell ever holds a control character, whatever the data")
+    func noControlCharacters() {
+        for screen in ScreenID.allCases {
+            var state = Fixture.state(width: 100, height: 30, screen: screen)
+            _ = reduce(&state, .transactionLoaded(Fixture.records.transactions[4], id: "2005"))
+            state.screen = screen
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            let bad = buffer.cells.filter { cell in cell.text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) || (0x202A...0x202E).contains($0.value) } }
+            #expect(bad.isEmpty, "\(screen): \(bad.map(\.text))")
+        }
+    }
+
+    @Test("the hardware cursor sits on the selected row")
+    func cursor() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("j")))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.cursor?.x == 0)
+        #expect(buffer.cursor.map { buffer.line($0.y).hasPrefix("C43") } == true)
+    }
+
+    private func match(_ state: AppState, name: String) throws {
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let text = buffer.text + "\n"
+        let file = Self.directory.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" || !FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: file)
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("snapshot \(name) was missing and has been recorded; commit it")
+            }
+            return
+        }
+        let expected = try String(contentsOf: file, encoding: .utf8)
+        #expect(text == expected, "snapshot \(name) differs; RECORD_SNAPSHOTS=1 records it anew:\n\(text)")
+    }
+}

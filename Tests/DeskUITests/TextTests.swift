@@ -1,0 +1,65 @@
+import Testing
+
+@testable import DeskUI
+
+@Suite("Text: sanitising and display width")
+struct TextTests {
+    @Test("control characters, escape sequences and bidi overrides are shown escaped", arguments: [
+        ("\u{1B}[2J", "\\e[2J"),
+        ("a\u{1B}]52;c;ZXZpbA==\u{07}b", "a\\e]52;c;ZXZpbA==\\u{7}b"),
+        ("line\nbreak\ttab\r", "line\\nbreak\\ttab\\r"),
+        ("\u{202E}gnp.exe", "\\u{202e}gnp.exe"),
+        ("\u{9B}31m", "\\u{9b}31m"),
+        ("plain", "plain"),
+        ("café 日本", "café 日本"),
+    ])
+    func sanitise(input: String, shown: String) {
+        #expect(Sanitize.text(input) == shown)
+    }
+
+    @Test("invalid UTF-8 bytes are shown as \\xNN, valid text kept")
+    func bytes() {
+        #expect(Sanitize.bytes([0x61, 0xFF, 0x1B, 0x62, 0xE6, 0x97, 0xA5]) == "a\\xff\\eb日")
+    }
+
+    @Test("display width per grapheme", arguments: [
+        ("abc", 3), ("日本", 4), ("e\u{301}", 1), ("👍", 2), ("👍🏽", 2), ("👨‍👩‍👧", 2), ("🇫🇷", 2), ("한글", 4),
+        ("\u{200B}", 0), ("ｱ", 1), ("Ａ", 2), ("☕", 2), ("✓", 1),
+    ])
+    func width(text: String, cells: Int) {
+        #expect(DisplayWidth.of(text) == cells)
+    }
+
+    @Test("truncation never splits a wide character and marks the cut")
+    func truncation() {
+        #expect(DisplayWidth.truncate("日本語テキスト", to: 6) == "日本…")
+        #expect(DisplayWidth.truncate("日本語", to: 5) == "日本…")
+        #expect(DisplayWidth.fit("日本語", to: 4) == "日… ")
+        #expect(DisplayWidth.fit("ab", to: 4, alignRight: true) == "  ab")
+    }
+
+    @Test("the buffer pads a wide character at the right edge instead of splitting it")
+    func bufferEdge() {
+        var buffer = ScreenBuffer(width: 5, height: 1)
+        buffer.put("ab日本", x: 0, y: 0)
+        #expect(buffer.line(0) == "ab日 ")
+        #expect(buffer[3, 0].isContinuation)
+        #expect(buffer[4, 0].text == " ")
+    }
+
+    @Test("overwriting half of a wide character clears the other half")
+    func bufferOverwrite() {
+        var buffer = ScreenBuffer(width: 4, height: 1)
+        buffer.put("日本", x: 0, y: 0)
+        buffer.put("x", x: 1, y: 0)
+        #expect(buffer.line(0) == " x本")
+    }
+
+    @Test("text written to the buffer is sanitised")
+    func bufferSanitises() {
+        var buffer = ScreenBuffer(width: 20, height: 1)
+        buffer.put("p\u{1B}[2Jq", x: 0, y: 0)
+        #expect(buffer.line(0).hasPrefix("p\\e[2Jq"))
+        #expect(!buffer.cells.contains { $0.text.unicodeScalars.contains { $0.value < 0x20 } })
+    }
+}
