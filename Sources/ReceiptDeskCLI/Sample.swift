@@ -19,8 +19,8 @@ struct Sample: AsyncParsableCommand {
     @Option(help: "How many customers.")
     var customers = 300
 
-    @Option(help: "Random seed.")
-    var seed: UInt64 = 1
+    @Option(help: "Random seed: a number or any text (text is hashed).")
+    var seed = "1"
 
     @Option(help: ArgumentHelp("Output directory.", valueName: "DIR"))
     var out: String
@@ -50,7 +50,7 @@ struct Sample: AsyncParsableCommand {
 
     func run() async throws {
         let span = try range()
-        let generator = SampleGenerator(.init(customers: customers, seed: seed, from: span.from, to: span.to))
+        let generator = SampleGenerator(.init(customers: customers, seedText: seed, from: span.from, to: span.to))
         let clock = ContinuousClock()
         var summary = SampleGenerator.Summary()
         let elapsed = try clock.measure { summary = try generator.write(to: out) }

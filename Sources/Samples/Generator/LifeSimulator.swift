@@ -4,7 +4,7 @@ let dayMs: Int64 = 86_400_000
 let hourMs: Int64 = 3_600_000
 let minuteMs: Int64 = 60_000
 
-/// The stories the demo README names; customers 0-6 live them when there are enough customers.
+/// The stories the demo README names; customers 0-7 live them when there are enough customers.
 public enum SampleStory: String, CaseIterable, Sendable {
     case paidButNothing = "I paid but have nothing (billing retry, no grace period)"
     case serialRefunder = "a serial refunder"
@@ -13,6 +13,7 @@ public enum SampleStory: String, CaseIterable, Sendable {
     case pendingConsumption = "a pending consumption request near its deadline"
     case refundReversed = "a customer whose refund was reversed"
     case gracePeriod = "billing failed, still in the grace period"
+    case refundSpike = "a buyer in the refund spike after the bad release"
 }
 
 /// Simulates one customer's life from its own random stream.
@@ -103,6 +104,8 @@ struct LifeSimulator {
             oneTime(SampleCatalog.lifetime, at: to - 40 * dayMs + 5 * hourMs, refundAfter: 11 * dayMs, reason: 0, requestFirst: true, reverseAfter: 9 * dayMs)
         case .gracePeriod?:
             subscription(SampleCatalog.storageMonthly, start: to - 3 * dayMs - 60 * dayMs + 11 * hourMs, script: .billingFailure(grace: true, recovers: false, period: 1))
+        case .refundSpike?:
+            break  // only the spike purchase below
         case nil:
             randomLife(span: span)
         }
@@ -140,9 +143,11 @@ struct LifeSimulator {
         }
     }
 
-    /// Every 20th customer bought the spike product on the bad release day and got a refund the next day.
+    /// Every 20th customer (and the spike story's) bought the spike product on the bad release day and got a
+    /// refund the next day.
     private mutating func spikeParticipation() {
-        guard life.index % 20 == 13, releaseDay > from, releaseDay + 2 * dayMs < to else { return }
+        let story = life.story == SampleStory.refundSpike.rawValue
+        guard life.index % 20 == 13 || story, releaseDay > from, releaseDay + 2 * dayMs < to else { return }
         let at = releaseDay + rng.int64(hourMs...20 * hourMs)
         let refund = releaseDay + dayMs + rng.int64(hourMs...22 * hourMs)
         oneTime(SampleCatalog.filters, at: at, refundAfter: refund - at, reason: 1, requestFirst: false)

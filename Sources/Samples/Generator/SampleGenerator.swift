@@ -11,14 +11,35 @@ public struct SampleGenerator: Sendable {
     public struct Options: Sendable {
         public var customers: Int
         public var seed: UInt64
+        /// The seed as the user typed it (recorded in the manifest).
+        public var seedName: String
         public var from: Timestamp
         public var to: Timestamp
 
         public init(customers: Int, seed: UInt64, from: Timestamp = SampleGenerator.defaultFrom, to: Timestamp = SampleGenerator.defaultTo) {
             self.customers = customers
             self.seed = seed
+            self.seedName = String(seed)
             self.from = from
             self.to = to
+        }
+
+        /// Options for a seed given as text: a decimal number is used as is, any other text is hashed
+        /// (FNV-1a, 64 bits), so `--seed demo-1` is as deterministic as `--seed 7`.
+        public init(customers: Int, seedText: String, from: Timestamp = SampleGenerator.defaultFrom, to: Timestamp = SampleGenerator.defaultTo) {
+            self.init(customers: customers, seed: Self.seed(seedText), from: from, to: to)
+            seedName = seedText
+        }
+
+        /// The numeric seed for a seed text.
+        public static func seed(_ text: String) -> UInt64 {
+            if let number = UInt64(text) { return number }
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            return hash
         }
     }
 
@@ -164,7 +185,7 @@ public struct SampleGenerator: Sendable {
         var manifest = JSONText()
         manifest.string("generator", "receiptdesk sample")
         manifest.int("formatVersion", 1)
-        manifest.string("seed", String(options.seed))
+        manifest.string("seed", options.seedName)
         manifest.int("customers", Int64(options.customers))
         manifest.int("from", options.from.millisecondsSince1970)
         manifest.int("to", options.to.millisecondsSince1970)
