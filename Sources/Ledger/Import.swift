@@ -27,6 +27,8 @@ struct BatchWriter {
             for t in input.record.transactions { ids.insert(t.transactionId) }
         }
         var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool)] = [:]
+        // What each stored transaction contributed to its customer's figures before this batch.
+        var before: [String: (key: String, contribution: CustomerStats.Contribution)] = [:]
         for chunk in chunks(Array(ids)) {
             for row in try c.query(
                 "SELECT transaction_id, canonical, first_seen_at FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
@@ -34,8 +36,31 @@ struct BatchWriter {
             {
                 guard let text = row[1].text, let stored = try? CanonicalJSON.transaction(text) else { continue }
                 pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
+                before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored))
             }
         }
+        // Raw records a second importer of the same file already wrote are left alone (not counted again).
+        var alreadyWritten = Set<Int>()
+        if let low = records.map(\.index).min(), let high = records.map(\.index).max() {
+            for row in try c.query(
+                "SELECT record_index FROM raw_records WHERE source_id = ? AND record_index >= ? AND record_index <= ?",
+                [.int(sourceId), .of(low), .of(high)])
+            {
+                if let index = row[0].int { alreadyWritten.insert(Int(index)) }
+            }
+        }
+        // Notifications already stored (by UUID) are not stored twice.
+        var knownNotifications = Set<String>()
+        let uuids = Array(Set(records.compactMap { $0.record.isOK ? $0.record.notification?.notificationUUID : nil }))
+        for chunk in chunks(uuids) {
+            for row in try c.query(
+                "SELECT notification_uuid FROM notifications WHERE notification_uuid IN (\(placeholders(chunk.count)))",
+                chunk.map(SQLValue.text))
+            {
+                if let uuid = row[0].text { knownNotifications.insert(uuid) }
+            }
+        }
+        var added = (raw: 0, rejected: 0, renewals: 0, notifications: 0)
         var order: [String] = []
         var linker = CustomerLinker(connection: c, now: now)
         var counts = ImportCounts()
@@ -71,6 +96,11 @@ struct BatchWriter {
                 // another importer already wrote is left alone; its transactions merge idempotently.)
                 try c.executeDeferred(rawSQL, rawValues)
             }
+            if !alreadyWritten.contains(input.index) {
+                alreadyWritten.insert(input.index)
+                added.raw += 1
+                if status == "rejected" { added.rejected += 1 }
+            }
             counts.read += 1
             switch status {
             case "imported": counts.imported += 1
@@ -99,6 +129,7 @@ struct BatchWriter {
                 try c.executeDeferred(
                     "INSERT INTO renewal_infos (original_transaction_id, signed_date, seen_at, raw_record_id, canonical) VALUES (?, ?, ?, ?, ?)",
                     [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
+                added.renewals += 1
                 if let original = r.originalTransactionId {
                     identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
                 }
@@ -118,6 +149,11 @@ struct BatchWriter {
                         .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
                         .text(CanonicalJSON.encode(n)),
                     ])
+                if let uuid = n.notificationUUID {
+                    if knownNotifications.insert(uuid).inserted { added.notifications += 1 }
+                } else {
+                    added.notifications += 1
+                }
                 if let original = n.originalTransactionId {
                     identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
                 }
@@ -125,14 +161,63 @@ struct BatchWriter {
             linker.link(identity)
         }
         var written = Set<String>()
+        var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction)] = []
+        var newTransactions = 0
+        var revoked = 0
         for id in order where !written.contains(id) {
             written.insert(id)
             guard let entry = pending[id] else { continue }
             try write(entry.transaction, firstSeen: entry.firstSeen, exists: entry.exists)
+            let t = entry.transaction
+            let old = before[id]
+            if old == nil { newTransactions += 1 }
+            revoked += (t.revocationDate != nil ? 1 : 0) - (old?.contribution.revoked == true ? 1 : 0)
+            let key = t.originalTransactionId ?? t.transactionId
+            if old?.key != key || old?.contribution != .init(t) {
+                changed.append((key, old?.contribution, t))
+            }
         }
-        try linker.flush()
+        let link = try linker.flush()
+        try updateStats(link: link, changed: changed, before: before)
+        try Counters.add(c, .transactions, newTransactions)
+        try Counters.add(c, .revokedTransactions, revoked)
+        try Counters.add(c, .rawRecords, added.raw)
+        try Counters.add(c, .rejectedRecords, added.rejected)
+        try Counters.add(c, .renewalInfos, added.renewals)
+        try Counters.add(c, .notifications, added.notifications)
         try c.flush()
         return counts
+    }
+
+    /// New transactions add to their customer's figures; a stored transaction whose figures or customer
+    /// changed has its customers recounted.
+    private func updateStats(
+        link: LinkResult, changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction)],
+        before: [String: (key: String, contribution: CustomerStats.Contribution)]
+    ) throws {
+        var additions: [Int64: CustomerStats] = [:]
+        var recount = Set<Int64>()
+        var keysToResolve = Set<String>()
+        for change in changed {
+            let identifier = CustomerIdentifier(kind: "originalTransactionId", value: change.key)
+            if change.contribution == nil, let owner = link.owner[identifier] {
+                additions[owner, default: CustomerStats()].add(change.transaction)
+                continue
+            }
+            keysToResolve.insert(change.key)
+            if let old = before[change.transaction.transactionId]?.key { keysToResolve.insert(old) }
+        }
+        for chunk in chunks(Array(keysToResolve)) {
+            for row in try connection.query(
+                """
+                SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
+                WHERE ci.kind = 'originalTransactionId' AND ci.value IN (\(placeholders(chunk.count)))
+                """, chunk.map(SQLValue.text))
+            {
+                if let id = row[0].int { recount.insert(id) }
+            }
+        }
+        try StatsWriter.apply(connection, link: link, additions: additions, recount: recount)
     }
 
     private func write(_ t: Transaction, firstSeen: Timestamp, exists: Bool) throws {
@@ -180,8 +265,8 @@ struct CustomerLinker {
         if !identifiers.isEmpty { groups.append(identifiers) }
     }
 
-    mutating func flush() throws {
-        guard !groups.isEmpty else { return }
+    mutating func flush() throws -> LinkResult {
+        guard !groups.isEmpty else { return LinkResult() }
         let c = connection
         let all = Array(Set(groups.joined()))
         var owner: [CustomerIdentifier: Int64] = [:]
@@ -224,8 +309,10 @@ struct CustomerLinker {
         for id in created {
             try c.executeDeferred("INSERT INTO customers (id, created_at) VALUES (?, ?)", [.int(id), .of(now)])
         }
+        var result = LinkResult(created: created)
         for (loser, _) in parent {
             let root = find(loser)
+            result.merges.append((loser, root))
             try c.execute("UPDATE customers SET merged_into = ? WHERE id = ? OR merged_into = ?", [.int(root), .int(loser), .int(loser)])
             try c.execute("UPDATE customer_ids SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
             try c.execute("UPDATE flags SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
@@ -235,7 +322,9 @@ struct CustomerLinker {
                 "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id",
                 [.text(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))])
         }
+        for (identifier, id) in owner { result.owner[identifier] = find(id) }
         groups.removeAll()
+        return result
     }
 }
 

@@ -5,19 +5,17 @@ import ReceiptModel
 extension SQLLedger: LedgerReading {
     public func overview() async throws -> LedgerOverview {
         try await database.read { c in
-            func count(_ sql: String) throws -> Int { Int(try c.scalar(sql)?.int ?? 0) }
+            var values: [String: Int64] = [:]
+            for row in try c.query("SELECT name, value FROM ledger_counters", []) {
+                if let name = row[0].text, let value = row[1].int { values[name] = value }
+            }
+            func count(_ name: Counters.Name) -> Int { Int(values[name.rawValue] ?? 0) }
             return LedgerOverview(
-                transactions: try count("SELECT COUNT(*) FROM transactions"),
-                customers: try count("SELECT COUNT(*) FROM customers WHERE merged_into IS NULL"),
-                sources: try count("SELECT COUNT(*) FROM sources"),
-                rawRecords: try count("SELECT COUNT(*) FROM raw_records"),
-                rejectedRecords: try count("SELECT COUNT(*) FROM raw_records WHERE status = 'rejected'"),
-                revokedTransactions: try count("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
-                openFlags: try count("SELECT COUNT(*) FROM flags WHERE status = 'open'"),
-                renewalInfos: try count("SELECT COUNT(*) FROM renewal_infos"),
-                notifications: try count("SELECT COUNT(*) FROM notifications"),
-                lastImport: try c.scalar("SELECT MAX(COALESCE(completed_at, started_at)) FROM sources")?.int
-                    .map(Timestamp.init(millisecondsSince1970:)))
+                transactions: count(.transactions), customers: count(.customers), sources: count(.sources),
+                rawRecords: count(.rawRecords), rejectedRecords: count(.rejectedRecords),
+                revokedTransactions: count(.revokedTransactions), openFlags: count(.openFlags),
+                renewalInfos: count(.renewalInfos), notifications: count(.notifications),
+                lastImport: values[Counters.Name.lastImport.rawValue].map(Timestamp.init(millisecondsSince1970:)))
         }
     }
 
@@ -61,17 +59,17 @@ extension SQLLedger: LedgerReading {
         let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
         let first = lastDay - Int64(days - 1) * day
         return try await database.read { c in
-            var sql = "SELECT revocation_date FROM transactions WHERE revocation_date >= ? AND revocation_date < ?"
-            var arguments: [SQLValue] = [.int(first), .int(lastDay + day)]
+            // An index range (transactions_revoked, or transactions_refunds for one product), counted per day.
+            var sql = "SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions WHERE revocation_date >= ? AND revocation_date < ?"
+            var arguments: [SQLValue] = [.int(first), .int(day), .int(first), .int(lastDay + day)]
             if let productId {
                 sql += " AND product_id = ?"
                 arguments.append(.text(productId))
             }
             var counts = Array(repeating: 0, count: days)
-            for row in try c.query(sql, arguments) {
-                guard let at = row[0].int else { continue }
-                let index = Int((at - first) / day)
-                if counts.indices.contains(index) { counts[index] += 1 }
+            for row in try c.query(sql + " GROUP BY 1", arguments) {
+                guard let index = row[0].int.map(Int.init), counts.indices.contains(index) else { continue }
+                counts[index] += Int(row[1].int ?? 0)
             }
             return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
         }
@@ -79,11 +77,7 @@ extension SQLLedger: LedgerReading {
 
     public func changeToken() async throws -> Int64 {
         try await database.read { c in
-            try c.scalar(
-                """
-                SELECT (SELECT COALESCE(MAX(id), 0) FROM raw_records) + (SELECT COALESCE(MAX(id), 0) FROM triage_log)
-                    + (SELECT COUNT(*) FROM sources WHERE completed_at IS NOT NULL) + (SELECT COALESCE(MAX(updated_at), 0) FROM flags)
-                """)?.int ?? 0
+            try c.scalar("SELECT value FROM ledger_counters WHERE name = 'change'")?.int ?? 0
         }
     }
 
@@ -193,96 +187,122 @@ enum Queries {
         ).map { CustomerIdentifier(kind: $0[0].text ?? "", value: $0[1].text ?? "") }
     }
 
-    static func customers(_ c: any SQLConnection, _ query: CustomerQuery) throws -> CustomerPage {
-        // Per-customer figures over the customer's original transaction ids (merged customers included).
-        let originals = """
-            SELECT ci.value FROM customer_ids ci JOIN customers m ON m.id = ci.customer_id
-            WHERE ci.kind = 'originalTransactionId' AND (m.id = c.id OR m.merged_into = c.id)
-            """
-        let sortKey: String
-        switch query.sort {
-        case .id: sortKey = "c.id"
-        case .lastActivity:
-            sortKey = "COALESCE((SELECT MAX(t.purchase_date) FROM transactions t WHERE t.original_transaction_id IN (\(originals))), 0)"
-        case .refunds:
-            sortKey = "(SELECT COUNT(t.revocation_date) FROM transactions t WHERE t.original_transaction_id IN (\(originals)))"
-        }
-        var conditions = ["c.merged_into IS NULL"]
+    /// More identifiers than this matching a prefix filter, and the page walks the sort index instead of the
+    /// matching customers.
+    static let defaultPrefixSetLimit = 2000
+
+    static func customers(_ c: any SQLConnection, _ query: CustomerQuery, prefixSetLimit: Int = defaultPrefixSetLimit) throws
+        -> CustomerPage
+    {
+        let limit = max(0, query.limit)
+        var conditions: [String] = []
         var arguments: [SQLValue] = []
-        if let filter = query.filter, !filter.isEmpty {
-            let exact = try customerId(c, matching: filter)
-            conditions.append(
-                """
-                (c.id = ? OR c.id IN (SELECT COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci
-                    JOIN customers cu ON cu.id = ci.customer_id WHERE ci.value >= ? AND ci.value < ?))
-                """)
-            arguments += [.int(exact ?? -1), .text(filter), .text(filter + "\u{10FFFF}")]
-        }
-        if let environment = query.environment.stored {
-            conditions.append(
-                "EXISTS (SELECT 1 FROM transactions t WHERE t.original_transaction_id IN (\(originals)) AND t.environment = ?)")
-            arguments.append(.text(environment))
+        switch query.environment {
+        case .all: break
+        case .production: conditions.append("in_production = 1")
+        case .sandbox: conditions.append("in_sandbox = 1")
         }
         if let activeAt = query.activeAt {
-            conditions.append(
-                "EXISTS (SELECT 1 FROM transactions t WHERE t.original_transaction_id IN (\(originals)) AND t.expires_date > ? AND t.revocation_date IS NULL)")
+            conditions.append("live_expiry > ?")
             arguments.append(.of(activeAt))
         }
-        if query.withOpenFlags {
-            conditions.append("EXISTS (SELECT 1 FROM flags f WHERE f.customer_id = c.id AND f.status = 'open')")
+        if query.withOpenFlags { conditions.append("open_flags > 0") }
+        if let filter = query.filter, !filter.isEmpty {
+            // Customers with an identifier starting with the filter, or the one the filter names exactly (any id kind).
+            let exact = try customerId(c, matching: filter)
+            // A prefix is a range of byte order: PostgreSQL compares by the database's collation unless told
+            // otherwise, so there the range uses the C collation (and the index made for it).
+            let value = c.dialect == .postgres ? "ci.value COLLATE \"C\"" : "ci.value"
+            let range: [SQLValue] = [.text(filter), .text(filter + "\u{10FFFF}")]
+            let matching = try c.scalar(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM customer_ids ci WHERE \(value) >= ? AND \(value) < ? LIMIT \(prefixSetLimit + 1)) m",
+                range)?.int ?? 0
+            if matching <= prefixSetLimit {
+                var ids = Set(try c.query(
+                    """
+                    SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
+                    WHERE \(value) >= ? AND \(value) < ?
+                    """, range
+                ).compactMap { $0[0].int })
+                if let exact { ids.insert(exact) }
+                if ids.isEmpty { return CustomerPage(rows: [], next: nil, total: 0) }
+                conditions.append("customer_id IN (\(placeholders(ids.count)))")
+                arguments += ids.sorted().map(SQLValue.int)
+            } else {
+                // Identifiers always point at the surviving customer (the linker moves them on a merge).
+                conditions.append(
+                    """
+                    (customer_id = ? OR EXISTS (SELECT 1 FROM customer_ids ci
+                        WHERE ci.customer_id = customer_stats.customer_id AND \(value) >= ? AND \(value) < ?))
+                    """)
+                arguments += [.int(exact ?? -1)] + range
+            }
         }
-        let filtered = conditions.joined(separator: " AND ")
-        let total = Int(try c.scalar("SELECT COUNT(*) FROM customers c WHERE \(filtered)", arguments)?.int ?? 0)
-        var pageConditions = filtered
-        var pageArguments = arguments
-        let descending = query.sort != .id
-        if let after = query.after {
-            pageConditions += descending
-                ? " AND (\(sortKey) < ? OR (\(sortKey) = ? AND c.id > ?))" : " AND (\(sortKey) > ? OR (\(sortKey) = ? AND c.id > ?))"
-            pageArguments += [.int(after.key), .int(after.key), .int(after.id)]
+        let filtered = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let total = Int(try c.scalar("SELECT COUNT(*) FROM customer_stats \(filtered)", arguments)?.int ?? 0)
+
+        let key: String
+        switch query.sort {
+        case .id: key = "customer_id"
+        case .lastActivity: key = "last_activity"
+        case .refunds: key = "refunds"
         }
-        let rows = try c.query(
-            "SELECT c.id, \(sortKey) FROM customers c WHERE \(pageConditions) ORDER BY 2 \(descending ? "DESC" : "ASC"), c.id LIMIT ?",
-            pageArguments + [.of(query.limit + 1)])
-        let more = rows.count > query.limit
-        let shown = rows.prefix(query.limit)
-        let summaries = try shown.map { row in try summary(c, customer: row[0].int ?? 0) }
+        let columns = "customer_id, \(key), \(CustomerStats.columns)"
+        func page(_ extra: [String], _ extraArguments: [SQLValue], order: String, limit: Int) throws -> [[SQLValue]] {
+            let all = conditions + extra
+            let clause = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")
+            return try c.query(
+                "SELECT \(columns) FROM customer_stats \(clause) ORDER BY \(order) LIMIT ?",
+                arguments + extraArguments + [.of(limit)])
+        }
+        // One more row than shown says whether there is a next page.
+        var rows: [[SQLValue]]
+        if query.sort == .id {
+            rows = try page(query.after.map { _ in ["customer_id > ?"] } ?? [], query.after.map { [.int($0.id)] } ?? [],
+                order: "customer_id", limit: limit + 1)
+        } else if let after = query.after {
+            // Keyset over (key DESC, id ASC): the rest of the cursor's key, then lower keys. Two index ranges;
+            // an OR of both would be read from the start of the index.
+            rows = try page(["\(key) = ?", "customer_id > ?"], [.int(after.key), .int(after.id)], order: "customer_id", limit: limit + 1)
+            if rows.count < limit + 1 {
+                rows += try page(["\(key) < ?"], [.int(after.key)], order: "\(key) DESC, customer_id", limit: limit + 1 - rows.count)
+            }
+        } else {
+            rows = try page([], [], order: "\(key) DESC, customer_id", limit: limit + 1)
+        }
+        let more = rows.count > limit
+        let shown = Array(rows.prefix(limit))
+        let identifiers = try identifiers(c, customers: shown.compactMap { $0[0].int })
+        let summaries = shown.map { row in
+            let id = row[0].int ?? 0
+            let stats = CustomerStats(row: row, offset: 2)
+            return CustomerSummary(
+                id: id, identifiers: identifiers[id] ?? [], transactionCount: Int(stats.transactionCount),
+                lastPurchase: stats.lastPurchase.map(Timestamp.init(millisecondsSince1970:)),
+                latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)), revokedCount: Int(stats.refunds),
+                environments: stats.environments.sorted(), openFlags: Int(stats.openFlags))
+        }
         let next = more ? shown.last.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } : nil
         return CustomerPage(rows: summaries, next: next, total: total)
     }
 
-    static func summary(_ c: any SQLConnection, customer id: Int64) throws -> CustomerSummary {
-        let identifiers = try identifiers(c, customer: id)
-        let originals = identifiers.filter { $0.kind == "originalTransactionId" }.map(\.value)
-        var count = 0
-        var lastPurchase: Int64?
-        var latestExpiry: Int64?
-        var revoked = 0
-        var environments = Set<String>()
-        for chunk in chunks(originals) {
+    /// The identifiers of several customers in one query (merged customers' included), each list sorted.
+    static func identifiers(_ c: any SQLConnection, customers ids: [Int64]) throws -> [Int64: [CustomerIdentifier]] {
+        var out: [Int64: [CustomerIdentifier]] = [:]
+        for chunk in chunks(ids) {
+            let list = placeholders(chunk.count)
             for row in try c.query(
-                "SELECT DISTINCT environment FROM transactions WHERE original_transaction_id IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.text))
-            {
-                if let environment = row[0].text { environments.insert(environment) }
-            }
-            guard let row = try c.query(
                 """
-                SELECT COUNT(*), MAX(purchase_date), MAX(expires_date), COUNT(revocation_date) FROM transactions
-                WHERE original_transaction_id IN (\(placeholders(chunk.count))) OR transaction_id IN (\(placeholders(chunk.count)))
-                """, chunk.map(SQLValue.text) + chunk.map(SQLValue.text)
-            ).first else { continue }
-            count += Int(row[0].int ?? 0)
-            if let value = row[1].int { lastPurchase = max(lastPurchase ?? value, value) }
-            if let value = row[2].int { latestExpiry = max(latestExpiry ?? value, value) }
-            revoked += Int(row[3].int ?? 0)
+                SELECT COALESCE(cu.merged_into, cu.id), ci.kind, ci.value FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
+                WHERE cu.id IN (\(list)) OR cu.merged_into IN (\(list))
+                ORDER BY 1, ci.kind, ci.value
+                """, chunk.map(SQLValue.int) + chunk.map(SQLValue.int))
+            {
+                guard let id = row[0].int else { continue }
+                out[id, default: []].append(CustomerIdentifier(kind: row[1].text ?? "", value: row[2].text ?? ""))
+            }
         }
-        return CustomerSummary(
-            id: id, identifiers: identifiers, transactionCount: count,
-            lastPurchase: lastPurchase.map(Timestamp.init(millisecondsSince1970:)),
-            latestExpiry: latestExpiry.map(Timestamp.init(millisecondsSince1970:)), revokedCount: revoked,
-            environments: environments.sorted(),
-            openFlags: Int(try c.scalar("SELECT COUNT(*) FROM flags WHERE customer_id = ? AND status = 'open'", [.int(id)])?.int ?? 0))
+        return out
     }
 
     static func records(_ c: any SQLConnection, customer requested: Int64) throws -> CustomerRecords {
@@ -340,20 +360,29 @@ enum Queries {
             ("customer_id = ?", query.customerId.map(SQLValue.int)),
         ]
         let used = filters.filter { $0.value != nil }
-        var conditions = used.map(\.clause)
-        var arguments = used.compactMap(\.value)
-        if let after = query.after {
-            // Keyset: newest first by (at DESC, id ASC).
-            conditions.append("(at < ? OR (at = ? AND id > ?))")
-            arguments += [.of(after.at), .of(after.at), .text(after.id)]
+        let conditions = used.map(\.clause)
+        let arguments = used.compactMap(\.value)
+        func page(_ extra: [String], _ extraArguments: [SQLValue], limit: Int) throws -> [[SQLValue]] {
+            let all = conditions + extra
+            let filter = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")
+            return try c.query(
+                """
+                SELECT id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail
+                FROM flags \(filter) ORDER BY at DESC, id LIMIT ?
+                """, arguments + extraArguments + [.of(limit)])
         }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        return try c.query(
-            """
-            SELECT id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail
-            FROM flags \(filter) ORDER BY at DESC, id LIMIT ?
-            """, arguments + [.of(query.limit)]
-        ).map { row in
+        var rows: [[SQLValue]]
+        if let after = query.after {
+            // Keyset, newest first by (at DESC, id ASC): the rest of the cursor's instant, then older ones.
+            // Two index ranges; an OR of both would be read from the start of the index.
+            rows = try page(["at = ?", "id > ?"], [.of(after.at), .text(after.id)], limit: query.limit)
+            if rows.count < query.limit {
+                rows += try page(["at < ?"], [.of(after.at)], limit: query.limit - rows.count)
+            }
+        } else {
+            rows = try page([], [], limit: query.limit)
+        }
+        return rows.map { row in
             RefundFlag(
                 id: row[0].text ?? "", rule: row[1].text ?? "", severity: Severity(rawValue: row[2].text ?? "") ?? .medium,
                 status: row[3].text ?? "",

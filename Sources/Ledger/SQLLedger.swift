@@ -45,6 +45,9 @@ public final class SQLLedger: Sendable {
                 "INSERT INTO sources (path, sha256, size, started_at) VALUES (?, ?, ?, ?)",
                 [.text(info.path), .text(info.sha256), .int(info.size), .of(now)])
             else { throw LedgerError(code: "internal", message: "no id for the new source") }
+            try Counters.add(c, .sources, 1)
+            try Counters.raiseLastImport(c, to: now)
+            try Counters.bump(c)
             return .started(sourceId: id, resumeAfter: nil)
         }
     }
@@ -52,7 +55,13 @@ public final class SQLLedger: Sendable {
     /// Imports a batch of decoded records of one source in one transaction.
     public func importBatch(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws -> ImportCounts {
         guard !records.isEmpty else { return ImportCounts() }
-        return try await database.write { c in try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records) }
+        return try await database.write { c in
+            let counts = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
+            try Counters.raiseLastImport(c, to: now)
+            try Counters.bump(c)
+            try c.flush()
+            return counts
+        }
     }
 
     /// Finishes a source: stores its reconciliation counted from its records.
@@ -73,6 +82,9 @@ public final class SQLLedger: Sendable {
             try c.execute(
                 "UPDATE sources SET completed_at = ?, records_read = ?, imported = ?, duplicates = ?, rejected = ? WHERE id = ?",
                 [.of(now), .of(counts.read), .of(counts.imported), .of(counts.duplicate), .of(counts.rejected), .int(sourceId)])
+            try Counters.raiseLastImport(c, to: now)
+            try Counters.bump(c)
+            try c.flush()
             return counts
         }
     }
@@ -86,7 +98,9 @@ public final class SQLLedger: Sendable {
             writer.link([
                 CustomerIdentifier(kind: "external", value: externalId), CustomerIdentifier(kind: kind, value: value),
             ])
-            try writer.flush()
+            try StatsWriter.apply(c, link: try writer.flush())
+            try Counters.bump(c)
+            try c.flush()
         }
     }
 
@@ -96,8 +110,29 @@ public final class SQLLedger: Sendable {
     public func saveFlags(_ flags: [RefundFlag], now: Timestamp) async throws {
         guard !flags.isEmpty else { return }
         try await database.write { c in
+            // Which flags are new (they open) and whose customer changes: the open-flag figures to keep.
+            var known: [String: (customer: Int64?, open: Bool)] = [:]
+            for chunk in chunks(Array(Set(flags.map(\.id)))) {
+                for row in try c.query(
+                    "SELECT id, customer_id, status FROM flags WHERE id IN (\(placeholders(chunk.count)))", chunk.map(SQLValue.text))
+                {
+                    if let id = row[0].text { known[id] = (row[1].int, row[2].text == "open") }
+                }
+            }
+            var opened = 0
+            var recount = Set<Int64>()
             for flag in flags {
-                try c.execute(
+                if let before = known[flag.id] {
+                    if before.open && before.customer != flag.customerId {
+                        if let old = before.customer { recount.insert(old) }
+                        if let new = flag.customerId { recount.insert(new) }
+                    }
+                } else {
+                    opened += 1
+                    if let customer = flag.customerId { recount.insert(customer) }
+                }
+                known[flag.id] = (flag.customerId, known[flag.id]?.open ?? true)
+                try c.executeDeferred(
                     """
                     INSERT INTO flags (id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail, updated_at)
                     VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)
@@ -109,6 +144,10 @@ public final class SQLLedger: Sendable {
                         .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail), .of(now),
                     ])
             }
+            try Counters.add(c, .openFlags, opened)
+            try StatsWriter.recountOpenFlags(c, recount)
+            try Counters.bump(c)
+            try c.flush()
         }
     }
 
@@ -132,7 +171,9 @@ public final class SQLLedger: Sendable {
         default: throw LedgerError(code: "usage", message: "triage action must be ack, resolve or reopen")
         }
         return try await database.write { c in
-            guard let current = try c.scalar("SELECT status FROM flags WHERE id = ?", [.text(flagId)])?.text else {
+            guard let row = try c.query("SELECT status, customer_id FROM flags WHERE id = ?", [.text(flagId)]).first,
+                let current = row[0].text
+            else {
                 throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
             }
             if current == target {
@@ -142,6 +183,11 @@ public final class SQLLedger: Sendable {
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [.text(flagId), .of(now), .text(operatorName), .text(action), .of(note), .text(current), .text(target)])
+            if current == "open" || target == "open" {
+                try Counters.add(c, .openFlags, target == "open" ? 1 : -1)
+                if let customer = row[1].int { try StatsWriter.recountOpenFlags(c, [customer]) }
+            }
+            try Counters.bump(c)
             guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
                 throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
             }
@@ -155,6 +201,7 @@ public final class SQLLedger: Sendable {
             try c.execute(
                 "INSERT INTO triage_log (customer_id, at, operator, action, note) VALUES (?, ?, ?, 'note', ?)",
                 [.int(customerId), .of(now), .text(operatorName), .text(note)])
+            try Counters.bump(c)
         }
     }
 }
@@ -169,6 +216,10 @@ extension Schema {
             throw LedgerError(
                 code: "schemaTooNew",
                 message: "this ledger has schema version \(number), newer than this receiptdesk knows (\(Schema.version))")
+        }
+        if number < Schema.version {
+            throw LedgerError.cannotOpen(
+                "this ledger has schema version \(number) and needs an upgrade to \(Schema.version); open it once without --read-only")
         }
     }
 }

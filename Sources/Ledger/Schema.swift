@@ -6,14 +6,16 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 1
+    public static let version = 2
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
-    struct Migration {
+    struct Migration: Sendable {
         let id: String
         let statements: [String]
         let sqliteOnly: [String]
         let postgresOnly: [String]
+        /// Runs after the statements: fills what they created from the rows a ledger already holds.
+        var fill: (@Sendable (any SQLConnection) throws -> Void)? = nil
     }
 
     static let migrations: [Migration] = [
@@ -167,7 +169,56 @@ public enum Schema {
                 """,
                 "CREATE TRIGGER triage_log_no_change BEFORE UPDATE OR DELETE ON triage_log FOR EACH ROW EXECUTE FUNCTION triage_log_append_only()",
             ]
-        )
+        ),
+        Migration(
+            id: "v2-read-side",
+            statements: [
+                // The customer list's figures per surviving customer, kept by every write (CustomerStats).
+                """
+                CREATE TABLE customer_stats (
+                    customer_id {INT} PRIMARY KEY REFERENCES customers(id),
+                    transaction_count {INT} NOT NULL DEFAULT 0,
+                    last_purchase {INT},
+                    last_activity {INT} NOT NULL DEFAULT 0,
+                    latest_expiry {INT},
+                    live_expiry {INT},
+                    refunds {INT} NOT NULL DEFAULT 0,
+                    environments TEXT NOT NULL DEFAULT '',
+                    in_production {INT} NOT NULL DEFAULT 0 CHECK (in_production IN (0, 1)),
+                    in_sandbox {INT} NOT NULL DEFAULT 0 CHECK (in_sandbox IN (0, 1)),
+                    open_flags {INT} NOT NULL DEFAULT 0 CHECK (open_flags >= 0)
+                )
+                """,
+                // One index per sort, so a page is a range scan; the filter columns ride along so rows a filter
+                // skips are never read. Customers with open flags are few: their own small indexes.
+                "CREATE INDEX customer_stats_activity ON customer_stats (last_activity DESC, customer_id, in_production, in_sandbox, open_flags, live_expiry)",
+                "CREATE INDEX customer_stats_refunds ON customer_stats (refunds DESC, customer_id, in_production, in_sandbox, open_flags, live_expiry)",
+                "CREATE INDEX customer_stats_live ON customer_stats (live_expiry, in_production, in_sandbox, open_flags)",
+                "CREATE INDEX customer_stats_flagged ON customer_stats (customer_id) WHERE open_flags > 0",
+                "CREATE INDEX customer_stats_flagged_activity ON customer_stats (last_activity DESC, customer_id) WHERE open_flags > 0",
+                "CREATE INDEX customer_stats_flagged_refunds ON customer_stats (refunds DESC, customer_id) WHERE open_flags > 0",
+                // Running totals and the change signal.
+                "CREATE TABLE ledger_counters (name TEXT PRIMARY KEY, value {INT})",
+                // Refunds per day over every product.
+                "CREATE INDEX transactions_revoked ON transactions (revocation_date) WHERE revocation_date IS NOT NULL",
+                // Open flags per customer; the flag queue newest first; counts by severity.
+                "CREATE INDEX flags_customer ON flags (customer_id, status)",
+                "CREATE INDEX flags_at ON flags (at DESC, id)",
+                "CREATE INDEX flags_severity ON flags (severity, status)",
+                // A customer's identifiers by prefix, read from the index alone.
+                "CREATE INDEX customer_ids_customer_value ON customer_ids (customer_id, value)",
+                "DROP INDEX customer_ids_customer",
+            ],
+            sqliteOnly: [],
+            postgresOnly: [
+                // Prefix filters compare in byte order whatever the database's collation (Queries.customers).
+                #"CREATE INDEX customer_ids_value_bytes ON customer_ids (value COLLATE "C")"#
+            ],
+            fill: { c in
+                try StatsWriter.fill(c)
+                try Counters.fill(c)
+            }
+        ),
     ]
 
     /// Creates or upgrades the schema; refuses a ledger written by a newer version.
@@ -193,6 +244,7 @@ public enum Schema {
             for statement in migration.statements + extra {
                 try connection.execute(connection.dialect.expand(statement))
             }
+            try migration.fill?(connection)
             try connection.execute(
                 "INSERT INTO ledger_migrations (id, applied_at) VALUES (?, ?)", [.text(migration.id), .of(now)])
         }

@@ -27,6 +27,21 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
+    /// Two connections to one new, empty store (as two processes sharing a ledger would have).
+    func twoConnections() async throws -> (any SQLDatabase, any SQLDatabase) {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            let first = try SQLiteDatabase.open(path: path)
+            // The file exists once the first has created the schema; open the second after.
+            _ = try await SQLLedger.open(first, now: testNow)
+            return (first, try SQLiteDatabase.open(path: path))
+        case .postgres:
+            let url = try PostgresTestServer.get().createDatabase()
+            return (try await PostgresDatabase.connect(url: url), try await PostgresDatabase.connect(url: url))
+        }
+    }
+
     func ledger(now: Timestamp = testNow) async throws -> SQLLedger {
         try await SQLLedger.open(database(), now: now)
     }
@@ -75,10 +90,12 @@ func importBytes(
     }
 }
 
+@discardableResult
 func importText(_ text: String, path: String, into ledger: SQLLedger, now: Timestamp = testNow) async throws -> ImportCounts {
     try await importBytes(Array(text.utf8), path: path, into: ledger, now: now)
 }
 
+@discardableResult
 func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCounts {
     try await importBytes([UInt8](FileManager.default.contents(atPath: path)!), path: path, into: ledger)
 }

@@ -1,0 +1,504 @@
+import Entitlements
+import Foundation
+@testable import Ledger
+import ReceiptDecoding
+import ReceiptModel
+import Testing
+
+/// The read side at scale (customer_stats, ledger_counters, cursors), on every backend: each figure is
+/// checked against a ground truth the test keeps itself, and against a recount from the ledger's rows.
+extension LedgerConformanceTests {
+    @Test("paging a filtered, sorted customer list visits every match once, in order, with its total", arguments: Backend.available)
+    func customerPaging(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        var world = World()
+        try await world.build(into: ledger)
+        try await expectFiguresAgree(ledger)
+        let truth = try await world.customers(in: ledger)
+        #expect(truth.count == (try await ledger.overview()).customers)
+        #expect(truth.count < world.people.count)  // some people merged
+
+        // Every summary on the unfiltered list is the ground truth's.
+        for row in try await pageAll(ledger, CustomerQuery(limit: 100)).rows {
+            let expected = try #require(truth[row.id])
+            #expect(row.transactionCount == expected.transactions.count, "C\(row.id)")
+            #expect(row.revokedCount == expected.refunds, "C\(row.id)")
+            #expect(row.lastPurchase?.millisecondsSince1970 == expected.lastPurchase, "C\(row.id)")
+            #expect(row.latestExpiry?.millisecondsSince1970 == expected.latestExpiry, "C\(row.id)")
+            #expect(row.environments == expected.environments.sorted(), "C\(row.id)")
+            #expect(row.openFlags == expected.openFlags, "C\(row.id)")
+            #expect(Set(row.identifiers.map(\.value)) == expected.identifiers, "C\(row.id)")
+        }
+
+        let activeAt = World.base.adding(milliseconds: 25 * World.day)
+        var combinations = 0
+        for sort in CustomerSort.allCases {
+            for environment in EnvironmentFilter.allCases {
+                for active in [nil, activeAt] {
+                    for flagged in [false, true] {
+                        for filter in [nil, "o-1", "tok-"] {
+                            let query = CustomerQuery(
+                                filter: filter, environment: environment, activeAt: active, withOpenFlags: flagged, sort: sort, limit: 7)
+                            let exact = try await filter.asyncMap { try await ledger.customerId(matching: $0) } ?? nil
+                            let expected = truth.values.filter { customer in
+                                (environment.stored.map { customer.environments.contains($0) } ?? true)
+                                    && (active.map { at in (customer.liveExpiry ?? Int64.min) > at.millisecondsSince1970 } ?? true)
+                                    && (!flagged || customer.openFlags > 0)
+                                    && (filter.map { f in customer.id == exact || customer.identifiers.contains { $0.hasPrefix(f) } } ?? true)
+                            }
+                            .sorted { a, b in
+                                let (ka, kb) = (a.key(sort), b.key(sort))
+                                return sort == .id ? a.id < b.id : (ka != kb ? ka > kb : a.id < b.id)
+                            }
+                            .map(\.id)
+                            let label = "\(sort) \(environment) active=\(active != nil) flagged=\(flagged) filter=\(filter ?? "-")"
+                            let paged = try await pageAll(ledger, query)
+                            #expect(paged.rows.map(\.id) == expected, "\(label)")
+                            #expect(paged.totals == [expected.count], "\(label)")
+                            if filter != nil {
+                                // The other plan: walk the sort order and test each customer's identifiers.
+                                let walked = try await pageAll(ledger, query, prefixSetLimit: 0)
+                                #expect(walked.rows.map(\.id) == expected, "\(label), walking")
+                                #expect(walked.totals == [expected.count], "\(label), walking")
+                            }
+                            if !expected.isEmpty { combinations += 1 }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(combinations > 50)  // the data exercises nearly every combination, not just empty lists
+        try await ledger.close()
+    }
+
+    @Test("paging flags with a cursor visits every match once, newest first", arguments: Backend.available)
+    func flagPaging(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        var flags: [RefundFlag] = []
+        for i in 0..<41 {
+            flags.append(
+                RefundFlag(
+                    id: String(format: "flag-%03d", (i * 17) % 41), rule: ["quick-refund", "app-issue", "high-value"][i % 3],
+                    severity: [.low, .medium, .high, .critical][i % 4], customerId: Int64(i % 4 + 1), transactionId: "t\(i)",
+                    productId: "p", amount: 100, currency: "USD", at: testNow.adding(milliseconds: Int64(i % 5) * 3_600_000),
+                    detail: "flag \(i)"))
+        }
+        try await ledger.saveFlags(flags, now: testNow)
+        var status: [String: String] = Dictionary(uniqueKeysWithValues: flags.map { ($0.id, "open") })
+        for flag in flags.enumerated() where flag.offset % 3 == 0 {
+            _ = try await ledger.triage(flagId: flag.element.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
+            status[flag.element.id] = "acknowledged"
+        }
+        let since = testNow.adding(milliseconds: 2 * 3_600_000)
+        let queries: [FlagQuery] = [
+            FlagQuery(limit: 4), FlagQuery(status: "open", limit: 3), FlagQuery(status: "acknowledged", limit: 5),
+            FlagQuery(rule: "app-issue", limit: 2), FlagQuery(since: since, limit: 3), FlagQuery(customerId: 2, limit: 3),
+            FlagQuery(status: "open", rule: "quick-refund", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
+        ]
+        for query in queries {
+            let expected = flags.filter { flag in
+                (query.status.map { status[flag.id] == $0 } ?? true) && (query.rule.map { flag.rule == $0 } ?? true)
+                    && (query.since.map { flag.at >= $0 } ?? true) && (query.customerId.map { flag.customerId == $0 } ?? true)
+            }
+            .sorted { ($0.at.millisecondsSince1970, $1.id) > ($1.at.millisecondsSince1970, $0.id) }
+            var seen: [RefundFlag] = []
+            var page = query
+            for _ in 0..<100 {
+                let rows = try await ledger.flags(page)
+                #expect(rows.count <= query.limit)
+                seen += rows
+                guard rows.count == query.limit, let last = rows.last else { break }
+                page.after = FlagCursor(after: last)
+            }
+            #expect(seen.map(\.id) == expected.map(\.id), "\(query)")
+            #expect(seen.allSatisfy { status[$0.id] == $0.status })
+        }
+        let counts = try await ledger.flagCounts()
+        for severity in [Severity.low, .medium, .high, .critical] {
+            for state in ["open", "acknowledged"] {
+                let expected = flags.filter { $0.severity == severity && status[$0.id] == state }.count
+                let found = counts.first { $0.severity == severity && $0.status == state }?.count ?? 0
+                #expect(found == expected, "\(severity) \(state)")
+            }
+        }
+        #expect(try await ledger.overview().openFlags == status.values.filter { $0 == "open" }.count)
+        try await ledger.close()
+    }
+
+    @Test("overview counters and customer figures equal a recount after imports, merges, links, flags and triage", arguments: Backend.available)
+    func countersMatchRecount(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        try await expectFiguresAgree(ledger)
+        // The corpus: every input kind, rejections, duplicates, notifications, renewal infos.
+        for file in Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
+        try await expectFiguresAgree(ledger)
+        var world = World()
+        try await world.build(into: ledger, checkEachStep: true)
+        // A refund arriving later for a stored transaction, and the same file again: nothing new.
+        let refund = #"{"transactionId":"t-4-0","originalTransactionId":"o-4","productId":"pro.monthly","purchaseDate":1000,"revocationDate":5000,"environment":"Production"}"#
+        try await importText(refund, path: "late-refund.ndjson", into: ledger)
+        try await importText(refund, path: "late-refund.ndjson", into: ledger)
+        try await expectFiguresAgree(ledger)
+        for file in Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
+        try await expectFiguresAgree(ledger)
+        try await ledger.close()
+    }
+
+    @Test("the change token moves after every kind of write, also seen from another connection, and not after reads", arguments: Backend.available)
+    func changeToken(_ backend: Backend) async throws {
+        let (database, other) = try await backend.twoConnections()
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        let watcher = try await SQLLedger.open(other, now: testNow, readOnly: true)
+        var last = try await watcher.changeToken()
+        func expectChange(_ what: String) async throws {
+            let token = try await watcher.changeToken()
+            #expect(token != last, "no change after \(what)")
+            #expect(try await ledger.changeToken() == token)
+            last = token
+        }
+        func expectNoChange(_ what: String) async throws {
+            #expect(try await watcher.changeToken() == last, "changed by \(what)")
+        }
+        let lines = (0..<4).map { #"{"transactionId":"c\#($0)","originalTransactionId":"oc\#($0)","productId":"p","purchaseDate":\#($0)}"# }
+        let bytes = Array(lines.joined(separator: "\n").utf8)
+        var splitter = RecordSplitter()
+        let pieces = splitter.feed(bytes) + splitter.finish()
+        let info = SourceInfo(path: "c.ndjson", sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
+        guard case .started(let sourceId, nil) = try await ledger.beginSource(info, now: testNow) else {
+            Issue.record("expected a new source")
+            return
+        }
+        try await expectChange("beginning a source")
+        let importer = Importer(ledger: ledger, decoder: testDecoder())
+        _ = try await ledger.importBatch(sourceId: sourceId, await importer.decode(pieces, path: "c.ndjson"), now: testNow)
+        try await expectChange("an import batch")
+        _ = try await ledger.completeSource(sourceId, now: testNow)
+        try await expectChange("completing a source")
+        #expect(try await ledger.beginSource(info, now: testNow) == .alreadyImported(ImportCounts(read: 4, duplicate: 4)))
+        try await expectNoChange("recognising a finished source")
+
+        _ = try await watcher.overview()
+        _ = try await watcher.customers(CustomerQuery(sort: .refunds))
+        _ = try await watcher.flags(FlagQuery())
+        _ = try await watcher.flagCounts()
+        _ = try await watcher.refundsPerDay(days: 30, endingAt: testNow, productId: nil)
+        _ = try await watcher.sources(after: nil, limit: 10)
+        _ = try await watcher.rejectedRecords(after: nil, limit: 10)
+        _ = try await watcher.customerRecords(try #require(try await watcher.customerId(matching: "oc1")))
+        _ = try await watcher.triageLog(flagId: nil, customerId: 1)
+        try await expectNoChange("reads")
+
+        try await ledger.linkExternal("account-1", kind: "originalTransactionId", value: "oc1", now: testNow)
+        try await expectChange("linking an external id")
+        try await ledger.linkExternal("account-1", kind: "originalTransactionId", value: "oc2", now: testNow)
+        try await expectChange("a link that merges two customers")
+        let flag = RefundFlag(
+            id: "quick-refund:c1", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "c1", productId: "p",
+            amount: 1, currency: "USD", at: testNow, detail: "d")
+        try await ledger.saveFlags([flag], now: testNow)
+        try await expectChange("saving flags")
+        _ = try await ledger.triage(flagId: flag.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
+        try await expectChange("triage")
+        try await ledger.noteCustomer(1, operatorName: "ana", note: "called", now: testNow)
+        try await expectChange("a customer note")
+        try await watcher.close()
+        try await ledger.close()
+    }
+
+    @Test("refunds per day count each refund once on its UTC day, overall and per product", arguments: Backend.available)
+    func refundsPerDay(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let day = World.day
+        let first = Timestamp.utc(year: 2025, month: 3, day: 1).millisecondsSince1970
+        // (transaction, product, revocation date or nil)
+        let refunds: [(String, String, Int64?)] = [
+            ("r1", "a", first),  // the window's first instant
+            ("r2", "b", first + day - 1),  // the first day's last millisecond
+            ("r3", "a", first + day + 12 * 3_600_000),
+            ("r4", "a", first + day + 13 * 3_600_000),
+            ("r5", "b", first + day + 14 * 3_600_000),
+            ("r6", "a", first + 9 * day + day - 1),  // the last day's last millisecond
+            ("r7", "a", first + 10 * day),  // after the window
+            ("r8", "b", first - 1),  // before the window
+            ("r9", "a", nil),  // not refunded
+            ("r10", "b", first + 4 * day),
+        ]
+        let lines = refunds.map { id, product, revoked in
+            #"{"transactionId":"\#(id)","originalTransactionId":"o\#(id)","productId":"\#(product)","purchaseDate":\#(first - 30 * day)\#(revoked.map { #","revocationDate":\#($0)"# } ?? "")}"#
+        }
+        try await importText(lines.joined(separator: "\n"), path: "refunds.ndjson", into: ledger)
+        // The same refund seen again in another source is still one refund.
+        try await importText(lines[2], path: "again.ndjson", into: ledger)
+        let end = Timestamp(millisecondsSince1970: first + 9 * day + 5 * 3_600_000)
+        let all = try await ledger.refundsPerDay(days: 10, endingAt: end, productId: nil)
+        #expect(all.firstDay.millisecondsSince1970 == first)
+        #expect(all.counts == [2, 3, 0, 0, 1, 0, 0, 0, 0, 1])
+        #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "a").counts == [1, 2, 0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "b").counts == [1, 1, 0, 0, 1, 0, 0, 0, 0, 0])
+        #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "none").counts == Array(repeating: 0, count: 10))
+        let one = try await ledger.refundsPerDay(days: 1, endingAt: Timestamp(millisecondsSince1970: first + 10 * day), productId: nil)
+        #expect(one.counts == [1] && one.firstDay.millisecondsSince1970 == first + 10 * day)
+        #expect(try await ledger.overview().revokedTransactions == 9)
+        try await ledger.close()
+    }
+
+    @Test("a version 1 ledger opened by this build fills its figures from the rows it holds", arguments: Backend.available)
+    func migrationFromVersion1(_ backend: Backend) async throws {
+        let (database, other) = try await backend.twoConnections()
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        for file in Corpus.files.prefix(25) { try await importFile(file, into: ledger) }
+        var world = World()
+        try await world.build(into: ledger)
+        let overview = try await ledger.overview()
+        var lists: [[CustomerSummary]] = []
+        for sort in CustomerSort.allCases { lists.append(try await pageAll(ledger, CustomerQuery(sort: sort, limit: 100)).rows) }
+        let flagged = try await pageAll(ledger, CustomerQuery(environment: .sandbox, withOpenFlags: true, sort: .refunds, limit: 3)).rows
+
+        // Back to the version 1 schema: what a ledger written by the previous release holds (the version 1
+        // tables are written the same way by both).
+        try await database.write { c in
+            let extra = c.dialect == .postgres ? ["DROP INDEX customer_ids_value_bytes"] : []
+            for statement in [
+                "DROP TABLE customer_stats", "DROP TABLE ledger_counters", "DROP INDEX transactions_revoked",
+                "DROP INDEX flags_customer", "DROP INDEX flags_at", "DROP INDEX flags_severity",
+                "DROP INDEX customer_ids_customer_value", "CREATE INDEX customer_ids_customer ON customer_ids (customer_id)",
+                "DELETE FROM ledger_migrations WHERE id = 'v2-read-side'",
+                "UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'",
+            ] + extra {
+                try c.execute(statement)
+            }
+        }
+        await #expect(throws: LedgerError.self) { _ = try await SQLLedger.open(other, now: testNow, readOnly: true) }
+        let upgraded = try await SQLLedger.open(other, now: testNow)
+        #expect(try await other.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == "2")
+        #expect(try await upgraded.overview() == overview)
+        for (index, sort) in CustomerSort.allCases.enumerated() {
+            #expect(try await pageAll(upgraded, CustomerQuery(sort: sort, limit: 100)).rows == lists[index], "\(sort)")
+        }
+        #expect(try await pageAll(upgraded, CustomerQuery(environment: .sandbox, withOpenFlags: true, sort: .refunds, limit: 3)).rows == flagged)
+        try await expectFiguresAgree(upgraded)
+        try await upgraded.close()
+        try await ledger.close()
+    }
+}
+
+// MARK: Ground truth
+
+/// A few hundred people's purchases, built from records, with merges, late refunds, links, flags and triage;
+/// the test's own account of what the ledger should say about each.
+struct World {
+    static let day: Int64 = 86_400_000
+    static let base = Timestamp.utc(year: 2025, month: 6, day: 1)
+    static let products = ["pro.monthly", "pro.yearly", "lite"]
+
+    struct Purchase {
+        var id: String
+        var original: String
+        var product: String
+        var purchase: Int64
+        var expires: Int64?
+        var revoked: Int64?
+        var environment: String
+        var token: String?
+
+        var json: String {
+            var fields = [
+                #""transactionId":"\#(id)""#, #""originalTransactionId":"\#(original)""#, #""productId":"\#(product)""#,
+                #""purchaseDate":\#(purchase)"#, #""environment":"\#(environment)""#,
+            ]
+            if let expires { fields.append(#""expiresDate":\#(expires)"#) }
+            if let revoked { fields.append(#""revocationDate":\#(revoked)"#) }
+            if let token { fields.append(#""appAccountToken":"\#(token)""#) }
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+    }
+
+    /// Purchases by person (person i's original transaction id is `o-i`).
+    var people: [[Purchase]] = []
+    /// Tokens and external ids by person, beyond `o-i`.
+    var extraIdentifiers: [Int: Set<String>] = [:]
+    /// Flags by person, with their status.
+    var flags: [(person: Int, flag: RefundFlag, status: String)] = []
+
+    static let count = 260
+
+    mutating func build(into ledger: SQLLedger, checkEachStep: Bool = false) async throws {
+        let base = Self.base.millisecondsSince1970
+        let day = Self.day
+        people = (0..<Self.count).map { i in
+            (0..<(1 + i % 4)).map { j in
+                // Few distinct dates and refund counts: ties the keyset must page through.
+                let purchase = base + Int64((i * 7 + j * 13) % 20) * day
+                let environment = i % 5 == 0 || (i % 7 == 0 && j == 0) ? "Sandbox" : "Production"
+                return Purchase(
+                    id: "t-\(i)-\(j)", original: "o-\(i)", product: Self.products[(i + j) % 3], purchase: purchase,
+                    expires: i % 6 == 5 ? nil : purchase + 30 * day, revoked: (i + j) % 6 == 0 ? purchase + Int64(i % 3 + 1) * 3_600_000 : nil,
+                    environment: environment, token: i % 17 == 3 && j == 0 ? "tok-\(i)" : nil)
+            }
+        }
+        for i in people.indices where i % 17 == 3 { extraIdentifiers[i, default: []].insert("tok-\(i)") }
+        let firstFile = people.flatMap { $0 }.map(\.json).joined(separator: "\n")
+        try await importBytes(Array(firstFile.utf8), path: "world-1.ndjson", into: ledger, batchSize: 50)
+        if checkEachStep { try await expectFiguresAgree(ledger) }
+
+        // Later: new purchases for some people, refunds of stored purchases, and tokens that merge two people.
+        var later: [Purchase] = []
+        for i in people.indices {
+            if i % 11 == 0, people[i][0].revoked == nil {
+                people[i][0].revoked = people[i][0].purchase + 3 * 3_600_000
+                later.append(people[i][0])
+            }
+            if i % 8 == 1 {
+                let purchase = Purchase(
+                    id: "t-\(i)-late", original: "o-\(i)", product: "lite", purchase: base + Int64(20 + i % 3) * day,
+                    expires: base + Int64(50 + i % 3) * day, revoked: nil, environment: i % 3 == 0 ? "Sandbox" : "Production")
+                people[i].append(purchase)
+                later.append(purchase)
+            }
+            if i % 17 == 3, i + 1 < people.count {
+                // Person i+1's purchase carries person i's token: they are one customer.
+                let purchase = Purchase(
+                    id: "t-\(i + 1)-merge", original: "o-\(i + 1)", product: "pro.monthly", purchase: base + 3 * day,
+                    expires: base + 33 * day, revoked: nil, environment: "Production", token: "tok-\(i)")
+                people[i + 1].append(purchase)
+                extraIdentifiers[i + 1, default: []].insert("tok-\(i)")
+                later.append(purchase)
+            }
+        }
+        try await importBytes(
+            Array(later.map(\.json).joined(separator: "\n").utf8), path: "world-2.ndjson", into: ledger, batchSize: 7)
+        if checkEachStep { try await expectFiguresAgree(ledger) }
+
+        // An operator's mapping ties two more people together.
+        try await ledger.linkExternal("account-77", kind: "originalTransactionId", value: "o-40", now: testNow)
+        try await ledger.linkExternal("account-77", kind: "originalTransactionId", value: "o-41", now: testNow)
+        extraIdentifiers[40, default: []].insert("account-77")
+        if checkEachStep { try await expectFiguresAgree(ledger) }
+
+        // Flags on some people (saved before some of the merges above would matter), some acknowledged.
+        var saved: [RefundFlag] = []
+        for i in people.indices where i % 9 == 0 || i % 13 == 4 {
+            let customer = try #require(try await ledger.customerId(matching: "o-\(i)"))
+            for k in 0..<(i % 13 == 4 ? 2 : 1) {
+                let flag = RefundFlag(
+                    id: "quick-refund:t-\(i)-\(k)", rule: "quick-refund", severity: k == 0 ? .high : .medium, customerId: customer,
+                    transactionId: "t-\(i)-\(k)", productId: "pro.monthly", amount: 999, currency: "USD",
+                    at: Self.base.adding(milliseconds: Int64(i % 5) * 3_600_000), detail: "refunded soon after purchase")
+                saved.append(flag)
+                flags.append((i, flag, "open"))
+            }
+        }
+        try await ledger.saveFlags(saved, now: testNow)
+        if checkEachStep { try await expectFiguresAgree(ledger) }
+        for index in flags.indices where flags[index].person % 18 == 0 {
+            _ = try await ledger.triage(flagId: flags[index].flag.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
+            flags[index].status = "acknowledged"
+        }
+        // Found again by the rules: statuses are kept, nothing opens twice.
+        try await ledger.saveFlags(saved, now: testNow)
+        if checkEachStep { try await expectFiguresAgree(ledger) }
+    }
+
+    struct Customer {
+        var id: Int64
+        var transactions: [Purchase] = []
+        var identifiers: Set<String> = []
+        var openFlags = 0
+
+        var refunds: Int { transactions.filter { $0.revoked != nil }.count }
+        var lastPurchase: Int64? { transactions.map(\.purchase).max() }
+        var latestExpiry: Int64? { transactions.compactMap(\.expires).max() }
+        var liveExpiry: Int64? { transactions.filter { $0.revoked == nil }.compactMap(\.expires).max() }
+        var environments: Set<String> { Set(transactions.map(\.environment)) }
+
+        func key(_ sort: CustomerSort) -> Int64 {
+            switch sort {
+            case .id: id
+            case .lastActivity: lastPurchase ?? 0
+            case .refunds: Int64(refunds)
+            }
+        }
+    }
+
+    /// The ground truth by the ledger's customer ids (people joined by a shared id are one customer).
+    func customers(in ledger: SQLLedger) async throws -> [Int64: Customer] {
+        var out: [Int64: Customer] = [:]
+        var personToCustomer: [Int: Int64] = [:]
+        for i in people.indices {
+            let id = try #require(try await ledger.customerId(matching: "o-\(i)"))
+            personToCustomer[i] = id
+            out[id, default: Customer(id: id)].transactions += people[i]
+            out[id]!.identifiers.formUnion(["o-\(i)"] + (extraIdentifiers[i] ?? []))
+        }
+        for entry in flags where entry.status == "open" { out[personToCustomer[entry.person]!]!.openFlags += 1 }
+        return out
+    }
+}
+
+// MARK: Helpers
+
+/// Pages through a customer query to its end.
+func pageAll(_ ledger: SQLLedger, _ query: CustomerQuery, prefixSetLimit: Int? = nil) async throws
+    -> (rows: [CustomerSummary], totals: Set<Int>)
+{
+    var rows: [CustomerSummary] = []
+    var totals = Set<Int>()
+    var query = query
+    for pageNumber in 0..<10_000 {
+        let current = query
+        let page =
+            if let prefixSetLimit {
+                try await ledger.database.read { c in try Queries.customers(c, current, prefixSetLimit: prefixSetLimit) }
+            } else {
+                try await ledger.customers(current)
+            }
+        totals.insert(page.total)
+        // A page is never empty unless nothing matches at all.
+        #expect(!page.rows.isEmpty || (pageNumber == 0 && page.total == 0), "empty page \(pageNumber) of \(query)")
+        #expect(page.rows.count <= query.limit)
+        rows += page.rows
+        guard let next = page.next else { break }
+        #expect(page.rows.count == query.limit, "a short page before the end")
+        query.after = next
+    }
+    return (rows, totals)
+}
+
+/// The overview equals a `COUNT(*)` of each table, and every customer's kept figures equal a recount of its rows.
+func expectFiguresAgree(_ ledger: SQLLedger, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let overview = try await ledger.overview()
+    let counted = try await ledger.database.read { c in
+        func count(_ sql: String) throws -> Int { Int(try c.scalar(sql)?.int ?? 0) }
+        return LedgerOverview(
+            transactions: try count("SELECT COUNT(*) FROM transactions"),
+            customers: try count("SELECT COUNT(*) FROM customers WHERE merged_into IS NULL"),
+            sources: try count("SELECT COUNT(*) FROM sources"),
+            rawRecords: try count("SELECT COUNT(*) FROM raw_records"),
+            rejectedRecords: try count("SELECT COUNT(*) FROM raw_records WHERE status = 'rejected'"),
+            revokedTransactions: try count("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
+            openFlags: try count("SELECT COUNT(*) FROM flags WHERE status = 'open'"),
+            renewalInfos: try count("SELECT COUNT(*) FROM renewal_infos"),
+            notifications: try count("SELECT COUNT(*) FROM notifications"),
+            lastImport: try c.scalar("SELECT MAX(COALESCE(completed_at, started_at)) FROM sources")?.int
+                .map(Timestamp.init(millisecondsSince1970:)))
+    }
+    #expect(overview == counted, sourceLocation: sourceLocation)
+    let (kept, recounted, survivors, statsRows) = try await ledger.database.read { c in
+        let survivors = try c.query("SELECT id FROM customers WHERE merged_into IS NULL ORDER BY id", []).compactMap { $0[0].int }
+        let statsRows = try c.query("SELECT customer_id FROM customer_stats ORDER BY customer_id", []).compactMap { $0[0].int }
+        let kept = try StatsWriter.load(c, survivors)
+        let recounted = try StatsWriter.recountStats(c, survivors)
+        return (kept, recounted, survivors, statsRows)
+    }
+    #expect(statsRows == survivors, "one customer_stats row per surviving customer", sourceLocation: sourceLocation)
+    var wrong: [Int64] = []
+    for id in survivors where kept[id] != (recounted[id] ?? CustomerStats()) { wrong.append(id) }
+    #expect(wrong.isEmpty, "customer_stats differs from a recount for \(wrong.prefix(10).map { "C\($0)" })", sourceLocation: sourceLocation)
+}
+
+extension Optional {
+    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
