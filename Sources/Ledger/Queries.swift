@@ -187,13 +187,7 @@ enum Queries {
         ).map { CustomerIdentifier(kind: $0[0].text ?? "", value: $0[1].text ?? "") }
     }
 
-    /// More identifiers than this matching a prefix filter, and the page walks the sort index instead of the
-    /// matching customers.
-    static let defaultPrefixSetLimit = 2000
-
-    static func customers(_ c: any SQLConnection, _ query: CustomerQuery, prefixSetLimit: Int = defaultPrefixSetLimit) throws
-        -> CustomerPage
-    {
+    static func customers(_ c: any SQLConnection, _ query: CustomerQuery) throws -> CustomerPage {
         let limit = max(0, query.limit)
         var conditions: [String] = []
         var arguments: [SQLValue] = []
@@ -213,30 +207,12 @@ enum Queries {
             // A prefix is a range of byte order: PostgreSQL compares by the database's collation unless told
             // otherwise, so there the range uses the C collation (and the index made for it).
             let value = c.dialect == .postgres ? "ci.value COLLATE \"C\"" : "ci.value"
-            let range: [SQLValue] = [.text(filter), .text(filter + "\u{10FFFF}")]
-            let matching = try c.scalar(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM customer_ids ci WHERE \(value) >= ? AND \(value) < ? LIMIT \(prefixSetLimit + 1)) m",
-                range)?.int ?? 0
-            if matching <= prefixSetLimit {
-                var ids = Set(try c.query(
-                    """
-                    SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
-                    WHERE \(value) >= ? AND \(value) < ?
-                    """, range
-                ).compactMap { $0[0].int })
-                if let exact { ids.insert(exact) }
-                if ids.isEmpty { return CustomerPage(rows: [], next: nil, total: 0) }
-                conditions.append("customer_id IN (\(placeholders(ids.count)))")
-                arguments += ids.sorted().map(SQLValue.int)
-            } else {
-                // Identifiers always point at the surviving customer (the linker moves them on a merge).
-                conditions.append(
-                    """
-                    (customer_id = ? OR EXISTS (SELECT 1 FROM customer_ids ci
-                        WHERE ci.customer_id = customer_stats.customer_id AND \(value) >= ? AND \(value) < ?))
-                    """)
-                arguments += [.int(exact ?? -1)] + range
-            }
+            // Identifiers always point at the surviving customer (the linker moves them on a merge). Measured at
+            // 1,000,000 transactions: a selective prefix costs a few ms; a one-character one, matching every
+            // customer, about 70 ms (a correlated EXISTS per customer cost 600 ms).
+            conditions.append(
+                "(customer_id = ? OR customer_id IN (SELECT ci.customer_id FROM customer_ids ci WHERE \(value) >= ? AND \(value) < ?))")
+            arguments += [.int(exact ?? -1), .text(filter), .text(filter + "\u{10FFFF}")]
         }
         let filtered = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let total = Int(try c.scalar("SELECT COUNT(*) FROM customer_stats \(filtered)", arguments)?.int ?? 0)

@@ -205,9 +205,6 @@ public enum Schema {
                 "CREATE INDEX flags_customer ON flags (customer_id, status)",
                 "CREATE INDEX flags_at ON flags (at DESC, id)",
                 "CREATE INDEX flags_severity ON flags (severity, status)",
-                // A customer's identifiers by prefix, read from the index alone.
-                "CREATE INDEX customer_ids_customer_value ON customer_ids (customer_id, value)",
-                "DROP INDEX customer_ids_customer",
             ],
             sqliteOnly: [],
             postgresOnly: [
