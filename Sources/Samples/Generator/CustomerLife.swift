@@ -105,6 +105,12 @@ public struct CustomerLife {
         return out
     }
 
+    /// Every transactionId of the life, in purchase order.
+    public var transactionIds: [String] { transactions.map(\.id) }
+
+    /// Every webOrderLineItemId of the life (subscriptions only).
+    public var webOrderLineItemIds: [String] { transactions.compactMap(\.webOrder) }
+
     /// The first originalTransactionId of the life's main purchase, a handy lookup id.
     public var firstOriginalTransactionId: String? { transactions.first?.original }
 }

@@ -26,7 +26,11 @@ struct JSONText {
     mutating func string(_ name: String, _ value: String?) {
         guard let value else { return }
         key(name)
-        text += "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+            text += "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        } else {
+            text += "\"" + value + "\""
+        }
     }
 
     mutating func int(_ name: String, _ value: Int64?) {

@@ -235,7 +235,7 @@ struct LifeSimulator {
             let reason = announced && firstSubtype != "BILLING_RECOVERY" ? "PURCHASE" : "RENEWAL"
             var transaction = LifeTransaction(
                 id: id, original: original, webOrder: webOrder(id), product: product, purchase: t, originalPurchase: start,
-                expires: t + duration, price: life.storefront.price(product.usdPrice) * (offer?.share ?? 100) / 100,
+                expires: t + duration, price: life.storefront.price(product.usdPrice * (offer?.share ?? 100) / 100),
                 reason: reason, familyShared: family)
             if let offer {
                 transaction.offerType = offer.type

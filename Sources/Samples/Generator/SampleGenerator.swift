@@ -47,6 +47,8 @@ public struct SampleGenerator: Sendable {
     public struct Summary: Sendable {
         public var customers = 0
         public var records = 0
+        /// Transactions in the customers' lives (each may appear in several records).
+        public var transactions = 0
         public var bytes: Int64 = 0
         public var spikes: [String] = []
         public var stories: [(story: String, id: String)] = []
@@ -88,6 +90,7 @@ public struct SampleGenerator: Sendable {
         var customers: [UInt8] = []
         var refundDays: [(product: String, day: Int64)] = []
         var records = 0
+        var transactions = 0
         var story: (String, String)?
     }
 
@@ -106,6 +109,7 @@ public struct SampleGenerator: Sendable {
             chunk.files[2] = receipts
         }
         chunk.records = chunk.files.reduce(0) { $0 + $1.count { $0 == 0x0A } }
+        chunk.transactions = life.transactions.count
         if let external = life.externalId {
             var seen = Set<String>()
             for t in life.transactions where seen.insert(t.original).inserted {
@@ -167,6 +171,7 @@ public struct SampleGenerator: Sendable {
                 customers.write(chunk.customers)
                 spikes.add(chunk.refundDays)
                 summary.records += chunk.records
+                summary.transactions += chunk.transactions
                 if let story = chunk.story { summary.stories.append(story) }
             }
             summary.customers += count
