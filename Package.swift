@@ -68,6 +68,7 @@ let package = Package(
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
+        .testTarget(name: "SamplesTests", dependencies: ["Samples", "ReceiptDecoding", "Entitlements", "Ledger", "LedgerSQLite", "ReceiptDeskCLI"]),
         .testTarget(name: "DeskUITests", dependencies: ["DeskUI", "Entitlements", "LedgerQueries"], exclude: ["Snapshots"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"]),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
