@@ -1,213 +1,377 @@
 import ArgumentParser
 import Entitlements
 import Foundation
-import ReceiptDecoding
-import ReceiptModel
 import Ledger
 import LedgerSQLite
+import ReceiptDecoding
+import ReceiptModel
 import Samples
 import X509
 
-/// `receiptdesk bench`: the performance figures of DESIGN section 11, measured in this process.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `receiptdesk bench`: every figure of DESIGN section 11, measured in one run on data from the sample
+/// generator, each next to its target (issue 9).
 ///
 /// Build with `swift build -c release` first: debug builds are an order of magnitude slower.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure decoding, verification and storage speed on generated data.",
-        discussion: "Prints a table and a final JSON line. Run a release build: swift build -c release."
+        abstract: "Measure every performance figure on generated sample data, against its target.",
+        discussion: """
+            Generates about N transactions with the sample generator (the same as `receiptdesk sample`), then \
+            measures decoding per input kind, verification next to raw P-256, import next to a raw insert loop, \
+            entitlements and timelines, lookups by id kind, the refund rules, and (in a separate process, \
+            `bench-browse`) the dashboard's first frame, key latency and memory. Prints a table and one JSON \
+            line. Run a release build: swift build -c release.
+            """
     )
 
-    @Option(help: "Signed transactions to verify.")
-    var verifyCount = 20_000
-
-    @Option(help: "Signing chains the verified transactions are spread over (the several-chains run).")
-    var chains = 8
-
-    @Option(help: "Megabytes of legacy verifyReceipt/V1 NDJSON to decode.")
-    var decodeMB = 50
-
-    @Option(help: "Transactions imported into SQLite for the import rate.")
-    var importTransactions = 200_000
-
-    @Option(help: "Transactions in the ledger the lookups run against (0 skips the lookups).")
-    var transactions = 1_000_000
+    @Option(help: "Transactions to generate (approximately: whole customers).")
+    var transactions = 100_000
 
     @Flag(help: "Print only the JSON line.")
     var json = false
 
-    func run() async throws {
-        var figures: [(String, Double, String)] = []
-        func report(_ key: String, _ value: Double, _ unit: String) {
-            figures.append((key, value, unit))
-            if !json {
-                let name = key + String(repeating: " ", count: max(1, 34 - key.count))
-                let number = String(format: "%.1f", value)
-                print(name + String(repeating: " ", count: max(0, 12 - number.count)) + number + "  " + unit)
+    /// One measured figure: its JSON key, value (nil: not measured), unit, and target.
+    struct Figure {
+        var key: String
+        var value: Double?
+        var unit: String
+        var target: Target?
+        var note = ""
+
+        enum Target {
+            case atLeast(Double)
+            case atMost(Double)
+        }
+
+        var met: Bool? {
+            guard let value, let target else { return nil }
+            switch target {
+            case .atLeast(let bound): return value >= bound
+            case .atMost(let bound): return value <= bound
             }
         }
 
-        // Verification: one chain, several chains, and the raw P-256 floor in the same run.
-        let single = try SignedBatch.transactions(count: verifyCount, chains: 1)
-        let signingInput = single.jws[0].utf8.count - 87  // header.payload, without the signature
-        let raw = SignedBatch.rawP256VerificationsPerSecond(count: verifyCount, messageBytes: signingInput)
-        report("rawP256VerifyPerSec", raw, "ECDSA P-256 verifications/s of a \(signingInput)-byte message (swift-crypto)")
-        let singleRate = try await verifyRate(single)
-        report("verifyPerSec", singleRate, "signed transactions verified+decoded/s, one chain, one core")
-        report("verifyVsRawP256", singleRate / raw * 100, "% of the raw P-256 rate")
-        let several = try SignedBatch.transactions(count: verifyCount, chains: chains)
-        report("verifyPerSecSeveralChains", try await verifyRate(several), "signed transactions/s over \(chains) chains")
-
-        // Legacy JSON decoding throughput.
-        let (input, records) = legacyInput(megabytes: decodeMB)
-        let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: currentTimestamp())
-        let clock = ContinuousClock()
-        var transactions = 0
-        let elapsed = try await clock.measure {
-            var splitter = RecordSplitter()
-            var pieces = input.withUnsafeBufferPointer { splitter.feed($0) }
-            pieces += splitter.finish()
-            for piece in pieces {
-                let record = await decoder.decode(piece, path: "bench")
-                guard record.isOK else { throw CLIError(message: "bench input rejected: \(record.error!)", code: 1) }
-                transactions += record.transactions.count
+        var targetText: String {
+            switch target {
+            case .atLeast(let bound)?: ">= " + Bench.format(bound)
+            case .atMost(let bound)?: "<= " + Bench.format(bound)
+            case nil: ""
             }
         }
-        let secondsTaken = seconds(elapsed)
-        report("legacyDecodeMBPerSec", Double(input.count) / 1e6 / secondsTaken, "MB/s verifyReceipt+V1 NDJSON (decode only)")
-        report("legacyDecodeRecordsPerSec", Double(records) / secondsTaken, "records/s")
-        report("legacyDecodeTransactionsPerSec", Double(transactions) / secondsTaken, "transactions/s")
-        try await storage(report)
-        report("peakRSSMB", peakRSSMegabytes(), "MB peak resident memory")
-
-        var line = "{"
-        line += figures.map { "\"\($0.0)\":\(String(format: "%.1f", $0.1))" }.joined(separator: ",")
-        line += "}"
-        print(line)
     }
 
-    /// Import into SQLite against a raw insert loop, then lookups on a large ledger.
-    private func storage(_ report: (String, Double, String) -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-bench-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let now = currentTimestamp()
-        let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
+    static func format(_ value: Double) -> String {
+        if value == value.rounded() && abs(value) < 1e12 { return String(Int(value)) }
+        return abs(value) >= 100 ? String(format: "%.0f", value) : String(format: "%.3g", value)
+    }
 
-        let input = BenchData.transactionsNDJSON(count: importTransactions, offset: 0)
-        let ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: directory + "/import.sqlite"), now: now)
-        let clock = ContinuousClock()
-        let elapsed = try await clock.measure {
-            _ = try await BenchData.importBytes(input, path: "bench-import.ndjson", into: ledger, decoder: decoder, now: now)
+    func run() async throws {
+        let progress = BenchProgress(enabled: isatty(STDERR_FILENO) == 1, phases: 9)
+        var figures: [Figure] = []
+        func add(_ key: String, _ value: Double?, _ unit: String, _ target: Figure.Target? = nil, note: String = "") {
+            figures.append(Figure(key: key, value: value, unit: unit, target: target, note: note))
         }
-        let importRate = Double(importTransactions) / seconds(elapsed)
+        let started = ContinuousClock.now
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-bench-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        // 1. The data, from the sample generator.
+        progress.phase("generating about \(transactions) transactions")
+        let data = try BenchData.generate(transactions: transactions, into: directory + "/data")
+        let now = data.generator.options.to
+        add("transactions", Double(data.summary.transactions), "transactions generated (\(data.summary.customers) customers, \(data.summary.records) records, \(Self.format(Double(data.summary.bytes) / 1e6)) MB)")
+        add("sampleCustomersPerSec", data.customersPerSecond, "customers/s written by the generator", .atLeast(20_000))
+
+        // 2. Decoding per input kind, without verification: the parsers alone.
+        progress.phase("decoding each input kind")
+        let plain = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
+        var legacyBytes = 0
+        var legacySeconds = 0.0
+        for file in SampleGenerator.dataFiles {
+            let kind = (file as NSString).lastPathComponent.replacingOccurrences(of: ".ndjson", with: "")
+            let lines = try Self.lines(data.directory + "/" + file, limit: 64 << 20)
+            guard !lines.records.isEmpty else { continue }
+            let elapsed = try await Self.decodeAll(lines.records, with: plain)
+            add("decode.\(kind).recordsPerSec", Double(lines.records.count) / elapsed, "records/s decoded, \(kind)")
+            add("decode.\(kind).MBPerSec", Double(lines.bytes) / 1e6 / elapsed, "MB/s decoded, \(kind)")
+            if kind == "verify-receipt" || kind == "notifications-v1" {
+                legacyBytes += lines.bytes
+                legacySeconds += elapsed
+            }
+        }
+        add("legacyDecodeMBPerSec", legacySeconds > 0 ? Double(legacyBytes) / 1e6 / legacySeconds : nil, "MB/s verifyReceipt + V1 JSON decoded", .atLeast(100))
+
+        // 3. Verification next to raw P-256 in the same run.
+        progress.phase("verifying signed transactions")
+        let signed = try Self.signedTransactions(data.directory + "/data/server-api.ndjson", limit: 20_000)
+        let root = try Certificate(derEncoded: SampleCA.rootDER)
+        let verifying = RecordDecoder(verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: [root])), now: now)
+        var verifyRate: Double?
+        if !signed.isEmpty {
+            let elapsed = try await Self.decodeAll(signed, with: verifying, requireVerified: true)
+            verifyRate = Double(signed.count) / elapsed
+        }
+        let messageBytes = signed.first.map { $0.count - 87 } ?? 1200
+        let raw = SignedBatch.rawP256VerificationsPerSecond(count: 20_000, messageBytes: messageBytes)
+        add("verifyPerSec", verifyRate, "signed transactions verified + decoded/s (\(signed.count), one core)")
+        add("rawP256VerifyPerSec", raw, "raw P-256 verifications/s of a \(messageBytes)-byte message")
+        add("verifyVsRawP256Percent", verifyRate.map { $0 / raw * 100 }, "% of the raw P-256 rate", .atLeast(70))
+
+        // 4. Import into SQLite, verifying as `import` does, next to a raw insert loop of the same rows.
+        progress.phase("importing into SQLite")
+        let ledgerPath = directory + "/ledger.sqlite"
+        let decoder = RecordDecoder(
+            verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: [root], validationTime: .signedDate)),
+            receiptRoots: [SampleCA.rootDER], now: now)
+        var ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: ledgerPath), now: now)
+        var counts = ImportCounts()
+        let importTime = try await ContinuousClock().measure {
+            for file in SampleGenerator.dataFiles {
+                let info = try ChunkedFile.sourceInfo(data.directory + "/" + file)
+                var chunks = try ChunkedFile(data.directory + "/" + file)
+                counts = counts + (try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() })
+            }
+        }
+        guard counts.rejected == 0 else {
+            throw CLIError(message: "bench: \(counts.rejected) generated records were rejected on import", code: 1)
+        }
         let written = try await ledger.database.read { c in
-            try ["raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
+            try ["sources", "raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
                 sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0)
             }
         }
+        let importSeconds = seconds(importTime)
+        try await Self.linkCustomers(data.directory + "/customers.csv", into: ledger, now: now)
         try await ledger.close()
-        report("importRowsPerSec", importRate, "transactions/s imported into SQLite from NDJSON (no verification)")
-        let importedRowRate = Double(written) / seconds(elapsed)
-        report("importTableRowsPerSec", importedRowRate, "table rows/s the import wrote (\(written) rows)")
-        let raw = try await RawInsertBenchmark.rowsPerSecond(
-            copying: directory + "/import.sqlite", into: directory + "/raw.sqlite", now: now)
-        report("rawInsertRowsPerSec", raw.rate, "rows/s, prepared INSERT loop of the same \(raw.rows) rows, same tables")
-        report("importVsRawInsert", raw.rate / importedRowRate, "x the time of the raw insert loop")
+        add("importSeconds", importSeconds, "s to import every generated file (\(counts.imported) records, verified)")
+        add("importRowsPerSec", Double(data.summary.transactions) / importSeconds, "transactions/s imported into an empty SQLite ledger", .atLeast(50_000))
+        add("importTableRowsPerSec", Double(written) / importSeconds, "table rows/s the import wrote (\(written) rows)")
+        progress.phase("raw insert loop of the same rows")
+        let rawInsert = try await RawInsertBenchmark.rowsPerSecond(copying: ledgerPath, into: directory + "/raw.sqlite", now: now)
+        try? FileManager.default.removeItem(atPath: directory + "/raw.sqlite")
+        add("rawInsertRowsPerSec", rawInsert.rate, "rows/s, prepared INSERT loop of the same \(rawInsert.rows) rows, same tables")
+        add("importVsRawInsert", rawInsert.rate / (Double(written) / importSeconds), "x the raw loop's time (import includes decoding and verifying)", .atMost(2))
 
-        // Entitlements and timeline for one customer with 1,000 transactions.
-        let history = BenchData.longHistory(count: 1000)
-        let runs = 50
-        var events = 0
-        let pure = clock.measure {
-            for _ in 0..<runs {
-                events += history.entitlements(at: now).count + history.timeline(upTo: now).count
-            }
+        // 5. Flag rules over the whole ledger.
+        progress.phase("refund rules over the ledger")
+        ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: ledgerPath), now: now)
+        var flagCount = 0
+        let flagTime = try await ContinuousClock().measure {
+            flagCount = try await ledger.refreshFlags(rules: FlagRules(), now: now).flags.count
         }
-        precondition(events > 0)
-        report("entitlementsPerCustomerMs", seconds(pure) * 1000 / Double(runs), "ms entitlements + timeline, one customer with 1,000 transactions")
+        add("flagRulesSeconds", seconds(flagTime), "s for every refund rule over the ledger (\(flagCount) flags)")
 
-        guard transactions > 0 else { return }
-        let big = try await SQLLedger.open(try SQLiteDatabase.open(path: directory + "/lookup.sqlite"), now: now)
-        var made = 0
-        while made < transactions {
-            let step = min(250_000, transactions - made)
-            let part = BenchData.transactionsNDJSON(count: step, offset: made)
-            _ = try await BenchData.importBytes(part, path: "bench-\(made).ndjson", into: big, decoder: decoder, now: now)
-            made += step
-        }
+        // 6. Entitlements + timeline per customer, and whole lookups by id kind.
+        progress.phase("entitlements, timelines and lookups")
+        let catalog = try Catalog.parse(csv: SampleCatalog.catalogCSV)
+        var pureSeconds = 0.0
+        var pureCustomers = 0
+        var shown = 0
         var all: [Double] = []
         for kind in BenchData.IdKind.allCases {
             var samples: [Double] = []
-            for i in 0..<2000 {
-                let n = (i &* 7919) % transactions
-                let id = BenchData.id(kind, n)
+            for id in data.ids(kind, count: 400) {
                 let start = ContinuousClock.now
-                let found = try await big.customerId(matching: id)
+                guard let customer = try await ledger.customerId(matching: id) else {
+                    throw CLIError(message: "bench: lookup by \(kind.rawValue) \(id) found nothing", code: 1)
+                }
+                let records = try await ledger.customerRecords(customer)
+                let pureStart = ContinuousClock.now
+                let entitlements = records.history.entitlements(at: now, catalog: catalog)
+                let timeline = records.history.timeline(upTo: now, catalog: catalog)
+                pureSeconds += seconds(ContinuousClock.now - pureStart)
+                pureCustomers += 1
+                let flags = try await ledger.flags(FlagQuery(customerId: records.id, limit: 500))
+                let notes = try await ledger.triageLog(flagId: nil, customerId: records.id)
                 samples.append(seconds(ContinuousClock.now - start) * 1000)
-                guard found != nil else { throw CLIError(message: "bench: lookup of \(kind) \(id) found nothing", code: 1) }
+                shown += entitlements.count + timeline.count + flags.count + notes.count
             }
+            guard !samples.isEmpty else { continue }
             samples.sort()
-            report("lookupP99Ms.\(kind.rawValue)", samples[samples.count * 99 / 100], "ms p99 lookup by \(kind.rawValue)")
+            add("lookupP50Ms.\(kind.rawValue)", Self.percentile(samples, 50), "ms p50, whole lookup by \(kind.rawValue)")
+            add("lookupP99Ms.\(kind.rawValue)", Self.percentile(samples, 99), "ms p99, whole lookup by \(kind.rawValue)", .atMost(5))
             all += samples
         }
         all.sort()
-        report("transactions", Double(transactions), "transactions in the lookup ledger")
-        report("lookupP50Ms", all[all.count / 2], "ms p50 over every id kind")
-        report("lookupP99Ms", all[all.count * 99 / 100], "ms p99 over every id kind")
-        let flagClock = ContinuousClock()
-        var found = 0
-        let flagTime = try await flagClock.measure {
-            found = try await big.refreshFlags(rules: FlagRules(), now: now).flags.count
+        add("lookupP50Ms", all.isEmpty ? nil : Self.percentile(all, 50), "ms p50, whole lookup (resolve, records, entitlements, timeline, flags, notes), every id kind (\(all.count) lookups, \(shown) lines shown)")
+        add("lookupP99Ms", all.isEmpty ? nil : Self.percentile(all, 99), "ms p99, the same", .atMost(5))
+        add("entitlementsPerCustomerMs", pureCustomers > 0 ? pureSeconds * 1000 / Double(pureCustomers) : nil, "ms entitlements + timeline per customer (\(pureCustomers) customers)")
+        try await ledger.close()
+
+        // 7. The dashboard, in a separate process that only opens the ledger and browses it.
+        progress.phase("browsing the dashboard (separate process)")
+        let browse = Self.browse(ledger: "sqlite:" + ledgerPath)
+        let note = browse.failure.map { "not measured: \($0)" } ?? ""
+        add("firstFrameMs", browse.figures?["firstFrameMs"] as? Double, "ms to the dashboard's first frame", .atMost(500), note: note)
+        add("keyP99Ms", browse.figures?["keyP99Ms"] as? Double, "ms p99 per key (query + reduce + render + blit)", .atMost(16), note: note)
+        if let byScreen = browse.figures?["keyP99MsByScreen"] as? [String: Double] {
+            for (screen, value) in byScreen.sorted(by: { $0.key < $1.key }) {
+                add("keyP99Ms.\(screen)", value, "ms p99 per key on \(screen)", .atMost(16))
+            }
         }
-        report("flagRulesSeconds", seconds(flagTime), "s refund rules over the \(transactions)-transaction ledger (\(found) flags)")
-        try await big.close()
+        add("browseRSSMB", browse.figures?["peakRSSMB"] as? Double, "MB peak RSS of the browsing process", .atMost(200), note: note)
+
+        progress.phase("done")
+        progress.clear()
+        add("peakRSSMB", peakRSSMegabytes(), "MB peak RSS of this bench process (generator, import, lookups)")
+        add("benchSeconds", seconds(ContinuousClock.now - started), "s for the whole bench run", transactions >= 1_000_000 ? .atMost(600) : nil)
+        if !json { print(Self.table(figures)) }
+        print(Self.jsonLine(figures))
     }
 
-    private func verifyRate(_ batch: (jws: [String], roots: [[UInt8]])) async throws -> Double {
-        let roots = try batch.roots.map { try Certificate(derEncoded: $0) }
-        let policy = VerificationPolicy(trustRoots: roots)
-        let decoder = RecordDecoder(verifier: JWSVerifier(policy: policy), now: currentTimestamp())
-        let inputs = batch.jws.map { Array($0.utf8) }
+    // MARK: Measurements
+
+    /// Lines of an NDJSON file, up to `limit` bytes (whole lines).
+    static func lines(_ path: String, limit: Int) throws -> (records: [[UInt8]], bytes: Int) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(message: "bench: cannot read \(path)", code: 1) }
+        defer { try? handle.close() }
+        let bytes = [UInt8](handle.readData(ofLength: limit))
+        var records: [[UInt8]] = []
+        var total = 0
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte == 0x0A {
+            if index > start { records.append(Array(bytes[start..<index])) }
+            total = index + 1
+            start = index + 1
+        }
+        return (records, total)
+    }
+
+    /// Seconds to decode every record; a rejection is an error (the generator's data must all decode).
+    static func decodeAll(_ records: [[UInt8]], with decoder: RecordDecoder, requireVerified: Bool = false) async throws -> Double {
         let clock = ContinuousClock()
-        var verified = 0
+        var failure: String?
         let elapsed = await clock.measure {
-            for (index, bytes) in inputs.enumerated() {
+            for (index, bytes) in records.enumerated() {
                 let record = await decoder.decode(bytes, provenance: Provenance(path: "bench", index: index))
-                if record.verification == .verified { verified += 1 }
+                if !record.isOK || (requireVerified && record.verification != .verified) {
+                    failure = record.error.map { "\($0)" } ?? "not verified"
+                    break
+                }
             }
         }
-        guard verified == inputs.count else {
-            throw CLIError(message: "bench: only \(verified) of \(inputs.count) verified", code: 1)
-        }
-        return Double(inputs.count) / seconds(elapsed)
+        if let failure { throw CLIError(message: "bench: generated record rejected: \(failure)", code: 1) }
+        return max(seconds(elapsed), 1e-9)
     }
 
-    /// Generated legacy data: V1 notifications with a unified receipt and verifyReceipt responses, as NDJSON.
-    private func legacyInput(megabytes: Int) -> ([UInt8], Int) {
-        var out: [UInt8] = []
-        out.reserveCapacity(megabytes << 20)
-        var n = 0
-        var records = 0
-        while out.count < megabytes * 1_000_000 {
-            var entries: [String] = []
-            for k in 0..<24 {
-                let purchase = 1_600_000_000_000 + Int64(n) * 3_600_000 + Int64(k) * 2_592_000_000
-                entries.append(
-                    #"{"quantity":"1","product_id":"month_premium","transaction_id":"\#(1_000_000_000_000 + n * 100 + k)","original_transaction_id":"\#(1_000_000_000_000 + n * 100)","purchase_date":"2020-11-25 08:26:02 Etc/GMT","purchase_date_ms":"\#(purchase)","purchase_date_pst":"2020-11-25 00:26:02 America/Los_Angeles","original_purchase_date":"2020-11-25 08:25:27 Etc/GMT","original_purchase_date_ms":"\#(purchase)","original_purchase_date_pst":"2020-11-25 00:25:27 America/Los_Angeles","expires_date":"2020-11-25 08:31:02 Etc/GMT","expires_date_ms":"\#(purchase + 2_592_000_000)","expires_date_pst":"2020-11-25 00:31:02 America/Los_Angeles","web_order_line_item_id":"\#(2_000_000_000_000 + n * 100 + k)","is_trial_period":"\#(k == 0)","is_in_intro_offer_period":"false","in_app_ownership_type":"PURCHASED","subscription_group_identifier":"20667927"}"#)
-            }
-            let list = entries.joined(separator: ",")
-            let record: String
-            if n % 2 == 0 {
-                record = #"{"notification_type":"DID_RENEW","environment":"PROD","auto_renew_status":"true","auto_renew_product_id":"month_premium","bid":"com.example.app","bvrs":"34","unified_receipt":{"status":0,"environment":"Production","latest_receipt_info":[\#(list)],"pending_renewal_info":[{"auto_renew_status":"1","auto_renew_product_id":"month_premium","product_id":"month_premium","original_transaction_id":"\#(1_000_000_000_000 + n * 100)"}]}}"#
-            } else {
-                record = #"{"status":0,"environment":"Production","receipt":{"receipt_type":"Production","adam_id":1,"bundle_id":"com.example.app","application_version":"34","receipt_creation_date_ms":"1606292762000","request_date_ms":"1606292762000","original_purchase_date_ms":"1606292762000","in_app":[\#(list)]},"latest_receipt_info":[\#(list)],"pending_renewal_info":[]}"#
-            }
-            out.append(contentsOf: record.utf8)
-            out.append(0x0A)
-            n += 1
-            records += 1
+    /// The signed transactions (each a JWS on its own) in Server API history responses, up to `limit`.
+    static func signedTransactions(_ path: String, limit: Int) throws -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        for line in try lines(path, limit: 256 << 20).records where out.count < limit {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let list = object["signedTransactions"] as? [String]
+            else { continue }
+            for jws in list.prefix(limit - out.count) { out.append(Array(jws.utf8)) }
         }
-        return (out, records)
+        return out
+    }
+
+    /// Links the generator's `customers.csv` (external account ids), as the demo does.
+    static func linkCustomers(_ path: String, into ledger: SQLLedger, now: Timestamp) async throws {
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 3 else { continue }
+            try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
+        }
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Int) -> Double {
+        sorted[min(sorted.count - 1, sorted.count * p / 100)]
+    }
+
+    /// Runs `receiptdesk bench-browse --ledger URL` (this executable) and parses its JSON line.
+    static func browse(ledger: String) -> (figures: [String: Any]?, failure: String?) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath ?? CommandLine.arguments[0])
+        process.arguments = ["bench-browse", "--ledger", ledger]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return (nil, "cannot start bench-browse: \(error.localizedDescription)")
+        }
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return (nil, "bench-browse exited with \(process.terminationStatus)") }
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").last { $0.hasPrefix("{") }
+        guard let line, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            return (nil, "bench-browse printed no JSON line")
+        }
+        var figures: [String: Any] = [:]
+        for (key, value) in object {
+            if let number = value as? NSNumber {
+                figures[key] = number.doubleValue
+            } else if let nested = value as? [String: Any] {
+                figures[key] = nested.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+            }
+        }
+        return (figures, nil)
+    }
+
+    // MARK: Output
+
+    static func table(_ figures: [Figure]) -> String {
+        var lines = [pad("figure", 40) + pad("value", 12, left: true) + "  " + pad("target", 10) + "  " + pad("", 6) + "  what"]
+        for figure in figures {
+            let value = figure.value.map(format) ?? "not measured"
+            let status = figure.met.map { $0 ? "ok" : "MISSED" } ?? ""
+            let what = figure.note.isEmpty ? figure.unit : figure.unit + " (" + figure.note + ")"
+            lines.append(pad(figure.key, 40) + pad(value, 12, left: true) + "  " + pad(figure.targetText, 10) + "  " + pad(status, 6) + "  " + what)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, width - text.count))
+        return left ? fill + text : text + fill
+    }
+
+    /// One JSON object: every figure by key (null when not measured), and the targets missed.
+    static func jsonLine(_ figures: [Figure]) -> String {
+        var members = figures.map { figure in
+            "\"\(figure.key)\":" + (figure.value.map { $0.isFinite ? String(format: "%.3f", $0) : "null" } ?? "null")
+        }
+        let missed = figures.filter { $0.met == false }.map { "\"\($0.key)\"" }
+        let unmeasured = figures.filter { $0.value == nil }.map { "\"\($0.key)\"" }
+        members.append("\"missed\":[" + missed.joined(separator: ",") + "]")
+        members.append("\"notMeasured\":[" + unmeasured.joined(separator: ",") + "]")
+        return "{" + members.joined(separator: ",") + "}"
+    }
+}
+
+/// The bench's progress on standard error, on a terminal only: phase k of n and the time so far.
+final class BenchProgress {
+    let enabled: Bool
+    let phases: Int
+    private var current = 0
+    private let start = ContinuousClock.now
+
+    init(enabled: Bool, phases: Int) {
+        self.enabled = enabled
+        self.phases = phases
+    }
+
+    func phase(_ name: String) {
+        current += 1
+        guard enabled else { return }
+        let width = 20
+        let filled = min(width, (current - 1) * width / max(1, phases - 1))
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        let line = String(format: "\r\u{1B}[K[%@] %d/%d %@  (%.0fs)", bar, min(current, phases), phases, name, seconds(ContinuousClock.now - start))
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
 

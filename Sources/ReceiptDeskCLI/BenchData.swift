@@ -1,74 +1,59 @@
-import Entitlements
-import Ledger
-import ReceiptDecoding
-import ReceiptModel
+import Foundation
+import Samples
 
-/// Generated data for `bench`: decoded transaction payloads as NDJSON, with every id kind filled in.
-enum BenchData {
+/// The bench's data: a sample set written by the same generator as `receiptdesk sample`, and the ids to
+/// look its customers up by.
+struct BenchData {
+    /// The kinds of id `lookup` accepts that the generated data carries.
     enum IdKind: String, CaseIterable {
-        case transactionId, originalTransactionId, webOrderLineItemId, appAccountToken, customerId
+        case transactionId, originalTransactionId, webOrderLineItemId, appAccountToken, externalId
     }
 
-    /// The id of kind `kind` for transaction `n`.
-    static func id(_ kind: IdKind, _ n: Int) -> String {
-        switch kind {
-        case .transactionId: "\(4_000_000_000 + n)"
-        case .originalTransactionId: "\(4_000_000_000 + n / 12 * 12)"
-        case .webOrderLineItemId: "\(5_000_000_000 + n)"
-        case .appAccountToken: "00000000-0000-4000-8000-\(String(n / 12, radix: 16).leftPadded(12))"
-        case .customerId: "C\(n / 12 + 1)"
-        }
+    let directory: String
+    let generator: SampleGenerator
+    let summary: SampleGenerator.Summary
+    let customersPerSecond: Double
+
+    /// Customers needed for about `transactions` transactions, from the first lives' average.
+    static func customers(forTransactions transactions: Int, seed: UInt64) -> Int {
+        let probe = SampleGenerator(.init(customers: 0, seed: seed))
+        let sample = 400
+        let total = (0..<sample).reduce(0) { $0 + probe.life($1).transactionIds.count }
+        return max(SampleStory.allCases.count + 1, Int((Double(transactions) * Double(sample) / Double(max(1, total))).rounded(.up)))
     }
 
-    static func transactionsNDJSON(count: Int, offset: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 420)
-        for n in offset..<(offset + count) {
-            let purchase = 1_700_000_000_000 + Int64(n % 12) * 2_592_000_000 + Int64(n / 12) * 1000
-            let line = #"{"transactionId":"\#(id(.transactionId, n))","originalTransactionId":"\#(id(.originalTransactionId, n))","webOrderLineItemId":"\#(id(.webOrderLineItemId, n))","bundleId":"com.example.app","productId":"pro.monthly","subscriptionGroupIdentifier":"21000001","purchaseDate":\#(purchase),"originalPurchaseDate":\#(purchase),"expiresDate":\#(purchase + 2_592_000_000),"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"\#(id(.appAccountToken, n))","inAppOwnershipType":"PURCHASED","signedDate":\#(purchase),"environment":"Production","transactionReason":"RENEWAL","storefront":"USA","price":9990,"currency":"USD"\#(n % 97 == 5 ? ",\"revocationDate\":\(purchase + 86_400_000),\"revocationReason\":\(n % 2)" : "")}"#
-            out.append(contentsOf: line.utf8)
-            out.append(0x0A)
+    /// Writes about `transactions` transactions of sample data into `directory`, timed.
+    static func generate(transactions: Int, into directory: String) throws -> BenchData {
+        let seed: UInt64 = 2025
+        let customers = customers(forTransactions: transactions, seed: seed)
+        let generator = SampleGenerator(.init(customers: customers, seed: seed))
+        var summary = SampleGenerator.Summary()
+        let elapsed = try ContinuousClock().measure { summary = try generator.write(to: directory) }
+        return BenchData(
+            directory: directory, generator: generator, summary: summary,
+            customersPerSecond: Double(summary.customers) / max(seconds(elapsed), 1e-9))
+    }
+
+    /// `count` ids of `kind`, spread over the customers (deterministic).
+    func ids(_ kind: IdKind, count: Int) -> [String] {
+        var out: [String] = []
+        var step = 0
+        while out.count < count && step < count * 20 {
+            let index = (step &* 7919) % max(1, summary.customers)
+            step += 1
+            let life = generator.life(index)
+            // A customer who bought nothing left no record to find.
+            guard !life.transactionIds.isEmpty else { continue }
+            let id: String?
+            switch kind {
+            case .transactionId: id = life.transactionIds.last
+            case .originalTransactionId: id = life.firstOriginalTransactionId
+            case .webOrderLineItemId: id = life.webOrderLineItemIds.last
+            case .appAccountToken: id = life.token
+            case .externalId: id = life.externalId
+            }
+            if let id { out.append(id) }
         }
         return out
-    }
-
-    static func importBytes(
-        _ bytes: [UInt8], path: String, into ledger: SQLLedger, decoder: RecordDecoder, now: Timestamp
-    ) async throws -> ImportCounts {
-        var splitter = RecordSplitter()
-        var chunks: [[RecordSplitter.Piece]] = [bytes.withUnsafeBufferPointer { splitter.feed($0) }, splitter.finish()]
-        let info = SourceInfo(path: path, sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
-        return try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) {
-            chunks.isEmpty ? nil : chunks.removeFirst()
-        }
-    }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
-
-
-extension BenchData {
-    /// One customer with `count` monthly renewals, a trial, two product changes and a refund.
-    static func longHistory(count: Int) -> CustomerHistory {
-        var transactions: [Transaction] = []
-        let start: Int64 = 1_500_000_000_000
-        for i in 0..<count {
-            var t = Transaction(transactionId: "\(9_000_000 + i)")
-            t.originalTransactionId = "9000000"
-            t.webOrderLineItemId = "w\(i)"
-            t.productId = i < count / 2 ? "pro.monthly" : "pro.plus.monthly"
-            t.subscriptionGroupIdentifier = "G1"
-            t.purchaseDate = Timestamp(millisecondsSince1970: start + Int64(i) * 2_592_000_000)
-            t.expiresDate = Timestamp(millisecondsSince1970: start + Int64(i + 1) * 2_592_000_000)
-            t.type = .autoRenewableSubscription
-            if i == 0 { t.offerType = .introductory; t.offerDiscountType = .freeTrial }
-            if i == count - 3 { t.revocationDate = t.purchaseDate!.adding(milliseconds: 3_600_000); t.revocationReason = .appIssue }
-            transactions.append(t)
-        }
-        return CustomerHistory(transactions: transactions)
     }
 }
