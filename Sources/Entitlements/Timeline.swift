@@ -27,7 +27,7 @@ public struct TimelineEvent: Hashable, Sendable {
     }
 
     /// Whether `seenAt` should be shown: it differs from `at` by more than a minute.
-    public var learnedLate: Bool { abs(seenAt.millisecondsSince1970 - at.millisecondsSince1970) > 60_000 }
+    public var learnedLate: Bool { seenAt.millisecondsSince1970 - at.millisecondsSince1970 > 60_000 }
 }
 
 extension CustomerHistory {

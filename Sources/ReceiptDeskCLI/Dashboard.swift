@@ -53,13 +53,17 @@ struct Dashboard {
         var name: String
         var now: Timestamp
         var isDemo: Bool
+        /// The demo's own catalog, used when no --catalog is given.
+        var catalogPath: String? = nil
     }
 
     func run() async throws {
         let now = currentTimestamp()
         // Everything that can fail for a reason a person must read happens before the screen is taken.
         let opened = try await open(now: now)
-        let catalog = try data.loadCatalog()
+        var catalogOptions = data
+        if catalogOptions.catalog == nil { catalogOptions.catalog = opened.catalogPath }
+        let catalog = try catalogOptions.loadCatalog()
         let themes = ThemeLoader(environment: environment)
         let (theme, warning) = themes.loadOrDefault(themeName ?? environment["RECEIPTDESK_THEME"] ?? "default")
         if let warning { FileHandle.standardError.write(Data("receiptdesk: \(warning)\n".utf8)) }
@@ -91,7 +95,7 @@ struct Dashboard {
             let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
             let ledger: SQLLedger
             if data.source.files.isEmpty {
-                ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly)
+                ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true)
             } else {
                 ledger = try await data.open(now: now)
             }
@@ -101,9 +105,18 @@ struct Dashboard {
         return try await openDemo()
     }
 
+    /// The demo: SampleData/ (or `$RECEIPTDESK_SAMPLE_DATA`) imported into a cached ledger of its own.
     func openDemo() async throws -> Opened {
-        // DEMO-PENDING: wired to DemoLedger once the sample generator lands.
-        throw CLIError(message: "no ledger configured: give --ledger URL or --files PATH", code: 3)
+        let explicit = environment["RECEIPTDESK_SAMPLE_DATA"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let directory = explicit ?? DemoLedger.locateSampleData() else {
+            throw CLIError(
+                message: "no ledger configured and no SampleData/ to show a demo from: give --ledger URL or --files PATH, or set RECEIPTDESK_LEDGER",
+                code: 3)
+        }
+        let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment) { building in
+            if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (first run only)…\n".utf8)) }
+        }
+        return Opened(ledger: demo.ledger, name: demo.dataDescription, now: demo.now, isDemo: true, catalogPath: demo.catalogPath)
     }
 
     func handlers(_ opened: Opened, themes: ThemeLoader) -> EffectHandlers {

@@ -47,11 +47,12 @@ struct LedgerOptions: ParsableArguments {
             _ = try await ImportRun(ledger: ledger, decoder: decoder, rules: rules, quiet: true).run(paths: files, now: now)
             return ledger
         }
-        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now)
+        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, mustExist: true)
     }
 
-    /// Opens a ledger URL; failures exit 3.
-    static func open(url: String, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+    /// Opens a ledger URL; failures exit 3. Only `import` creates a SQLite ledger: everything else
+    /// (`mustExist`) refuses a path with no ledger, so a typo never opens a new, empty one.
+    static func open(url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false) async throws -> SQLLedger {
         do {
             let database: any SQLDatabase
             if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
@@ -59,10 +60,10 @@ struct LedgerOptions: ParsableArguments {
             } else if url.hasPrefix("sqlite:") {
                 var path = String(url.dropFirst("sqlite:".count))
                 if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-                if !readOnly || FileManager.default.fileExists(atPath: path) {
+                if !(readOnly || mustExist) || FileManager.default.fileExists(atPath: path) {
                     database = try SQLiteDatabase.open(path: path, readOnly: readOnly)
                 } else {
-                    throw LedgerError.cannotOpen("no ledger at \(path)")
+                    throw LedgerError.cannotOpen("no ledger at \(path) (receiptdesk import --ledger \(url) FILE... creates one)")
                 }
             } else if url == "memory:" {
                 database = try SQLiteDatabase.open(path: nil)

@@ -95,7 +95,7 @@ public final class Runtime {
         onFrame?(state)
     }
 
-    private func pollChanges() async {
+    func pollChanges() async {
         let now = ContinuousClock.now
         guard now - lastPoll >= .milliseconds(pollMilliseconds) else { return }
         lastPoll = now

@@ -54,7 +54,7 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     if state.isDemo { badges.append(("DEMO", "ui.badge.demo")) }
     if state.readOnly { badges.append(("READ-ONLY", "ui.badge")) }
     badges.append(("env \(state.environment.rawValue)", "ui.badge"))
-    let asOf = state.asOf.map { "as of \(Format.minute($0))" } ?? (state.isDemo ? "now \(Format.minute(state.now))" : "now")
+    let asOf = state.asOf.map { "as of \(Format.minute($0))" } ?? "now \(Format.minute(state.now))"
     badges.append((asOf, state.asOf == nil ? "ui.badge" : "status.warn"))
     var right = state.width - 1
     for (text, role) in badges.reversed() {

@@ -67,14 +67,23 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
     let room = max(1, body.y + body.height - y)
-    if data.consumptionRequests.isEmpty {
+    // Pending requests, soonest deadline first; those whose deadline passed are one line, not a list.
+    let instant = state.instant.millisecondsSince1970
+    let deadline = { (flag: RefundFlag) in flag.at.millisecondsSince1970 + 12 * 3_600_000 }
+    let pending = data.consumptionRequests.filter { deadline($0) > instant && $0.at.millisecondsSince1970 <= instant }.sorted { deadline($0) < deadline($1) }
+    let missed = data.consumptionRequests.filter { deadline($0) <= instant }.count
+    if pending.isEmpty {
         _ = p.text("none pending", x: 1, y: y, role: "status.ok", width: half - 2)
     }
-    for (index, flag) in data.consumptionRequests.prefix(room).enumerated() {
-        let left = flag.at.millisecondsSince1970 + 12 * 3_600_000 - state.instant.millisecondsSince1970
-        let role = left < 0 ? "ui.text.muted" : left < 3 * 3_600_000 ? "status.danger" : "status.warn"
-        let label = left < 0 ? "deadline passed" : "\(Format.span(left)) left"
-        _ = p.text("\(label)  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
+    let pendingRows = missed > 0 ? max(0, room - 1) : room
+    for (index, flag) in pending.prefix(pendingRows).enumerated() {
+        let left = deadline(flag) - instant
+        let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
+        _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
+    }
+    if missed > 0 {
+        let line = "\(Format.count(missed)) open past the deadline (5: the queue)"
+        _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
         "last import \(Format.minute(c.lastImport))", "\(Format.count(c.sources)) sources, \(Format.count(c.rawRecords)) records",
@@ -93,7 +102,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
-        Column("customer", 8), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
+        Column("id", 8), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
         Column("last purchase", 13), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -106,7 +115,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(state.customersLoading ? "loading…" : "no customers match", x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
-    p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 1, columns: columns, rows: rows.count, position: state.customerList, sortColumn: sortColumn) { row, column in
+    p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 1, columns: columns, rows: rows.count, total: page.total, position: state.customerList, sortColumn: sortColumn) { row, column in
         let c = rows[row]
         switch column {
         case 0: return TableCell(c.displayId, role: "ui.accent")
@@ -160,13 +169,29 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let records = detail.records
     var y = body.y
-    // Identity line: every id a person could paste.
+    // Identity: every id a person could paste, flowing over up to two lines; the rest counted.
+    let order = ["originalTransactionId": 0, "external": 1, "appAccountToken": 2]
+    let identifiers = records.identifiers.enumerated().sorted {
+        (order[$0.element.kind] ?? 3, $0.offset) < (order[$1.element.kind] ?? 3, $1.offset)
+    }.map(\.element)
     var x = p.text("C\(records.id)", x: 1, y: y, role: "ui.accent") + 3
-    for identifier in records.identifiers {
+    let lastIdentityLine = y + 1
+    var shown = 0
+    for identifier in identifiers {
         let kind = identifier.kind == "originalTransactionId" ? "original" : identifier.kind == "appAccountToken" ? "token" : identifier.kind
-        let used = p.text("\(kind) ", x: x, y: y, role: "ui.text.muted")
-        guard x + used < state.width - 4 else { break }
-        x += used + p.text(identifier.value, x: x + used, y: y, role: "ui.text", width: state.width - x - used - 1) + 2
+        let width = DisplayWidth.of(kind) + 1 + DisplayWidth.of(identifier.value)
+        let more = identifiers.count - shown > 1 ? 10 : 0
+        if x + width + more >= state.width - 1 {
+            guard y < lastIdentityLine, 3 + width + more < state.width - 1 else { break }
+            y += 1
+            x = 3
+        }
+        x += p.text("\(kind) ", x: x, y: y, role: "ui.text.muted")
+        x += p.text(identifier.value, x: x, y: y, role: "ui.text", width: state.width - x - 1) + 2
+        shown += 1
+    }
+    if shown < identifiers.count {
+        _ = p.text("+\(identifiers.count - shown) more", x: x, y: y, role: "ui.text.muted", width: max(0, state.width - x - 1))
     }
     y += 1
     let facts = view.facts
@@ -174,12 +199,15 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let openFlags = detail.flags.filter { $0.status == "open" }
     var line = "first seen \(Format.day(facts.firstSeen))  \(facts.environments.joined(separator: "+"))  \(facts.transactionCount) txs  "
     line += "\(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
-    _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: state.width - 2)
+    // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
+    var flagText = ""
     if !openFlags.isEmpty {
-        let flagText = " \(openFlags.count) open flag\(openFlags.count == 1 ? "" : "s"): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
-        let w = DisplayWidth.of(flagText)
-        if w < state.width / 2 { p.buffer.put(flagText, x: state.width - w - 1, y: y - 1, style: p.theme.style("status.danger")) }
+        let count = "\(openFlags.count) open flag\(openFlags.count == 1 ? "" : "s")"
+        let full = " \(count): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
+        flagText = DisplayWidth.of(line) + DisplayWidth.of(full) + 4 <= state.width ? full : " \(count) "
+        _ = p.text(flagText, x: max(1, state.width - DisplayWidth.of(flagText) - 1), y: y, role: "status.danger", width: state.width - 2)
     }
+    _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: max(0, state.width - DisplayWidth.of(flagText) - 3))
     y += 1
     // Entitlements with the state and why.
     p.section("Entitlements as of \(Format.minute(view.instant))", x: 0, y: y, width: state.width, focused: state.customerPane == 0)
@@ -202,16 +230,16 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     y += entitlementRows
     // Coverage strip per subscription: what covered the customer, day by day.
-    let strips = coverageStrips(records, view: view, width: state.width - 22)
-    for strip in strips.prefix(2) {
-        _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: 18)
-        for (index, kind) in strip.cells.enumerated() {
-            p.buffer.put(kind.glyph(p.glyphs), x: 20 + index, y: y, style: p.theme.style(kind.role))
+    if let coverage = coverageStrips(records, view: view, width: state.width - 22) {
+        for strip in coverage.strips.prefix(2) {
+            _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: 18)
+            for (index, kind) in strip.cells.enumerated() {
+                p.buffer.put(kind.glyph(p.glyphs), x: 20 + index, y: y, style: p.theme.style(kind.role))
+            }
+            y += 1
         }
-        y += 1
-    }
-    if !strips.isEmpty {
-        let legend = "\(Format.day(strips[0].start)) … \(Format.day(view.instant))   " + CoverageKind.allCases.map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
+        let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))"
+        let legend = "\(span)   " + CoverageKind.allCases.map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
         _ = p.text(legend, x: 20, y: y, role: "ui.text.muted", width: state.width - 21)
         y += 1
     }
@@ -239,12 +267,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
         }
     } else {
-        let title = "Timeline (\(view.timeline.count) events; at, then when learned if later)  Tab: transactions"
+        let title = "Timeline (\(view.timeline.count) event\(view.timeline.count == 1 ? "" : "s"); at, then when learned if later)  Tab: transactions"
         p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
         let events = view.timeline
         p.table(
             x: 0, y: y + 1, width: state.width, height: rows,
-            columns: [Column("at", 16), Column("event", 19), Column("product", 14), Column("detail", 20, flex: true)],
+            columns: [Column("at", 16), Column("event", 19), Column("product", 17), Column("detail", 20, flex: true)],
             rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
         ) { row, column in
             let e = events[row]
@@ -279,14 +307,22 @@ enum CoverageKind: String, CaseIterable {
 
 struct CoverageStrip {
     var name: String
-    var start: Timestamp
     var cells: [CoverageKind]
 }
 
-/// One strip per subscription group, from the first purchase to the instant, `width` slices.
-func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) -> [CoverageStrip] {
+/// The strips of a customer's subscription groups over one shared span, `width` slices each.
+struct CoverageStrips {
+    var start: Timestamp
+    var end: Timestamp
+    var strips: [CoverageStrip]
+}
+
+/// One strip per subscription group over a shared span: from the first purchase to the instant, or, when
+/// everything lapsed long before the instant, to a quarter of the span past the last expiry, so the
+/// history stays readable instead of shrinking into a few cells of a long gap.
+func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) -> CoverageStrips? {
     let subscriptions = records.transactions.filter { $0.expiresDate != nil }
-    guard width > 4, !subscriptions.isEmpty else { return [] }
+    guard width > 4, !subscriptions.isEmpty else { return nil }
     var groups: [String: [Transaction]] = [:]
     var order: [String] = []
     for t in subscriptions {
@@ -294,20 +330,22 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
         if groups[key] == nil { order.append(key) }
         groups[key, default: []].append(t)
     }
-    let end = view.instant.millisecondsSince1970
-    return order.compactMap { key in
-        let transactions = groups[key]!
-        guard let start = transactions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < end else { return nil }
+    let instant = view.instant.millisecondsSince1970
+    guard let start = subscriptions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < instant else { return nil }
+    let graceEnds = records.renewalInfos.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
+    let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds).max() ?? start
+    let day: Int64 = 86_400_000
+    let margin = max((lastCovered - start) / 4, 7 * day)
+    let end = lastCovered < instant && lastCovered.addingReportingOverflow(margin).partialValue < instant ? lastCovered + margin : instant
+    let slice = max(1, (end - start) / Int64(width))
+    let strips = order.map { key in
+        let transactions = groups[key] ?? []
         let renewal = records.renewalInfos.last { info in transactions.contains { $0.originalTransactionId == info.info.originalTransactionId } }?.info
         let lastExpiry = transactions.compactMap(\.expiresDate).max()?.millisecondsSince1970 ?? start
-        let slice = max(1, (end - start) / Int64(width))
         let cells: [CoverageKind] = (0..<width).map { index in
             let t = start + slice * Int64(index) + slice / 2
             let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
-            if let refunded = covering.first(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t }) {
-                _ = refunded
-                return .refund
-            }
+            if covering.contains(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t }) { return .refund }
             if let paid = covering.first {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
@@ -318,8 +356,9 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
             return .gap
         }
         let name = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name ?? key
-        return CoverageStrip(name: name, start: Timestamp(millisecondsSince1970: start), cells: cells)
+        return CoverageStrip(name: name, cells: cells)
     }
+    return CoverageStrips(start: Timestamp(millisecondsSince1970: start), end: Timestamp(millisecondsSince1970: end), strips: strips)
 }
 
 // MARK: Transaction
@@ -355,8 +394,8 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     let columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 15), Column("status", 8), Column("customer", 7),
-        Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("deadline", 8),
+        Column(" ", 1), Column("sev", 6), Column("rule", 15), Column("status", 8), Column("cust", 7),
+        Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("due", 8),
     ]
     let instant = state.instant.millisecondsSince1970
     p.table(

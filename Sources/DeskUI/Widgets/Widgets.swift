@@ -58,8 +58,8 @@ public struct Painter {
     /// Returns the column widths used. The hardware cursor is put on the selected row.
     @discardableResult
     public mutating func table(
-        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, position: ListPosition, sortColumn: Int? = nil,
-        focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
+        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, total: Int? = nil, position: ListPosition,
+        sortColumn: Int? = nil, focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
     ) -> [Int] {
         guard height > 0, width > 0 else { return [] }
         let widths = layout(columns, width: width)
@@ -99,9 +99,11 @@ public struct Painter {
                 if focused { buffer.cursor = (x, rowY) }
             }
         }
-        if rows > visible {
-            // A scroll hint at the right edge of the header: where in the list the window is.
-            let label = " \(min(rows, position.selected + 1))/\(rows) "
+        let count = max(rows, total ?? rows)
+        if count > visible {
+            // A scroll hint at the right edge of the header: where in the list the window is, out of all
+            // rows (`total`, when only a page of them is loaded).
+            let label = " \(min(count, position.selected + 1))/\(count) "
             buffer.put(label, x: x + width - DisplayWidth.of(label), y: y, style: theme.style("ui.text.muted"))
         }
         return widths

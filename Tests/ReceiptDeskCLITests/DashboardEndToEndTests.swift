@@ -1,0 +1,254 @@
+import Foundation
+import Ledger
+import LedgerSQLite
+import ReceiptModel
+import Testing
+
+/// The real binary under tmux, as an operator uses it: ids typed at `:customer`, time travel, triage
+/// written to the append-only log, themes, sizes, no colour, and hostile data that must never reach the
+/// terminal as control sequences.
+@Suite("Dashboard end to end (tmux)", .serialized)
+struct DashboardEndToEndTests {
+    /// A small ledger: customer C1 (original 5000, token, web orders, external acct-77) with a renewal refunded
+    /// an hour after purchase (quick-refund + app-issue flags), and a sandbox purchase whose product id holds
+    /// `ESC [2J` and an OSC 52 sequence.
+    static func makeLedger() throws -> (directory: URL, url: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let lines = [
+            #"{"transactionId":"5001","originalTransactionId":"5000","webOrderLineItemId":"9001","bundleId":"com.example.app","productId":"pro.monthly","subscriptionGroupIdentifier":"G1","purchaseDate":1740816000000,"originalPurchaseDate":1740816000000,"expiresDate":1743494400000,"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"aaaaaaaa-0000-4000-8000-000000000001","inAppOwnershipType":"PURCHASED","signedDate":1740816000000,"environment":"Production","transactionReason":"PURCHASE","storefront":"USA","price":9990,"currency":"USD"}"#,
+            #"{"transactionId":"5002","originalTransactionId":"5000","webOrderLineItemId":"9002","bundleId":"com.example.app","productId":"pro.monthly","subscriptionGroupIdentifier":"G1","purchaseDate":1743494400000,"originalPurchaseDate":1740816000000,"expiresDate":1746086400000,"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"aaaaaaaa-0000-4000-8000-000000000001","inAppOwnershipType":"PURCHASED","signedDate":1743494400000,"environment":"Production","transactionReason":"RENEWAL","storefront":"USA","price":9990,"currency":"USD","revocationDate":1743498000000,"revocationReason":1}"#,
+            #"{"transactionId":"6001","originalTransactionId":"6001","bundleId":"com.example.app","productId":"evil\u001b[2J\u001b]52;c;aGVsbG8=\u0007","purchaseDate":1740900000000,"quantity":1,"type":"Non-Consumable","inAppOwnershipType":"PURCHASED","signedDate":1740900000000,"environment":"Sandbox","storefront":"FRA","price":4990,"currency":"EUR"}"#,
+        ]
+        let data = directory.appendingPathComponent("e2e.ndjson")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: data)
+        let customers = directory.appendingPathComponent("customers.csv")
+        try Data("customer_id,kind,value\nacct-77,originalTransactionId,5000\n".utf8).write(to: customers)
+        let url = "sqlite:" + directory.appendingPathComponent("ledger.sqlite").path
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, data.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let linked = try Binary.run(["lookup", "acct-77", "--ledger", url, "--customers", customers.path])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        return (directory, url)
+    }
+
+    static let pastEndOfData = "2025-06-01"
+
+    @Test(":customer opens the customer by every id kind")
+    func customerByEveryIdKind() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        for id in ["5002", "5000", "9002", "aaaaaaaa-0000-4000-8000-000000000001", "acct-77", "C1"] {
+            try tmux.type(":customer \(id)")
+            try tmux.keys("Enter")
+            let screen = tmux.waitFor("customer C1 opened by \(id)") { $0.contains("› C1") && $0.contains("external acct-77") }
+            #expect(screen.contains("original 5000"))
+            try tmux.keys("Escape")
+            tmux.waitFor("back from C1") { !$0.contains("› C1") }
+        }
+        try tmux.type(":customer nobody")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "no customer matches nobody")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+    }
+
+    @Test("the timeline tells a refund from a renewal turned off; t travels back to before the refund")
+    func timelineAndTimeTravel() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url], width: 120, height: 40)
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.type(":customer 5000")
+        try tmux.keys("Enter")
+        var screen = tmux.waitFor(text: "› C1")
+        #expect(screen.contains("REVOKED"))
+        #expect(screen.contains("refunded"))
+        #expect(!screen.contains("autoRenewDisabled"))
+        // Move through the timeline; the selected row follows.
+        try tmux.keys("k", "k", "j")
+        try tmux.keys("t")
+        tmux.waitFor(text: "as of (")
+        try tmux.type("2025-03-15")
+        try tmux.keys("Enter")
+        screen = tmux.waitFor(text: "as of 2025-03-15")
+        #expect(screen.contains("ACTIVE"))
+        #expect(!screen.contains("REVOKED"))
+        #expect(!screen.contains("Apple refunded"))
+        try tmux.keys("t")
+        tmux.waitFor(text: "as of (")
+        try tmux.keys("C-u")
+        try tmux.type("now")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "REVOKED")
+        // Ctrl-C: the terminal is given back (the alternate screen left), then the process dies of SIGINT.
+        try tmux.keys("C-c")
+        #expect(tmux.exitStatus() == 130)
+        #expect(tmux.rawOutput().containsSequence(Array("\u{1B}[?1049l".utf8)), "the alternate screen was not left")
+    }
+
+    @Test("with no ledger configured it opens the demo: DEMO badge, the data's own now, the README's story ids, a cache of its own")
+    func demo() throws {
+        guard TmuxSession.available() else { return }
+        let tmux = try TmuxSession(arguments: [], width: 120, height: 36)
+        defer { tmux.kill() }
+        // The first run builds the demo ledger (SampleData/ found beside the binary) into XDG_CACHE_HOME.
+        let overview = tmux.waitFor("the demo's overview", seconds: 180) { $0.contains("DEMO") && $0.contains("customers") }
+        #expect(overview.contains("now 2025-07-01 00:00"))
+        // Two stories of SampleData/README.md: billing retry without grace, and a grace period.
+        try tmux.type(":customer 150000000000001")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "BILLING RETRY")
+        try tmux.keys("Escape")
+        try tmux.type(":customer 150000000012001")
+        try tmux.keys("Enter")
+        let grace = tmux.waitFor(text: "GRACE PERIOD")
+        #expect(grace.contains("2025-07-14"))
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+        let fm = FileManager.default
+        let cache = tmux.directory.appendingPathComponent("cache/receiptdesk").path
+        #expect(((try? fm.contentsOfDirectory(atPath: cache)) ?? []).contains { $0.hasPrefix("demo-") && $0.hasSuffix(".sqlite") })
+        #expect(!fm.fileExists(atPath: tmux.directory.appendingPathComponent("data/receiptdesk").path), "the demo wrote a user ledger")
+    }
+
+    @Test("acknowledge, resolve with a note and undo from the refund queue land in the triage log")
+    func triageFromTheQueue() async throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--operator", "ana"])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.keys("5")
+        tmux.waitFor(text: "quick-refund")
+        // Rows are newest first, then by id: app-issue:5002, quick-refund:5002.
+        try tmux.keys("j", "a")
+        tmux.waitFor(text: "1 flag acknowledged")
+        try tmux.keys("f")
+        tmux.waitFor(text: "Refund flags: acknowledged")
+        try tmux.keys("f", "f", "f")
+        tmux.waitFor(text: "Refund flags: open")
+        try tmux.keys("g", "r")
+        tmux.waitFor(text: "note:")
+        try tmux.type("duplicate of ticket 42")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "1 flag resolved")
+        try tmux.keys("u")
+        tmux.waitFor(text: "undone: app-issue:5002 back to open")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+
+        let database = try SQLiteDatabase.open(path: String(ledger.url.dropFirst("sqlite:".count)))
+        let opened = try await SQLLedger.open(database, now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        let quick = try await opened.triageLog(flagId: "quick-refund:5002", customerId: nil)
+        #expect(quick.map(\.action) == ["ack"])
+        #expect(quick.first?.operatorName == "ana")
+        let issue = try await opened.triageLog(flagId: "app-issue:5002", customerId: nil)
+        #expect(issue.map(\.action) == ["resolve", "reopen"])
+        #expect(issue.first?.note == "duplicate of ticket 42")
+        #expect(issue.last?.note == "undo of resolved")
+        #expect(issue.map(\.toStatus) == ["resolved", "open"])
+        try await opened.close()
+    }
+
+    @Test("themes switch, sizes redraw, NO_COLOR and TERM=vt100 still work")
+    func themesSizesAndColour() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.type(":theme nord")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "theme nord")
+        try tmux.type(":theme nosuch")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "no such theme")
+        try tmux.resize(width: 80, height: 24)
+        tmux.waitFor("80 columns") { $0.split(separator: "\n").first.map { $0.count <= 80 } == true && $0.contains("customers") }
+        try tmux.resize(width: 50, height: 12)
+        tmux.waitFor(text: "Terminal too small: 50x12")
+        try tmux.resize(width: 200, height: 60)
+        tmux.waitFor(text: "Consumption requests")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+
+        let mono = try TmuxSession(arguments: ["--ledger", ledger.url], environment: ["NO_COLOR": "1"])
+        defer { mono.kill() }
+        mono.waitFor(text: "customers")
+        let attributes = mono.screenWithAttributes()
+        #expect(!attributes.contains("[3") || !attributes.contains("38;"), "colours sent under NO_COLOR")
+        #expect(!mono.rawOutput().containsSequence(Array("\u{1B}[38;5".utf8)))
+        try mono.keys("Q")
+
+        let vt100 = try TmuxSession(arguments: ["--ledger", ledger.url], environment: ["TERM": "vt100"])
+        defer { vt100.kill() }
+        vt100.waitFor(text: "customers")
+        try vt100.keys("2")
+        vt100.waitFor(text: "C1")
+        try vt100.keys("Q")
+        #expect(vt100.exitStatus() == 0)
+    }
+
+    @Test("a product id holding ESC [2J and OSC 52 is shown escaped and never reaches the terminal")
+    func hostileData() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url], width: 120, height: 40)
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.type(":customer 6001")
+        try tmux.keys("Enter")
+        let screen = tmux.waitFor(text: "evil\\e[2J\\e]52;c;aGVsbG8=")
+        #expect(screen.contains("OWNED"))
+        try tmux.keys("Tab", "Tab", "Enter")
+        tmux.waitFor(text: "Transaction 6001")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+        let raw = tmux.rawOutput()
+        // ncurses clears the screen with ESC [2J itself: what must never appear is the data's own sequence.
+        #expect(!raw.isEmpty)
+        #expect(!raw.containsSequence(Array("evil\u{1B}".utf8)), "the product id's ESC reached the terminal")
+        #expect(!raw.containsSequence(Array("\u{1B}]52;c;aGVsbG8=".utf8)), "the product id's OSC 52 reached the terminal")
+        #expect(!raw.contains(0x07), "a BEL reached the terminal")
+        #expect(raw.containsSequence(Array("evil\\e[2J".utf8)), "the product id is not shown escaped")
+    }
+
+    @Test("no terminal, a dumb TERM and an unopenable ledger exit with a message before the screen is taken")
+    func refusals() throws {
+        let noTerminal = try Binary.run(["--ledger", "sqlite:/nonexistent/x.sqlite"])
+        #expect(noTerminal.status == 3, "\(noTerminal.stderr)")
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let piped = try Binary.run(["--ledger", ledger.url])
+        #expect(piped.status == 2)
+        #expect(piped.stderr.contains("needs a terminal"))
+        guard TmuxSession.available() else { return }
+        let dumb = try TmuxSession(arguments: ["--ledger", ledger.url], environment: ["TERM": "dumb"])
+        defer { dumb.kill() }
+        #expect(dumb.exitStatus() == 2)
+        let unknown = try TmuxSession(arguments: ["--ledger", ledger.url], environment: ["TERM": "no-such-terminal-xyz"])
+        defer { unknown.kill() }
+        #expect(unknown.exitStatus() == 2)
+        unknown.waitFor(text: "no-such-terminal-xyz")
+    }
+}
+
+extension Array where Element == UInt8 {
+    func containsSequence(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, count >= needle.count else { return false }
+        for start in 0...(count - needle.count) where self[start] == needle[0] {
+            if Array(self[start..<(start + needle.count)]) == needle { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Ledger
+import LedgerSQLite
+import ReceiptModel
+import Testing
+
+@testable import DeskUI
+@testable import ReceiptDeskCLI
+
+/// The dashboard's runtime over a real SQLite ledger, driven by scripted keys on a headless terminal,
+/// waiting on state (never on fixed sleeps).
+@Suite("Runtime: scripted keys over a real ledger")
+struct RuntimeTests {
+    /// A runtime as `receiptdesk` builds it, over `url`, read-only.
+    static func runtime(_ url: String, width: Int = 120, height: Int = 40) async throws -> (Runtime, SQLLedger) {
+        let now = currentTimestamp()
+        let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: true, mustExist: true)
+        let opened = Dashboard.Opened(ledger: ledger, name: url, now: now, isDemo: false)
+        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: true, operatorName: "test", mouse: false)
+        let themes = ThemeLoader(environment: [:])
+        let state = AppState(
+            width: width, height: height, now: now, isDemo: false, ledgerName: url, operatorName: "test", readOnly: true,
+            mouse: false, themeName: "default", themeNames: themes.names, catalog: .init())
+        let runtime = Runtime(
+            state: state, theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: width, height: height),
+            handlers: dashboard.handlers(opened, themes: themes))
+        // The dashboard polls the change signal twice a second, so a change shows within a second; the tests
+        // poll by hand.
+        #expect(runtime.pollMilliseconds <= 500)
+        runtime.pollMilliseconds = 0
+        await runtime.start()
+        return (runtime, ledger)
+    }
+
+    @Test("keys move between screens and open what is selected")
+    func keysOpenScreens() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (runtime, ledger) = try await Self.runtime(fixture.url)
+        defer { Task { try? await ledger.close() } }
+        #expect(runtime.state.screen == .overview)
+        #expect(runtime.state.overview?.counts.transactions == 3)
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.screen == .customers)
+        #expect(runtime.state.customerPage.total == 2)
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.screen == .customer)
+        #expect(runtime.state.customer?.records.id == runtime.state.customerPage.rows.first?.id)
+        await runtime.handle(.key(.char("5")))
+        #expect(runtime.state.screen == .refunds)
+        await runtime.handle(.key(.char("Q")))
+        #expect(runtime.state.quitting)
+        #expect(runtime.keyMilliseconds.count == 4)
+    }
+
+    @Test("another process's import shows at the next poll and the selected customer stays selected")
+    func liveRefresh() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (runtime, ledger) = try await Self.runtime(fixture.url)
+        defer { Task { try? await ledger.close() } }
+        // Most recent purchase first: C1 (2025-04-01), then C2 (2025-03-02); select C2.
+        await runtime.handle(.key(.char("2")))
+        await runtime.handle(.key(.char("s")))
+        #expect(runtime.state.customerQuery.sort == .lastActivity)
+        await runtime.handle(.key(.char("G")))
+        let selected = runtime.state.customerPage.rows[runtime.state.customerList.selected].id
+        #expect(runtime.state.customerList.selected == 1)
+        #expect(runtime.state.customerPage.total == 2)
+
+        // Another process imports a customer who bought on 2025-03-03: it sorts between the two, so the
+        // selected customer moves down a row and the selection must follow it.
+        let more = fixture.directory.appendingPathComponent("more.ndjson")
+        let line = #"{"transactionId":"7001","originalTransactionId":"7001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+        try Data((line + "\n").utf8).write(to: more)
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", fixture.url, more.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        // The first poll after the import sees it (so it shows within one poll interval).
+        await runtime.pollChanges()
+        #expect(runtime.state.customerPage.total == 3, "the first poll after the import did not show it")
+        #expect(runtime.state.customerList.selected == 2)
+        #expect(runtime.state.customerPage.rows[runtime.state.customerList.selected].id == selected)
+        // Screens not on view read the ledger when they are opened.
+        await runtime.handle(.key(.char("1")))
+        #expect(runtime.state.overview?.counts.transactions == 4)
+    }
+}

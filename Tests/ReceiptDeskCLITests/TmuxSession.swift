@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `receiptdesk` binary in a private tmux server: type keys, read the screen, record the bytes
+/// the terminal received. Each session has its own socket and is killed at the end.
+final class TmuxSession {
+    let socket = "rd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let directory: URL
+    let statusFile: URL
+    let rawFile: URL
+    private var killed = false
+
+    /// Whether tmux can run here. Under CI=true a missing tmux fails the test instead of skipping it.
+    static func available() -> Bool {
+        if run(["tmux", "-V"]).status == 0 { return true }
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            Issue.record("tmux is required under CI=true (apt-get install tmux); .ci/run installs it")
+        }
+        return false
+    }
+
+    /// Starts the binary with `arguments` at a size, in a clean environment plus `environment`.
+    init(arguments: [String], width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(socket)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        statusFile = directory.appendingPathComponent("status")
+        rawFile = directory.appendingPathComponent("raw")
+        let go = directory.appendingPathComponent("go")
+        var env = [
+            "PATH": "/usr/bin:/bin", "HOME": directory.path, "TERM": "xterm-256color", "LANG": "C.UTF-8", "USER": "e2e-agent",
+            "XDG_CACHE_HOME": directory.appendingPathComponent("cache").path,
+            "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path,
+            "XDG_DATA_HOME": directory.appendingPathComponent("data").path,
+        ]
+        for (key, value) in environment { env[key] = value }
+        let assignments = env.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quote($0.value))" }.joined(separator: " ")
+        let command = ([Binary.path] + arguments).map(Self.quote).joined(separator: " ")
+        // Wait for pipe-pane to be attached before the program writes its first byte. The shell survives the
+        // Ctrl-C it shares with the program (`trap :`, reset to the default in the program on exec), so it
+        // can write the program's exit status; then it keeps the pane (and what the program printed) open.
+        let script = "trap : INT; while [ ! -f \(Self.quote(go.path)) ]; do sleep 0.02; done; env -i \(assignments) \(command); echo $? > \(Self.quote(statusFile.path)); sleep 600"
+        try tmux(["new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)", "sh", "-c", script])
+        try tmux(["pipe-pane", "-o", "-t", "app", "cat >> \(Self.quote(rawFile.path))"])
+        FileManager.default.createFile(atPath: go.path, contents: Data())
+    }
+
+    deinit { kill() }
+
+    func kill() {
+        guard !killed else { return }
+        killed = true
+        _ = Self.run(["tmux", "-L", socket, "-f", "/dev/null", "kill-server"])
+        try? FileManager.default.removeItem(at: directory)
+        try? FileManager.default.removeItem(atPath: "/tmp/tmux-\(getuid())/\(socket)")
+    }
+
+    /// The screen as text.
+    func screen() -> String {
+        Self.run(["tmux", "-L", socket, "-f", "/dev/null", "capture-pane", "-p", "-t", "app"]).output
+    }
+
+    /// The screen with colour escapes (`capture-pane -e`).
+    func screenWithAttributes() -> String {
+        Self.run(["tmux", "-L", socket, "-f", "/dev/null", "capture-pane", "-p", "-e", "-t", "app"]).output
+    }
+
+    /// Every byte the program sent to the terminal so far.
+    func rawOutput() -> [UInt8] {
+        (try? [UInt8](Data(contentsOf: rawFile))) ?? []
+    }
+
+    /// Sends keys as tmux names them (`j`, `Enter`, `Escape`, `C-c`).
+    func keys(_ keys: String...) throws {
+        try tmux(["send-keys", "-t", "app"] + keys)
+    }
+
+    /// Types text literally.
+    func type(_ text: String) throws {
+        try tmux(["send-keys", "-t", "app", "-l", text])
+    }
+
+    func resize(width: Int, height: Int) throws {
+        try tmux(["resize-window", "-t", "app", "-x", "\(width)", "-y", "\(height)"])
+    }
+
+    /// Waits until the screen satisfies `condition` (polling, never a fixed sleep); records a failure and
+    /// returns the last screen when it does not within `seconds`.
+    @discardableResult
+    func waitFor(_ description: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation, _ condition: (String) -> Bool) -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = screen()
+            if condition(last) { return last }
+            usleep(30_000)
+        }
+        Issue.record("timed out waiting for \(description); screen:\n\(last)", sourceLocation: sourceLocation)
+        return last
+    }
+
+    @discardableResult
+    func waitFor(text: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        waitFor("\"\(text)\"", seconds: seconds, sourceLocation: sourceLocation) { $0.contains(text) }
+    }
+
+    /// The program's exit status, once it has exited.
+    func exitStatus(seconds: Double = 15) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let text = try? String(contentsOf: statusFile, encoding: .utf8), let status = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return status
+            }
+            usleep(30_000)
+        }
+        return nil
+    }
+
+    private func tmux(_ arguments: [String]) throws {
+        let result = Self.run(["tmux", "-L", socket, "-f", "/dev/null"] + arguments)
+        if result.status != 0 {
+            throw CLIFailure(message: "tmux \(arguments.first ?? "") failed (\(result.status)): \(result.output)")
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// Runs a program with posix_spawn and an empty signal mask, output to a file (a daemonising tmux
+    /// server would hold a pipe open forever).
+    static func run(_ arguments: [String]) -> (status: Int32, output: String) {
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("rd-spawn-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { unlink(outPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGCHLD, SIGPIPE, SIGWINCH] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard spawned == 0 else { return (127, "cannot start \(arguments[0])") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let exited = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (exited, output)
+    }
+}
+
+struct CLIFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
