@@ -394,7 +394,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     let columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 15), Column("status", 8), Column("cust", 7),
+        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7),
         Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("due", 8),
     ]
     let instant = state.instant.millisecondsSince1970

@@ -62,7 +62,13 @@ public struct Painter {
         sortColumn: Int? = nil, focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
     ) -> [Int] {
         guard height > 0, width > 0 else { return [] }
-        let widths = layout(columns, width: width)
+        // A scroll hint at the right end of the header, where in the list the window is out of all rows
+        // (`total`, when only a page of them is loaded); the columns give it room.
+        let visible = height - 1
+        let count = max(rows, total ?? rows)
+        let hint = count > visible ? " \(min(count, position.selected + 1))/\(count)" : ""
+        // Room for the widest hint, so columns keep their place as the selection moves.
+        let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)")))
         let header = theme.style("ui.header")
         buffer.fill(x: x, y: y, width: width, height: 1, style: header)
         var column = x
@@ -72,7 +78,6 @@ public struct Painter {
             buffer.putFitted(title, x: column, y: y, width: widths[index], style: header, alignRight: c.alignRight, ascii: glyphs == .ascii)
             column += widths[index] + 1
         }
-        let visible = height - 1
         for line in 0..<visible {
             let row = position.top + line
             let rowY = y + 1 + line
@@ -99,12 +104,8 @@ public struct Painter {
                 if focused { buffer.cursor = (x, rowY) }
             }
         }
-        let count = max(rows, total ?? rows)
-        if count > visible {
-            // A scroll hint at the right edge of the header: where in the list the window is, out of all
-            // rows (`total`, when only a page of them is loaded).
-            let label = " \(min(count, position.selected + 1))/\(count) "
-            buffer.put(label, x: x + width - DisplayWidth.of(label), y: y, style: theme.style("ui.text.muted"))
+        if !hint.isEmpty {
+            _ = buffer.put(hint, x: x + width - DisplayWidth.of(hint), y: y, style: theme.style("ui.text.muted"))
         }
         return widths
     }
