@@ -12,13 +12,22 @@ public struct CustomerFacts: Hashable, Sendable {
     public var environments: [String]
     public var transactionCount: Int
     public var refundCount: Int
+    /// Currencies whose totals do not fit in 64-bit milliunits: left out of ``netSpend`` and ``refunded``
+    /// rather than shown wrong, each with a sentence in ``warnings``.
+    public var unrepresentableCurrencies: [String] = []
+    /// What a person should know about these figures (totals that could not be computed).
+    public var warnings: [String] = []
 }
 
 extension CustomerHistory {
     /// Lifetime figures at `instant`; prices are milliunits of their currency, prorated refunds by their percentage.
+    ///
+    /// Every product and sum is checked: a currency whose figures overflow 64 bits is reported in
+    /// ``CustomerFacts/unrepresentableCurrencies`` instead of wrapping or trapping.
     public func facts(at instant: Timestamp) -> CustomerFacts {
         var net: [String: Int64] = [:]
         var refunded: [String: Int64] = [:]
+        var overflowed: [String: String] = [:]
         var first: Timestamp?
         var environments = Set<String>()
         var count = 0
@@ -29,17 +38,44 @@ extension CustomerHistory {
             if let environment = t.environment { environments.insert(environment.rawValue) }
             let isRefund = t.revocationDate.map { $0 <= instant } == true && t.isUpgraded != true
             if isRefund { refunds += 1 }
-            guard let price = t.price, let currency = t.currency else { continue }
-            let paid = price * Int64(max(1, t.quantity ?? 1))
-            net[currency, default: 0] += paid
+            guard let price = t.price, let currency = t.currency, overflowed[currency] == nil else { continue }
+            let quantity = Int64(max(1, t.quantity ?? 1))
+            guard let paid = checked(price.multipliedReportingOverflow(by: quantity)),
+                let total = checked(net[currency, default: 0].addingReportingOverflow(paid))
+            else {
+                overflowed[currency] = "\(currency) figures do not fit in 64-bit milliunits (transaction \(t.transactionId): price \(price) x \(quantity)); \(currency) is left out of the totals"
+                continue
+            }
+            net[currency] = total
             if isRefund {
-                let amount = paid * (t.revocationPercentage ?? 100_000) / 100_000
-                net[currency, default: 0] -= amount
-                refunded[currency, default: 0] += amount
+                let share = min(max(t.revocationPercentage ?? 100_000, 0), 100_000)
+                // paid x share / 100 000 in full width: the quotient is at most |paid|, so it always fits.
+                let product = paid.multipliedFullWidth(by: share)
+                let amount = Int64(100_000).dividingFullWidth(product).quotient
+                guard let netAfter = checked(total.subtractingReportingOverflow(amount)),
+                    let refundedAfter = checked(refunded[currency, default: 0].addingReportingOverflow(amount))
+                else {
+                    overflowed[currency] = "\(currency) figures do not fit in 64-bit milliunits (refund of transaction \(t.transactionId)); \(currency) is left out of the totals"
+                    continue
+                }
+                net[currency] = netAfter
+                refunded[currency] = refundedAfter
             }
         }
-        return CustomerFacts(
+        for currency in overflowed.keys {
+            net[currency] = nil
+            refunded[currency] = nil
+        }
+        var facts = CustomerFacts(
             netSpend: net, refunded: refunded, firstSeen: first, environments: environments.sorted(), transactionCount: count,
             refundCount: refunds)
+        facts.unrepresentableCurrencies = overflowed.keys.sorted()
+        facts.warnings = facts.unrepresentableCurrencies.compactMap { overflowed[$0] }
+        return facts
     }
+}
+
+/// The value of a `...ReportingOverflow` operation, or `nil` when it overflowed.
+func checked(_ result: (partialValue: Int64, overflow: Bool)) -> Int64? {
+    result.overflow ? nil : result.partialValue
 }

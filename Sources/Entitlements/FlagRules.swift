@@ -46,41 +46,75 @@ public struct FlagRules: Sendable {
 
     /// Reads `rule.parameter = value` lines (`quick-refund.windowHours = 24`, `app-issue.severity = high`,
     /// `late-refund.enabled = false`); `#` starts a comment.
+    ///
+    /// Every value is checked against the range its rule can use (a finite number, whole where it counts
+    /// something, `true` or `false` for `enabled`); anything else is an error naming the line.
     public static func parse(_ text: String) throws(CatalogError) -> FlagRules {
         var rules = FlagRules()
         for (lineIndex, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNumber = lineIndex + 1
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingWhitespace() } ?? ""
             if line.isEmpty { continue }
             let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
             let key = parts.first?.split(separator: ".", maxSplits: 1).map(String.init) ?? []
             guard parts.count == 2, key.count == 2, ruleIds.contains(key[0]) else {
-                throw CatalogError(line: lineIndex + 1, message: "expected RULE.PARAMETER = VALUE with a known rule id")
+                throw CatalogError(line: lineNumber, message: "expected RULE.PARAMETER = VALUE with a known rule id")
             }
             let (rule, parameter, value) = (key[0], key[1], parts[1])
-            func number() throws(CatalogError) -> Double {
-                guard let parsed = Double(value) else { throw CatalogError(line: lineIndex + 1, message: "\(value) is not a number") }
+            /// The value as a finite number within `range`; whole when `whole`.
+            func number(_ range: ClosedRange<Double>, whole: Bool = false) throws(CatalogError) -> Double {
+                guard let parsed = Double(value), parsed.isFinite else {
+                    throw CatalogError(line: lineNumber, message: "\(rule).\(parameter): \(value.prefix(40)) is not a finite number")
+                }
+                guard range.contains(parsed), !whole || parsed.rounded() == parsed else {
+                    let kind = whole ? "a whole number" : "a number"
+                    throw CatalogError(
+                        line: lineNumber,
+                        message: "\(rule).\(parameter) must be \(kind) from \(show(range.lowerBound)) to \(show(range.upperBound)), not \(value.prefix(40))")
+                }
                 return parsed
             }
             switch (rule, parameter) {
             case (_, "severity"):
-                guard let severity = Severity(rawValue: value) else { throw CatalogError(line: lineIndex + 1, message: "severity is info, low, medium, high or critical") }
+                guard let severity = Severity(rawValue: value) else { throw CatalogError(line: lineNumber, message: "severity is info, low, medium, high or critical") }
                 rules.severities[rule] = severity
             case (_, "enabled"):
-                if value == "false" { rules.disabled.insert(rule) } else { rules.disabled.remove(rule) }
-            case ("quick-refund", "windowHours"): rules.quickRefundWindow = Int64(try number() * 3_600_000)
-            case ("serial-refunder", "count"): rules.serialRefundCount = Int(try number())
-            case ("serial-refunder", "windowDays"): rules.serialRefundWindow = Int64(try number() * 86_400_000)
-            case ("refund-spike", "factor"): rules.spikeFactor = try number()
-            case ("refund-spike", "minimum"): rules.spikeMinimum = Int(try number())
-            case ("refund-spike", "trailingDays"): rules.spikeTrailingDays = Int(try number())
-            case ("late-refund", "share"): rules.lateRefundShare = try number()
-            case ("high-value", "price"): rules.highValuePrice = Int64(try number())
-            case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number() * 3_600_000)
-            default: throw CatalogError(line: lineIndex + 1, message: "\(rule) has no parameter \(parameter)")
+                switch value {
+                case "false": rules.disabled.insert(rule)
+                case "true": rules.disabled.remove(rule)
+                default: throw CatalogError(line: lineNumber, message: "\(rule).enabled is true or false, not \(value.prefix(40))")
+                }
+            case ("quick-refund", "windowHours"): rules.quickRefundWindow = Int64(try number(Limits.hours) * 3_600_000)
+            case ("serial-refunder", "count"): rules.serialRefundCount = Int(try number(Limits.count, whole: true))
+            case ("serial-refunder", "windowDays"): rules.serialRefundWindow = Int64(try number(Limits.days) * 86_400_000)
+            case ("refund-spike", "factor"): rules.spikeFactor = try number(Limits.factor)
+            case ("refund-spike", "minimum"): rules.spikeMinimum = Int(try number(Limits.count, whole: true))
+            case ("refund-spike", "trailingDays"): rules.spikeTrailingDays = Int(try number(Limits.trailingDays, whole: true))
+            case ("late-refund", "share"): rules.lateRefundShare = try number(0...1)
+            case ("high-value", "price"): rules.highValuePrice = Int64(try number(Limits.price, whole: true))
+            case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number(Limits.hours) * 3_600_000)
+            default: throw CatalogError(line: lineNumber, message: "\(rule) has no parameter \(parameter)")
             }
         }
         return rules
     }
+
+    /// The ranges a rules file may set; each fits its field with room to spare.
+    enum Limits {
+        /// Ten years, in hours.
+        static let hours: ClosedRange<Double> = 0...87_600
+        /// Ten years, in days.
+        static let days: ClosedRange<Double> = 0...3650
+        static let trailingDays: ClosedRange<Double> = 1...3650
+        static let count: ClosedRange<Double> = 1...1_000_000
+        static let factor: ClosedRange<Double> = 0...1_000_000
+        /// A trillion units of a currency, in milliunits.
+        static let price: ClosedRange<Double> = 0...1e15
+    }
+}
+
+private func show(_ value: Double) -> String {
+    value.rounded() == value && value.magnitude < 1e18 ? String(Int64(value)) : String(value)
 }
 
 /// A refund as the rules see it: the transaction, its customer, and when the ledger learned of it.
@@ -154,12 +188,15 @@ extension FlagRules {
     /// Runs every enabled rule over the ledger's refunds and notifications at `now`.
     public func evaluate(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> [RefundFlag] {
         var findings: [RefundFlag] = []
-        func raise(_ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil, _ detail: String) {
+        func raise(
+            _ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil,
+            transactionId: String? = nil, _ detail: String
+        ) {
             guard !disabled.contains(rule) else { return }
             findings.append(RefundFlag(
                 id: "\(rule):\(id)", rule: rule, severity: severities[rule] ?? .medium, customerId: customer,
-                transactionId: t?.transactionId, productId: product ?? t?.productId, amount: t?.price, currency: t?.currency,
-                at: at, detail: detail))
+                transactionId: transactionId ?? t?.transactionId, productId: product ?? t?.productId, amount: t?.price,
+                currency: t?.currency, at: at, detail: detail))
         }
         let real = refunds.filter { $0.transaction.revocationDate != nil && !($0.transaction.isUpgraded == true && $0.transaction.revocationType != .familyRevoke) }
         var byCustomer: [Int64: [Transaction]] = [:]
@@ -173,8 +210,8 @@ extension FlagRules {
             }
             if let customer = fact.customerId { byCustomer[customer, default: []].append(t) }
             if let product = t.productId { byProductDay[product, default: [:]][revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1 }
-            if let purchase = t.purchaseDate, revoked.millisecondsSince1970 - purchase.millisecondsSince1970 <= quickRefundWindow {
-                let hours = (revoked.millisecondsSince1970 - purchase.millisecondsSince1970) / 3_600_000
+            if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= quickRefundWindow {
+                let hours = purchase.distance(to: revoked) / 3_600_000
                 raise("quick-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded \(hours) h after purchase")
             }
             if t.revocationReason == .appIssue {
@@ -184,7 +221,7 @@ extension FlagRules {
                 raise("partial-refund", revoked, t.transactionId, t, customer: fact.customerId, "partial refund of \(Double(percentage) / 1000)%")
             }
             if let purchase = t.purchaseDate, let expires = t.expiresDate, expires > purchase {
-                let share = Double(revoked.millisecondsSince1970 - purchase.millisecondsSince1970) / Double(expires.millisecondsSince1970 - purchase.millisecondsSince1970)
+                let share = Double(purchase.distance(to: revoked)) / Double(purchase.distance(to: expires))
                 if share >= lateRefundShare {
                     raise("late-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded after \(Int(min(share, 1) * 100))% of the period was used")
                 }
@@ -197,7 +234,7 @@ extension FlagRules {
             let sorted = list.sorted { $0.revocationDate! < $1.revocationDate! }
             var start = 0
             for end in sorted.indices {
-                while sorted[end].revocationDate!.millisecondsSince1970 - sorted[start].revocationDate!.millisecondsSince1970 > serialRefundWindow { start += 1 }
+                while sorted[start].revocationDate!.distance(to: sorted[end].revocationDate!) > serialRefundWindow { start += 1 }
                 if end - start + 1 >= serialRefundCount {
                     let window = sorted[start...end]
                     raise("serial-refunder", sorted[end].revocationDate!, "C\(customer):\(sorted[start].transactionId)", sorted[end], customer: customer,
@@ -206,14 +243,16 @@ extension FlagRules {
                 }
             }
         }
+        // A rules file cannot set these out of range; a caller setting them in code gets the nearest usable value.
+        let trailingDays = min(max(spikeTrailingDays, 1), 3650)
         for (product, days) in byProductDay {
             for (day, count) in days where count >= spikeMinimum {
-                let trailing = (1...spikeTrailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
-                let mean = Double(trailing) / Double(spikeTrailingDays)
-                if Double(count) >= spikeFactor * max(mean, 1.0 / Double(spikeTrailingDays)) {
+                let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
+                let mean = Double(trailing) / Double(trailingDays)
+                if Double(count) >= spikeFactor * max(mean, 1.0 / Double(trailingDays)) {
                     let date = Timestamp(millisecondsSince1970: day * 86_400_000)
                     raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))", nil, customer: nil, product: product,
-                          "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(spikeTrailingDays)-day mean of \(String(format2(mean)))/day")
+                          "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day")
                 }
             }
         }
@@ -225,11 +264,11 @@ extension FlagRules {
             case .consumptionRequest:
                 let deadline = at.adding(milliseconds: consumptionDeadline)
                 let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
-                raise("consumption-request", at, key, nil, customer: fact.customerId, product: fact.productId, "refund requested; \(state)")
-                findings[findings.count - 1].transactionId = fact.transactionId
+                raise("consumption-request", at, key, nil, customer: fact.customerId, product: fact.productId,
+                      transactionId: fact.transactionId, "refund requested; \(state)")
             case .refundReversed:
-                raise("refund-reversed", at, key, nil, customer: fact.customerId, product: fact.productId, "Apple reversed a refund; access reinstated")
-                findings[findings.count - 1].transactionId = fact.transactionId
+                raise("refund-reversed", at, key, nil, customer: fact.customerId, product: fact.productId,
+                      transactionId: fact.transactionId, "Apple reversed a refund; access reinstated")
             default: continue
             }
         }

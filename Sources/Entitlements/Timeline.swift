@@ -27,7 +27,7 @@ public struct TimelineEvent: Hashable, Sendable {
     }
 
     /// Whether `seenAt` should be shown: it differs from `at` by more than a minute.
-    public var learnedLate: Bool { seenAt.millisecondsSince1970 - at.millisecondsSince1970 > 60_000 }
+    public var learnedLate: Bool { at.distance(to: seenAt) > 60_000 }
 }
 
 extension CustomerHistory {
@@ -89,12 +89,17 @@ extension CustomerHistory {
                     // A superseded period: the transaction that replaced it tells the story.
                     continue
                 }
-                let gap = (t.purchaseDate?.millisecondsSince1970 ?? 0) - (prior.expiresDate?.millisecondsSince1970 ?? Int64.min / 2)
-                let priorEnded = prior.revocationDate.map { $0 < (prior.expiresDate ?? $0) && prior.isUpgraded != true } ?? false
-                if gap > 60_000 || priorEnded {
-                    let end = priorEnded ? prior.revocationDate! : prior.expiresDate!
-                    if !priorEnded { add(end, seen, .expired, prior, "period ended") }
-                    let gapLength = max(0, (t.purchaseDate?.millisecondsSince1970 ?? 0) - end.millisecondsSince1970)
+                // The prior period ended early when it was revoked before its expiry; it lapsed when the next
+                // one began more than a minute after it expired. Without both dates there is no gap to tell.
+                let revokedEnd = prior.revocationDate.flatMap { revoked in
+                    prior.isUpgraded != true && prior.expiresDate.map { revoked < $0 } == true ? revoked : nil
+                }
+                let expiredEnd = prior.expiresDate.flatMap { expires in
+                    t.purchaseDate.map { expires.distance(to: $0) > 60_000 } == true ? expires : nil
+                }
+                if let end = revokedEnd ?? expiredEnd {
+                    if revokedEnd == nil { add(end, seen, .expired, prior, "period ended") }
+                    let gapLength = max(0, t.purchaseDate.map { end.distance(to: $0) } ?? 0)
                     add(end, seen, .lapsed, prior, "no subscription for \(describeDuration(gapLength))")
                     add(t.purchaseDate, seen, .resubscribed, t, "subscribed again to \(t.productId ?? "?")")
                 } else if prior.productId != t.productId {
@@ -128,7 +133,7 @@ extension CustomerHistory {
                 let off = subtype == .autoRenewDisabled || (n.version == "1" && n.autoRenewStatus == false)
                 let on = subtype == .autoRenewEnabled || (n.version == "1" && n.autoRenewStatus == true)
                 if off {
-                    if let request = refundRequestAt, at.millisecondsSince1970 - request.millisecondsSince1970 <= 86_400_000 {
+                    if let request = refundRequestAt, request.distance(to: at) <= 86_400_000 {
                         note(.autoRenewDisabled, "renewal turned off by Apple after a refund request, not by the customer")
                     } else {
                         note(.autoRenewDisabled, "the customer turned renewal off")
@@ -207,9 +212,12 @@ extension CustomerHistory {
         for event in events {
             // Renewal-state changes are told by renewal infos and notifications alike: one per minute.
             let stateChange: Set<EventKind> = [.autoRenewDisabled, .autoRenewEnabled, .billingIssue, .gracePeriodStarted, .billingRecovered]
-            let key = stateChange.contains(event.kind) || event.transactionId == nil
-                ? "\(event.kind.rawValue)|\(event.at.millisecondsSince1970 / 60_000)"
-                : "\(event.kind.rawValue)|\(event.transactionId!)"
+            let key: String
+            if let transactionId = event.transactionId, !stateChange.contains(event.kind) {
+                key = "\(event.kind.rawValue)|\(transactionId)"
+            } else {
+                key = "\(event.kind.rawValue)|\(event.at.millisecondsSince1970 / 60_000)"
+            }
             if let index = seen[key] {
                 out[index].seenAt = min(out[index].seenAt, event.seenAt)
             } else {

@@ -15,9 +15,20 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         lhs.millisecondsSince1970 < rhs.millisecondsSince1970
     }
 
-    /// The instant `milliseconds` later (or earlier, when negative).
+    /// The instant `milliseconds` later (or earlier, when negative), held at the first or last
+    /// representable instant rather than wrapping around (data can carry any 64-bit value).
     public func adding(milliseconds: Int64) -> Timestamp {
-        Timestamp(millisecondsSince1970: millisecondsSince1970 &+ milliseconds)
+        let (sum, overflow) = millisecondsSince1970.addingReportingOverflow(milliseconds)
+        guard overflow else { return Timestamp(millisecondsSince1970: sum) }
+        return Timestamp(millisecondsSince1970: milliseconds < 0 ? .min : .max)
+    }
+
+    /// Milliseconds from this instant to `other` (negative when `other` is earlier), held at
+    /// `Int64.min` / `Int64.max` when the true distance does not fit.
+    public func distance(to other: Timestamp) -> Int64 {
+        let (difference, overflow) = other.millisecondsSince1970.subtractingReportingOverflow(millisecondsSince1970)
+        guard overflow else { return difference }
+        return other.millisecondsSince1970 < millisecondsSince1970 ? .min : .max
     }
 
     /// ISO 8601 in UTC with millisecond precision, e.g. `2021-03-22T11:13:18.724Z`.
@@ -26,8 +37,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// ISO 8601 in UTC, seconds precision when the milliseconds are zero.
     public var iso8601: String {
         let ms = millisecondsSince1970
-        var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
-        let msOfDay = ms - days * 86_400_000
+        // Floor division without the subtraction that would overflow at Int64.min.
+        var days = ms / 86_400_000
+        var msOfDay = ms % 86_400_000
+        if msOfDay < 0 {
+            days -= 1
+            msOfDay += 86_400_000
+        }
         // Civil-from-days (proleptic Gregorian), after Howard Hinnant's public-domain algorithm.
         days += 719_468
         let era = (days >= 0 ? days : days - 146_096) / 146_097

@@ -65,3 +65,30 @@ struct ReceiptModelTests {
         #expect(JSONValue.object(object)["b"] == .number("1"))
     }
 }
+
+@Suite("Timestamp arithmetic on any 64-bit value")
+struct TimestampArithmeticTests {
+    @Test("adding holds at the last or first instant instead of wrapping")
+    func addingSaturates() {
+        #expect(Timestamp(millisecondsSince1970: .max - 5).adding(milliseconds: 12 * 3_600_000).millisecondsSince1970 == .max)
+        #expect(Timestamp(millisecondsSince1970: .min + 5).adding(milliseconds: -10).millisecondsSince1970 == .min)
+        #expect(Timestamp(millisecondsSince1970: 1000).adding(milliseconds: -1500).millisecondsSince1970 == -500)
+    }
+
+    @Test("distance is other minus self, held at Int64's bounds")
+    func distanceSaturates() {
+        let early = Timestamp(millisecondsSince1970: .min)
+        let late = Timestamp(millisecondsSince1970: .max)
+        #expect(early.distance(to: late) == .max)
+        #expect(late.distance(to: early) == .min)
+        #expect(Timestamp(millisecondsSince1970: 10).distance(to: Timestamp(millisecondsSince1970: 4)) == -6)
+    }
+
+    @Test("the extreme instants print without trapping", arguments: [Int64.min, Int64.max, -1, -86_400_000])
+    func extremesPrint(ms: Int64) {
+        let text = Timestamp(millisecondsSince1970: ms).iso8601
+        #expect(text.hasSuffix("Z"))
+        if ms == -1 { #expect(text == "1969-12-31T23:59:59.999Z") }
+        if ms == -86_400_000 { #expect(text == "1969-12-31T00:00:00Z") }
+    }
+}
