@@ -24,6 +24,9 @@ struct BrowseBench: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The instant the dashboard treats as now (ISO 8601 or milliseconds; default: the clock).", valueName: "DATE"))
     var now: String?
 
+    @Flag(help: "Print each key's screen and time to standard error.")
+    var verbose = false
+
     func run() async throws {
         let started = ContinuousClock.now
         let instant = try now.map { try parseInstant($0, option: "--now") } ?? currentTimestamp()
@@ -47,7 +50,9 @@ struct BrowseBench: AsyncParsableCommand {
             let screen = runtime.state.screen.title.lowercased()
             let before = ContinuousClock.now
             await runtime.handle(InputEvent.key(key))
-            perScreen[screen, default: []].append(milliseconds(ContinuousClock.now - before))
+            let took = milliseconds(ContinuousClock.now - before)
+            perScreen[screen, default: []].append(took)
+            if verbose { FileHandle.standardError.write(Data("\(screen) \(key.label) \(format(took)) ms\n".utf8)) }
         }
         try? await opened.ledger.close()
 
@@ -61,7 +66,7 @@ struct BrowseBench: AsyncParsableCommand {
     }
 
     /// The walk: every screen, with the keys people press there most (moving, paging, sorting, filtering,
-    /// opening, going back). The customer opened is whichever the list shows first.
+    /// filtering by an id prefix, opening, going back). The customer opened is whichever the list shows first.
     static let script: [DeskUI.Key] = {
         var keys: [DeskUI.Key] = []
         keys += [.down, .up, .tab]                                        // overview
@@ -69,6 +74,8 @@ struct BrowseBench: AsyncParsableCommand {
         keys += Array(repeating: .char("j"), count: 40)
         keys += Array(repeating: .pageDown, count: 10)                   // pages past what is loaded
         keys += [.char("G"), .char("g"), .char("s"), .char("s"), .char("s"), .char("e"), .char("e"), .char("e")]
+        keys += [.char("/"), .char("1"), .char("5"), .enter]              // filter by an id prefix
+        keys += [.char("j"), .char("/"), .backspace, .backspace, .enter]  // and clear it
         keys += [.char("j"), .char("j"), .enter]                          // open a customer
         keys += Array(repeating: .char("j"), count: 10) + [.tab, .char("j"), .char("j"), .tab, .tab]
         keys += [.enter, .char("j"), .escape]                             // a transaction, and back
