@@ -46,8 +46,19 @@ public struct CustomerHistory: Sendable {
             }
         }
         self.chainProducts = chainProducts
-        self.renewals = renewals.sorted { $0.seenAt < $1.seenAt }
-        self.notifications = notifications.sorted { $0.seenAt < $1.seenAt }
+        // By when they were seen; sightings at the same instant by their content, so that the order the
+        // caller gave them in never changes a timeline or which renewal info is the latest.
+        self.renewals = renewals.sorted { a, b in
+            if a.seenAt != b.seenAt { return a.seenAt < b.seenAt }
+            return String(describing: a.info) < String(describing: b.info)
+        }
+        self.notifications = notifications.sorted { a, b in
+            if a.seenAt != b.seenAt { return a.seenAt < b.seenAt }
+            let left = (a.notification.signedDate?.millisecondsSince1970 ?? .min, a.notification.notificationUUID ?? "", a.transactionId ?? "")
+            let right = (b.notification.signedDate?.millisecondsSince1970 ?? .min, b.notification.notificationUUID ?? "", b.transactionId ?? "")
+            if left != right { return left < right }
+            return String(describing: (a.notification, a.productId)) < String(describing: (b.notification, b.productId))
+        }
     }
 
     /// One transaction per subscription period: a restore gives a period a new transactionId but keeps its
@@ -55,13 +66,17 @@ public struct CustomerHistory: Sendable {
     /// takes the facts the others add (subscription group, revocation). Products without a group learn it
     /// from another transaction of the same product.
     static func periods(_ transactions: [Transaction], firstSeen: inout [String: Timestamp]) -> [Transaction] {
+        // In transaction id order, not the caller's: the same transactions always give the same periods.
+        let ordered = transactions.sorted {
+            ($0.transactionId.count, $0.transactionId) < ($1.transactionId.count, $1.transactionId)
+        }
         var groups: [String: String] = [:]
-        for t in transactions {
-            if let product = t.productId, let group = t.subscriptionGroupIdentifier { groups[product] = group }
+        for t in ordered {
+            if let product = t.productId, let group = t.subscriptionGroupIdentifier, groups[product] == nil { groups[product] = group }
         }
         var byPeriod: [String: Int] = [:]
         var out: [Transaction] = []
-        for t in transactions.sorted(by: { ($0.transactionId.count, $0.transactionId) < ($1.transactionId.count, $1.transactionId) }) {
+        for t in ordered {
             var t = t
             if t.subscriptionGroupIdentifier == nil, let product = t.productId { t.subscriptionGroupIdentifier = groups[product] }
             guard let period = t.webOrderLineItemId, period != "0" else {

@@ -21,6 +21,8 @@ public struct CustomerFacts: Hashable, Sendable {
 
 extension CustomerHistory {
     /// Lifetime figures at `instant`; prices are milliunits of their currency, prorated refunds by their percentage.
+    /// A refund counts when it is one by ``Transaction/revocation`` and is in force at `instant` (not reversed);
+    /// a family revoke moved no money and an upgrade's prorated cancellation is the upgrade.
     ///
     /// Every product and sum is checked: a currency whose figures overflow 64 bits is reported in
     /// ``CustomerFacts/unrepresentableCurrencies`` instead of wrapping or trapping.
@@ -36,8 +38,8 @@ extension CustomerHistory {
             count += 1
             if let start = t.purchaseDate ?? firstSeen[t.transactionId] { first = min(first ?? start, start) }
             if let environment = t.environment { environments.insert(environment.rawValue) }
-            let isRefund = t.revocationDate.map { $0 <= instant } == true && t.isUpgraded != true
-            if isRefund { refunds += 1 }
+            let refundedShare = revocation(of: t, at: instant)?.refundedShare
+            if refundedShare != nil { refunds += 1 }
             guard let price = t.price, let currency = t.currency, overflowed[currency] == nil else { continue }
             let quantity = Int64(max(1, t.quantity ?? 1))
             guard let paid = checked(price.multipliedReportingOverflow(by: quantity)),
@@ -47,8 +49,7 @@ extension CustomerHistory {
                 continue
             }
             net[currency] = total
-            if isRefund {
-                let share = min(max(t.revocationPercentage ?? 100_000, 0), 100_000)
+            if let share = refundedShare {
                 // paid x share / 100 000 in full width: the quotient is at most |paid|, so it always fits.
                 let product = paid.multipliedFullWidth(by: share)
                 let amount = Int64(100_000).dividingFullWidth(product).quotient

@@ -66,13 +66,7 @@ extension CustomerHistory {
         }
     }
 
-    private func revoked(_ t: Transaction, at instant: Timestamp) -> Bool {
-        guard let date = t.revocationDate, date <= instant else { return false }
-        if let reversed = refundReversal(of: t.transactionId, at: instant), reversed >= date { return false }
-        // An upgrade's prorated cancellation is the upgrade, not a revocation of access.
-        if t.isUpgraded == true && t.revocationType != .familyRevoke { return false }
-        return true
-    }
+    private func revoked(_ t: Transaction, at instant: Timestamp) -> Bool { revocation(of: t, at: instant) != nil }
 
     private func state(of name: String, _ group: [Transaction], at instant: Timestamp, catalog: Catalog) -> Entitlement {
         let started = group.filter { ($0.purchaseDate ?? instant) <= instant }
@@ -167,7 +161,7 @@ extension CustomerHistory {
     }
 
     private func revokedEntitlement(_ name: String, _ t: Transaction) -> Entitlement {
-        let family = t.revocationType == .familyRevoke || t.inAppOwnershipType == .familyShared && t.revocationReason == nil
+        let family = t.revocation.map { !$0.isRefund } ?? false
         var e = base(name, .revoked, t, family ? "family sharing access revoked \(t.revocationDate?.iso8601 ?? "")" : "refunded \(t.revocationDate?.iso8601 ?? "")")
         if !family, let reason = t.revocationReason { e.reason += reason == .appIssue ? " (app issue)" : " (other reason)" }
         e.revocationDate = t.revocationDate

@@ -198,17 +198,22 @@ extension FlagRules {
                 transactionId: transactionId ?? t?.transactionId, productId: product ?? t?.productId, amount: t?.price,
                 currency: t?.currency, at: at, detail: detail))
         }
-        let real = refunds.filter { $0.transaction.revocationDate != nil && !($0.transaction.isUpgraded == true && $0.transaction.revocationType != .familyRevoke) }
-        var byCustomer: [Int64: [Transaction]] = [:]
+        var byCustomer: [Int64: [(revoked: Timestamp, transaction: Transaction)]] = [:]
         var byProductDay: [String: [Int64: Int]] = [:]
-        for fact in real {
+        for fact in refunds {
             let t = fact.transaction
-            let revoked = t.revocationDate!
-            if t.revocationType == .familyRevoke {
-                raise("family-revoke", revoked, t.transactionId, t, customer: fact.customerId, "family sharing access revoked")
+            let revoked: Timestamp
+            let share: Int64
+            switch t.revocation {
+            case nil: continue
+            case .familyRevoke(let at)?:
+                raise("family-revoke", at, t.transactionId, t, customer: fact.customerId, "family sharing access revoked")
                 continue
+            case .refund(let at, let refunded)?:
+                revoked = at
+                share = refunded
             }
-            if let customer = fact.customerId { byCustomer[customer, default: []].append(t) }
+            if let customer = fact.customerId { byCustomer[customer, default: []].append((revoked, t)) }
             if let product = t.productId { byProductDay[product, default: [:]][revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1 }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= quickRefundWindow {
                 let hours = purchase.distance(to: revoked) / 3_600_000
@@ -217,8 +222,8 @@ extension FlagRules {
             if t.revocationReason == .appIssue {
                 raise("app-issue", revoked, t.transactionId, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
             }
-            if let percentage = t.revocationPercentage, percentage < 100_000 {
-                raise("partial-refund", revoked, t.transactionId, t, customer: fact.customerId, "partial refund of \(Double(percentage) / 1000)%")
+            if share < 100_000 {
+                raise("partial-refund", revoked, t.transactionId, t, customer: fact.customerId, "partial refund of \(Double(share) / 1000)%")
             }
             if let purchase = t.purchaseDate, let expires = t.expiresDate, expires > purchase {
                 let share = Double(purchase.distance(to: revoked)) / Double(purchase.distance(to: expires))
@@ -231,14 +236,14 @@ extension FlagRules {
             }
         }
         for (customer, list) in byCustomer {
-            let sorted = list.sorted { $0.revocationDate! < $1.revocationDate! }
+            let sorted = list.sorted { ($0.revoked, $0.transaction.transactionId) < ($1.revoked, $1.transaction.transactionId) }
             var start = 0
             for end in sorted.indices {
-                while sorted[start].revocationDate!.distance(to: sorted[end].revocationDate!) > serialRefundWindow { start += 1 }
+                while sorted[start].revoked.distance(to: sorted[end].revoked) > serialRefundWindow { start += 1 }
                 if end - start + 1 >= serialRefundCount {
-                    let window = sorted[start...end]
-                    raise("serial-refunder", sorted[end].revocationDate!, "C\(customer):\(sorted[start].transactionId)", sorted[end], customer: customer,
-                          "\(window.count) refunds within \(serialRefundWindow / 86_400_000) days: \(window.map(\.transactionId).joined(separator: ", "))")
+                    let window = sorted[start...end].map(\.transaction.transactionId)
+                    raise("serial-refunder", sorted[end].revoked, "C\(customer):\(window[0])", sorted[end].transaction, customer: customer,
+                          "\(window.count) refunds within \(serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))")
                     break
                 }
             }
@@ -278,7 +283,7 @@ extension FlagRules {
     /// Refund outcomes over the ledger's refunds and notifications.
     public func outcomes(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> RefundOutcomes {
         var outcomes = RefundOutcomes()
-        outcomes.refunded = refunds.filter { $0.transaction.revocationDate != nil && $0.transaction.isUpgraded != true }.count
+        outcomes.refunded = refunds.filter { $0.transaction.revocation?.isRefund == true }.count
         for fact in notifications {
             switch fact.notification.notificationType {
             case .refundDeclined: outcomes.declined += 1

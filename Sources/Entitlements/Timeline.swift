@@ -53,24 +53,22 @@ extension CustomerHistory {
             } else {
                 add(t.purchaseDate, seenAt(t), .purchase, t, "bought \(t.productId ?? "?")" + (type == .consumable ? " (consumable)" : ""))
             }
-            if let revoked = t.revocationDate {
-                if t.isUpgraded == true && t.revocationType != .familyRevoke {
-                    continue  // the prorated cancellation of an upgrade
-                }
+            // An upgrade's prorated cancellation has no revocation: the upgrade tells it.
+            switch t.revocation {
+            case nil: break
+            case .familyRevoke(let revoked)?:
                 refundedIds.insert(t.transactionId)
-                if t.revocationType == .familyRevoke {
-                    add(revoked, seenAt(t), .familyRevoked, t, "family sharing access revoked")
-                } else {
-                    var detail = "Apple refunded it"
-                    if let reason = t.revocationReason { detail += reason == .appIssue ? ": app issue" : ": other reason" }
-                    if let percentage = t.revocationPercentage, percentage < 100_000 {
-                        detail += " (partial, \(percentage / 1000)%)"
-                    }
-                    add(revoked, seenAt(t), .refunded, t, detail)
-                }
+                add(revoked, seenAt(t), .familyRevoked, t, "family sharing access revoked")
+            case .refund(let revoked, let share)?:
+                refundedIds.insert(t.transactionId)
+                var detail = "Apple refunded it"
+                if let reason = t.revocationReason { detail += reason == .appIssue ? ": app issue" : ": other reason" }
+                if share < 100_000 { detail += " (partial, \(share / 1000)%)" }
+                add(revoked, seenAt(t), .refunded, t, detail)
             }
         }
-        for (_, chain) in chains {
+        // By entitlement name: a dictionary's own order differs from one instance to the next.
+        for (_, chain) in chains.sorted(by: { $0.key < $1.key }) {
             var previous: Transaction?
             for t in chain {
                 let seen = seenAt(t)
@@ -91,8 +89,8 @@ extension CustomerHistory {
                 }
                 // The prior period ended early when it was revoked before its expiry; it lapsed when the next
                 // one began more than a minute after it expired. Without both dates there is no gap to tell.
-                let revokedEnd = prior.revocationDate.flatMap { revoked in
-                    prior.isUpgraded != true && prior.expiresDate.map { revoked < $0 } == true ? revoked : nil
+                let revokedEnd = prior.revocation.flatMap { revocation in
+                    prior.expiresDate.map { revocation.date < $0 } == true ? revocation.date : nil
                 }
                 let expiredEnd = prior.expiresDate.flatMap { expires in
                     t.purchaseDate.map { expires.distance(to: $0) > 60_000 } == true ? expires : nil
@@ -112,7 +110,7 @@ extension CustomerHistory {
                 }
             }
             if let last = previous, let expires = last.expiresDate, expires <= instant,
-                last.revocationDate == nil || last.isUpgraded == true
+                last.revocation == nil
             {
                 add(expires, seenAt(last), .expired, last, "period ended")
             }
@@ -189,7 +187,7 @@ extension CustomerHistory {
             inRetry[key] = retry
         }
 
-        return dedupe(events).sorted { ($0.at, order($0.kind)) < ($1.at, order($1.kind)) }
+        return dedupe(events).sorted(by: timelineOrder)
     }
 
     private func change(from prior: Transaction, to t: Transaction, catalog: Catalog) -> EventKind {
@@ -226,6 +224,17 @@ extension CustomerHistory {
             }
         }
         return out
+    }
+
+    /// Oldest first, then by kind in DESIGN's order; ties broken by every other field, so that the same
+    /// history always gives the same timeline, byte for byte.
+    private func timelineOrder(_ a: TimelineEvent, _ b: TimelineEvent) -> Bool {
+        if a.at != b.at { return a.at < b.at }
+        if a.kind != b.kind { return order(a.kind) < order(b.kind) }
+        if a.productId != b.productId { return (a.productId ?? "") < (b.productId ?? "") }
+        if a.transactionId != b.transactionId { return (a.transactionId ?? "") < (b.transactionId ?? "") }
+        if a.detail != b.detail { return a.detail < b.detail }
+        return a.seenAt < b.seenAt
     }
 
     private func order(_ kind: EventKind) -> Int { EventKind.allCases.firstIndex(of: kind) ?? 0 }

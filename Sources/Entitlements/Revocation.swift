@@ -1,0 +1,60 @@
+import ReceiptModel
+
+/// What a revocation took away: the one definition of "is this a real refund" that entitlements,
+/// spend, timelines and refund flags all use.
+///
+/// - A revocation of type FAMILY_REVOKE, or of a family-shared transaction with no refund reason, is a
+///   family member losing shared access: no money moved for this customer.
+/// - An upgraded transaction's revocation is the prorated cancellation of the upgrade: neither.
+/// - Any other revocation is Apple refunding the purchase, in full or (with a percentage) in part.
+public enum Revocation: Hashable, Sendable {
+    /// Apple refunded the purchase; `share` is the refunded part in thousandths of a percent (100 000 = all).
+    case refund(at: Timestamp, share: Int64)
+    /// A family member lost access another member shared.
+    case familyRevoke(at: Timestamp)
+
+    /// When the revocation took effect.
+    public var date: Timestamp {
+        switch self {
+        case .refund(let at, _), .familyRevoke(let at): at
+        }
+    }
+
+    /// Whether Apple took money back.
+    public var isRefund: Bool {
+        if case .refund = self { return true }
+        return false
+    }
+
+    /// The refunded share, 0 to 100 000; `nil` for a family revoke.
+    public var refundedShare: Int64? {
+        if case .refund(_, let share) = self { return share }
+        return nil
+    }
+}
+
+extension Transaction {
+    /// This transaction's revocation as the rules read it, or `nil` when it was not revoked or the
+    /// revocation is an upgrade's prorated cancellation.
+    public var revocation: Revocation? {
+        guard let date = revocationDate else { return nil }
+        let family = revocationType == .familyRevoke
+            || (inAppOwnershipType == .familyShared && revocationReason == nil && revocationType == nil)
+        if family { return .familyRevoke(at: date) }
+        if isUpgraded == true { return nil }
+        // Apple sends 0...100 000; anything else is read as the nearest possible share.
+        return .refund(at: date, share: min(max(revocationPercentage ?? 100_000, 0), 100_000))
+    }
+}
+
+extension CustomerHistory {
+    /// The revocation in force at `instant`: taken effect by then and not reversed since
+    /// (REFUND_REVERSED reinstates what the refund took away).
+    public func revocation(of t: Transaction, at instant: Timestamp) -> Revocation? {
+        guard let revocation = t.revocation, revocation.date <= instant else { return nil }
+        if let reversed = refundReversal(of: t.transactionId, at: instant), reversed >= revocation.date {
+            return nil
+        }
+        return revocation
+    }
+}
