@@ -11,18 +11,51 @@ import PostgresNIO
 /// The ledger's shared SQL runs synchronously inside a transaction, so each transaction runs on this
 /// backend's own serial queue and waits on postgres-nio's futures there, never on an event loop or a
 /// Swift concurrency thread.
+///
+/// A lost connection (the server restarted, the network dropped, a statement outlived its timeout) is
+/// dropped and the next transaction opens a new one, so a dashboard left open recovers by itself when
+/// the server is back. Every wait is bounded: connecting by ``Timeouts/connect``, each statement of a
+/// read by ``Timeouts/read``.
 public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
+    /// How long the backend waits for the server before it gives up on a connection.
+    public struct Timeouts: Sendable {
+        /// Opening a connection: TCP or socket connect, TLS and the startup handshake.
+        public var connect: TimeAmount
+        /// One statement of a read-only transaction, from sending it to its last row. Writes have no
+        /// client-side limit: a batch may wait its turn behind another importer's.
+        public var read: TimeAmount
+
+        /// Creates timeouts.
+        /// - Parameters:
+        ///   - connect: the limit on opening a connection.
+        ///   - read: the limit on each statement of a read.
+        public init(connect: TimeAmount = .seconds(5), read: TimeAmount = .seconds(15)) {
+            self.connect = connect
+            self.read = read
+        }
+    }
+
     public let dialect = SQLDialect.postgres
     private let group: MultiThreadedEventLoopGroup
-    private let connection: PostgresConnection
+    private let configuration: PostgresConnection.Configuration
+    private let timeouts: Timeouts
     private let queue = DispatchQueue(label: "receiptdesk.postgres")
     private let logger: Logger
     /// The URL without its password, safe to print.
     public let redactedURL: String
+    /// The open connection, `nil` once lost; read and written only on `queue`.
+    private var connection: PostgresConnection?
+    private var connectionCount = 0
+    private var isClosed = false
 
-    private init(group: MultiThreadedEventLoopGroup, connection: PostgresConnection, logger: Logger, redactedURL: String) {
+    private init(
+        group: MultiThreadedEventLoopGroup, configuration: PostgresConnection.Configuration, timeouts: Timeouts,
+        logger: Logger,
+        redactedURL: String
+    ) {
         self.group = group
-        self.connection = connection
+        self.configuration = configuration
+        self.timeouts = timeouts
         self.logger = logger
         self.redactedURL = redactedURL
     }
@@ -31,7 +64,11 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     ///
     /// A unix socket directory is given as `?host=/path/to/dir` (or an empty host with that parameter).
     /// TLS is off for loopback and unix sockets, preferred elsewhere; `sslmode=disable|prefer|require` decides.
-    public static func connect(url: String) async throws -> PostgresDatabase {
+    /// - Parameters:
+    ///   - url: the server and database.
+    ///   - timeouts: the limits on waiting for the server.
+    /// - Throws: `LedgerError.cannotOpen` when the URL is not one or the server cannot be reached now.
+    public static func connect(url: String, timeouts: Timeouts = Timeouts()) async throws -> PostgresDatabase {
         let target = try PostgresURL(url)
         var logger = Logger(label: "receiptdesk.postgres")
         logger.logLevel = .critical
@@ -47,7 +84,10 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                 switch target.sslMode {
                 case "disable": tls = .disable
                 case "require": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                default: tls = target.isLoopback ? .disable : .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                default:
+                    tls =
+                        target.isLoopback
+                        ? .disable : .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
                 }
             } catch {
                 try? await group.shutdownGracefully()
@@ -57,67 +97,175 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                 host: target.host, port: target.port, username: target.user, password: target.password,
                 database: target.database, tls: tls)
         }
+        configuration.options.connectTimeout = timeouts.connect
+        let database = PostgresDatabase(
+            group: group, configuration: configuration, timeouts: timeouts, logger: logger, redactedURL: target.redacted
+        )
         do {
-            let connection = try await PostgresConnection.connect(
-                on: group.next(), configuration: configuration, id: 1, logger: logger)
-            return PostgresDatabase(group: group, connection: connection, logger: logger, redactedURL: target.redacted)
+            // The first connection is made now, so a wrong URL or a server that is down fails at open.
+            _ = try await database.onQueue { try database.openConnection() }
+            return database
         } catch {
             try? await group.shutdownGracefully()
-            throw LedgerError.cannotOpen("cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.describe(error))")
+            throw LedgerError.cannotOpen(
+                "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))")
         }
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await run(begin: "BEGIN ISOLATION LEVEL READ COMMITTED", body)
+        try await onQueue { try self.transaction(readOnly: false, body) }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await run(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        try await onQueue { try self.transaction(readOnly: true, body) }
     }
 
-    private func run<T: Sendable>(begin: String, _ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws
-        -> T
-    {
-        let postgres = self.connection
-        let logger = self.logger
-        return try await withCheckedThrowingContinuation { continuation in
+    /// Runs `work` on the backend's queue (where it may block) and translates its failure.
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                let connection = PGConnection(connection: postgres, logger: logger)
                 do {
-                    try connection.execute(begin, [])
-                    // Writers serialise on one advisory lock: a second importer waits instead of interleaving.
-                    if !begin.contains("READ ONLY") { try connection.execute("SELECT pg_advisory_xact_lock(7243501)", []) }
-                    let result = try body(connection)
-                    try connection.execute("COMMIT", [])
-                    continuation.resume(returning: result)
+                    continuation.resume(returning: try work())
                 } catch {
-                    try? connection.flush()
-                    try? connection.execute("ROLLBACK", [])
-                    continuation.resume(throwing: Self.translate(error))
+                    continuation.resume(throwing: self.translate(error))
                 }
             }
         }
     }
 
+    /// The open connection, or a new one when there is none or the last was lost. On `queue` only.
+    private func openConnection() throws -> PostgresConnection {
+        if isClosed { throw LedgerError(code: "closed", message: "the PostgreSQL ledger at \(redactedURL) was closed") }
+        if let connection, !connection.isClosed { return connection }
+        connection = nil
+        connectionCount += 1
+        let opened = try PostgresConnection.connect(
+            on: group.next(), configuration: configuration, id: connectionCount, logger: logger
+        ).wait()
+        connection = opened
+        return opened
+    }
+
+    /// One transaction on `queue`. A read that finds its connection lost runs once more on a new one
+    /// (a server restart since the last call is only noticed at the next statement); a write does not,
+    /// since its commit may have landed: the importer's resume makes re-running it the caller's choice.
+    private func transaction<T>(readOnly: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let postgres = try openConnection()
+            let connection = PGConnection(connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil)
+            do {
+                try connection.execute(
+                    readOnly
+                        ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN ISOLATION LEVEL READ COMMITTED", []
+                )
+                // Writers serialise on one advisory lock: a second importer waits instead of interleaving.
+                if !readOnly { try connection.execute("SELECT pg_advisory_xact_lock(7243501)", []) }
+                let result = try body(connection)
+                try connection.execute("COMMIT", [])
+                return result
+            } catch {
+                if postgres.isClosed || Self.isConnectionLost(error) {
+                    self.connection = nil
+                    postgres.close().whenComplete { _ in }
+                    if readOnly && attempt == 1 && !connection.timedOut { continue }
+                    throw error
+                }
+                try? connection.flush()
+                try? connection.execute("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
     public func close() async throws {
-        try await connection.close()
+        let connection = try await onQueue { () -> PostgresConnection? in
+            let open = self.connection
+            self.connection = nil
+            self.isClosed = true
+            return open
+        }
+        if let connection { try? await connection.close() }
         try await group.shutdownGracefully()
     }
 
-    static func translate(_ error: Error) -> Error {
+    /// A failure as a `LedgerError`: `unavailable` when the server cannot be reached (worth retrying),
+    /// else the server's message; never the query's bound values.
+    func translate(_ error: Error) -> Error {
         if error is LedgerError { return error }
-        return LedgerError(code: "postgres", message: "PostgreSQL error: \(describe(error))")
+        if let timeout = error as? StatementTimeout {
+            return LedgerError(
+                code: "unavailable",
+                message: "the PostgreSQL ledger at \(redactedURL) did not answer within \(Self.seconds(timeout.limit)) "
+                    + "(read timeout); the connection was closed and the next request opens a new one")
+        }
+        if Self.isConnectionLost(error) {
+            return LedgerError(
+                code: "unavailable",
+                message: "cannot reach the PostgreSQL ledger at \(redactedURL): \(Self.reason(error))")
+        }
+        return LedgerError(code: "postgres", message: "PostgreSQL error: \(Self.reason(error))")
     }
 
-    /// The server's message, without the query's bound values.
-    static func describe(_ error: Error) -> String {
+    /// Whether `error` means the connection is gone (or never came), rather than a statement failing on a
+    /// live one. SQLSTATE class 57P is the server shutting down or not yet accepting connections.
+    static func isConnectionLost(_ error: Error) -> Bool {
+        if error is StatementTimeout { return true }
+        if error is ChannelError || error is IOError || error is NIOConnectionError { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            return true
+        case .server:
+            return error.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false
+        default:
+            return false
+        }
+    }
+
+    /// What went wrong, for a person: the server's message, or the operating system's reason.
+    static func reason(_ error: Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
-            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
-            return "\(error.code)"
+            if let underlying = error.underlying { return reason(underlying) }
+            switch error.code {
+            case .serverClosedConnection, .uncleanShutdown: return "the server closed the connection"
+            case .clientClosedConnection: return "the connection was closed"
+            default: return "\(error.code)"
+            }
+        }
+        if let error = error as? LedgerError { return error.message }
+        if let error = error as? StatementTimeout { return "no answer within \(seconds(error.limit))" }
+        if let error = error as? IOError { return osReason(error.errnoCode) }
+        if let error = error as? NIOConnectionError {
+            if let first = error.connectionErrors.first?.error { return reason(first) }
+            if let dns = error.dnsAAAAError ?? error.dnsAError { return "cannot resolve \(error.host): \(dns)" }
+            return "cannot connect to \(error.host):\(error.port)"
+        }
+        if case ChannelError.connectTimeout(let limit) = error {
+            return "no answer within \(seconds(limit)) (connect timeout)"
         }
         return "\(error)"
     }
+
+    private static func osReason(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        switch code {
+        case ENOENT, ECONNREFUSED: return "no server is listening there (\(text))"
+        default: return text
+        }
+    }
+
+    static func seconds(_ amount: TimeAmount) -> String {
+        let milliseconds = amount.nanoseconds / 1_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+    }
+}
+
+/// A statement that outlived the read timeout; its connection has been closed.
+struct StatementTimeout: Error {
+    let limit: TimeAmount
 }
 
 /// One PostgreSQL connection seen through the ledger's `SQLConnection`; blocks its (non-loop) thread.
@@ -125,10 +273,15 @@ final class PGConnection: SQLConnection {
     let dialect = SQLDialect.postgres
     let connection: PostgresConnection
     let logger: Logger
+    /// The limit on each wait, or `nil` for none.
+    let timeout: TimeAmount?
+    /// Whether a wait outlived `timeout` (and closed the connection).
+    private(set) var timedOut = false
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil) {
         self.connection = connection
         self.logger = logger
+        self.timeout = timeout
     }
 
     /// Statements sent and not yet confirmed: postgres-nio queues them on the connection, so a batch's
@@ -137,7 +290,7 @@ final class PGConnection: SQLConnection {
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws {
         try flush()
-        _ = try run(sql, arguments).wait()
+        _ = try wait(run(sql, arguments))
     }
 
     func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
@@ -149,7 +302,7 @@ final class PGConnection: SQLConnection {
         pending.removeAll()
         var failure: Error?
         for future in waiting {
-            do { _ = try future.wait() } catch { if failure == nil { failure = error } }
+            do { _ = try wait(future) } catch { if failure == nil { failure = error } }
         }
         if let failure { throw failure }
     }
@@ -160,8 +313,27 @@ final class PGConnection: SQLConnection {
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
         try flush()
-        return try run(sql, arguments).wait().rows.map { row in
+        return try wait(run(sql, arguments)).rows.map { row in
             row.map { cell in Self.value(cell) }
+        }
+    }
+
+    /// Waits for `future`; past `timeout`, closes the connection (which fails every statement on it) and
+    /// throws `StatementTimeout`, so a server that stopped answering cannot hang the caller.
+    private func wait<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        guard let timeout else { return try future.wait() }
+        let connection = self.connection
+        let deadline = NIODeadline.now() + timeout
+        let timer = future.eventLoop.scheduleTask(deadline: deadline) { connection.close().whenComplete { _ in } }
+        defer { timer.cancel() }
+        do {
+            return try future.wait()
+        } catch {
+            if NIODeadline.now() >= deadline {
+                timedOut = true
+                throw StatementTimeout(limit: timeout)
+            }
+            throw error
         }
     }
 
@@ -206,7 +378,9 @@ final class PGConnection: SQLConnection {
         case .bytea:
             return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) } ?? .null
         case .numeric:
-            if let text = try? cell.decode(String.self), let number = Int64(text.split(separator: ".")[0]) { return .int(number) }
+            if let text = try? cell.decode(String.self), let number = Int64(text.split(separator: ".")[0]) {
+                return .int(number)
+            }
             return .null
         default:
             return (try? cell.decode(String.self)).map(SQLValue.text) ?? .null

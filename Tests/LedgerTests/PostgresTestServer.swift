@@ -5,6 +5,10 @@ import Testing
 /// reachable only through a unix socket in that directory, stopped (`-m immediate`) and removed at exit.
 ///
 /// Root may not run `initdb`, so as root the cluster runs as the `postgres` user the package creates.
+///
+/// Tests that stop the server take a cluster of their own (``makePrivate()``), never the shared one
+/// other tests run on at the same time. Tests/ReceiptDeskCLITests compiles this same file through a
+/// symbolic link, so the dashboard's tests start servers the same way.
 final class PostgresTestServer: @unchecked Sendable {
     let directory: String
     let socketDirectory: String
@@ -22,7 +26,8 @@ final class PostgresTestServer: @unchecked Sendable {
     static var binaries: String? {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        for version in versions.sorted(by: >) where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+        for version in versions.sorted(by: >)
+        where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
             return "\(root)/\(version)/bin"
         }
         return nil
@@ -53,13 +58,20 @@ final class PostgresTestServer: @unchecked Sendable {
         var description: String { message }
     }
 
+    /// A cluster for one test alone (one that stops and starts it); the caller calls ``stop()`` at the end.
+    static func makePrivate() throws -> PostgresTestServer {
+        try PostgresTestServer()
+    }
+
     private init() throws {
         guard let binaries = Self.binaries else {
             throw ServerError(message: "PostgreSQL is not installed (apt-get install postgresql); CI=true requires it")
         }
         self.binaries = binaries
         runAs = getuid() == 0 ? "postgres" : nil
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "receiptdesk-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        ).path
         directory = base + "/data"
         socketDirectory = base
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -67,12 +79,28 @@ final class PostgresTestServer: @unchecked Sendable {
             try Self.run("/bin/chown", ["-R", "\(runAs):\(runAs)", base])
         }
         try command("initdb", ["-D", directory, "-A", "trust", "-U", "postgres", "--no-sync"])
+        try startServer()
+    }
+
+    /// Starts the server on the cluster (again, after ``stopServer()``); returns once it accepts connections.
+    func startServer() throws {
         try command(
             "pg_ctl",
             [
-                "-D", directory, "-l", base + "/server.log", "-w", "-t", "60", "-o",
+                "-D", directory, "-l", socketDirectory + "/server.log", "-w", "-t", "60", "-o",
                 "-c listen_addresses='' -k \(socketDirectory) -c fsync=off -c full_page_writes=off", "start",
             ])
+    }
+
+    /// Stops the server as an operator would (`-m fast`: sessions are told and cut), keeping its data.
+    func stopServer() throws {
+        try command("pg_ctl", ["-D", directory, "-m", "fast", "-w", "-t", "60", "stop"])
+    }
+
+    /// The server's main process (from `postmaster.pid`), while it runs.
+    var postmasterPID: pid_t? {
+        guard let text = try? String(contentsOfFile: directory + "/postmaster.pid", encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first.flatMap { pid_t($0) }
     }
 
     /// A fresh database for one test; returns its URL.
@@ -81,7 +109,8 @@ final class PostgresTestServer: @unchecked Sendable {
         Self.databaseCounter += 1
         let name = "ledger_test_\(Self.databaseCounter)"
         Self.lock.unlock()
-        try command("psql", ["-h", socketDirectory, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"])
+        try command(
+            "psql", ["-h", socketDirectory, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"])
         return "postgres://postgres@/\(name)?host=\(socketDirectory)"
     }
 
@@ -89,7 +118,8 @@ final class PostgresTestServer: @unchecked Sendable {
         _ = try? command("pg_ctl", ["-D", directory, "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: socketDirectory)
         try? FileManager.default.removeItem(
-            atPath: FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log").path)
+            atPath: FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log")
+                .path)
     }
 
     private func command(_ name: String, _ arguments: [String]) throws {
@@ -104,7 +134,8 @@ final class PostgresTestServer: @unchecked Sendable {
     /// hold it open), through `posix_spawn` and `waitpid`: Foundation's `Process.waitUntilExit` can hang
     /// when the child daemonises, as `pg_ctl start` does.
     private static func run(_ path: String, _ arguments: [String]) throws {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log").path
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log")
+            .path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -129,7 +160,8 @@ final class PostgresTestServer: @unchecked Sendable {
         let code = (status >> 8) & 0xff
         if !exited || code != 0 {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw ServerError(message: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(600))")
+            throw ServerError(
+                message: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(600))")
         }
     }
 }

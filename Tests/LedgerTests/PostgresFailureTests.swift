@@ -1,0 +1,116 @@
+import Foundation
+import Ledger
+import LedgerPostgres
+import Testing
+
+/// What a PostgreSQL ledger does when its server goes away, stops answering or comes back: every wait is
+/// bounded, the error says the ledger cannot be reached, and the same `PostgresDatabase` works again on
+/// a new connection once the server is back.
+@Suite("PostgreSQL: a lost server")
+struct PostgresFailureTests {
+    static let line =
+        #"{"transactionId":"8001","originalTransactionId":"8001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The error `body` throws, as a `LedgerError` (recorded as an issue when it throws none or another kind).
+    static func ledgerError(_ body: () async throws -> Void) async -> LedgerError? {
+        do {
+            try await body()
+            Issue.record("expected a LedgerError, got success")
+        } catch let error as LedgerError {
+            return error
+        } catch {
+            Issue.record("expected a LedgerError, got \(error)")
+        }
+        return nil
+    }
+
+    @Test("a stopped server: reads and writes fail at once as unavailable; once it is back both work again")
+    func stopAndStart() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let url = try server.createDatabase()
+        let ledger = try await SQLLedger.open(PostgresDatabase.connect(url: url), now: testNow)
+        try await importText(Self.line, path: "one.ndjson", into: ledger)
+        let token = try await ledger.changeToken()
+
+        try server.stopServer()
+        let started = ContinuousClock.now
+        let readError = await Self.ledgerError { _ = try await ledger.changeToken() }
+        #expect(readError?.code == "unavailable")
+        #expect(
+            readError?.message.hasPrefix("cannot reach the PostgreSQL ledger at postgres://postgres@") == true,
+            "\(readError?.message ?? "")")
+        #expect(readError?.message.contains("no server is listening there") == true, "\(readError?.message ?? "")")
+        let writeError = await Self.ledgerError {
+            try await importText(Self.line.replacing("8001", with: "8002"), path: "two.ndjson", into: ledger)
+        }
+        #expect(writeError?.code == "unavailable")
+        #expect(
+            Self.seconds(since: started) < 5, "failing against a stopped server took \(Self.seconds(since: started)) s")
+        // Still down: still failing, still quickly (no connection kept half-open).
+        #expect(await Self.ledgerError { _ = try await ledger.overview() }?.code == "unavailable")
+
+        try server.startServer()
+        #expect(try await ledger.changeToken() == token)
+        #expect(try await ledger.overview().transactions == 1)
+        let counts = try await importText(Self.line.replacing("8001", with: "8002"), path: "two.ndjson", into: ledger)
+        #expect(counts.imported == 1)
+        #expect(try await ledger.changeToken() > token)
+        #expect(try await ledger.overview().transactions == 2)
+        try await ledger.close()
+    }
+
+    @Test("a server that stops answering: a read gives up after the read timeout, the next read opens a new connection")
+    func readTimeout() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let url = try PostgresTestServer.get().createDatabase()
+        let database = try await PostgresDatabase.connect(
+            url: url, timeouts: .init(connect: .seconds(2), read: .milliseconds(500)))
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        let token = try await ledger.changeToken()
+        let backend = try #require(try await database.read { try $0.scalar("SELECT pg_backend_pid()")?.int })
+        // The backend serving this connection freezes (as behind a dead network): nothing answers, nothing closes.
+        #expect(kill(pid_t(backend), SIGSTOP) == 0)
+        var resumed = false
+        defer { if !resumed { kill(pid_t(backend), SIGCONT) } }
+
+        let started = ContinuousClock.now
+        let error = await Self.ledgerError { _ = try await ledger.changeToken() }
+        #expect(error?.code == "unavailable")
+        #expect(
+            error?.message.contains("did not answer within 500 ms (read timeout)") == true, "\(error?.message ?? "")")
+        #expect(Self.seconds(since: started) < 3, "a 500 ms read timeout took \(Self.seconds(since: started)) s")
+        kill(pid_t(backend), SIGCONT)
+        resumed = true
+
+        #expect(try await ledger.changeToken() == token)
+        let second = try #require(try await database.read { try $0.scalar("SELECT pg_backend_pid()")?.int })
+        #expect(second != backend)
+        try await ledger.close()
+    }
+
+    @Test("a server that accepts but never answers: connecting gives up after the connect timeout")
+    func connectTimeout() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let url = try server.createDatabase()
+        let postmaster = try #require(server.postmasterPID)
+        #expect(kill(postmaster, SIGSTOP) == 0)
+        defer { kill(postmaster, SIGCONT) }
+
+        let started = ContinuousClock.now
+        let error = await Self.ledgerError {
+            _ = try await PostgresDatabase.connect(url: url, timeouts: .init(connect: .seconds(1), read: .seconds(1)))
+        }
+        #expect(error?.code == "cannotOpen")
+        #expect(error?.message.contains("no answer within 1 s (connect timeout)") == true, "\(error?.message ?? "")")
+        #expect(Self.seconds(since: started) < 4, "a 1 s connect timeout took \(Self.seconds(since: started)) s")
+    }
+}

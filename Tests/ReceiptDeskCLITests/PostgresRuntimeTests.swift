@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import DeskUI
+@testable import ReceiptDeskCLI
+
+/// The dashboard's runtime over a PostgreSQL ledger on a throwaway cluster of the test's own (the server
+/// starter is Tests/LedgerTests/PostgresTestServer.swift, compiled here through a symbolic link).
+@Suite("Runtime: a PostgreSQL ledger")
+struct PostgresRuntimeTests {
+    /// A private cluster holding the end-to-end fixture's three transactions, imported by the real binary.
+    static func makeLedger() throws -> (server: PostgresTestServer, url: String, directory: URL) {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        let server = try PostgresTestServer.makePrivate()
+        let url = try server.createDatabase()
+        let imported = try Binary.run(
+            ["import", "--no-verify", "--ledger", url, fixture.directory.appendingPathComponent("e2e.ndjson").path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return (server, url, fixture.directory)
+    }
+
+    /// The screen as the runtime last drew it.
+    static func screen(_ runtime: Runtime) -> String {
+        var buffer = ScreenBuffer(width: runtime.state.width, height: runtime.state.height)
+        render(runtime.state, theme: runtime.theme, into: &buffer)
+        return buffer.text
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    @Test("the server stopped: the next poll says unavailable over the last screen, keys answer, and it recovers")
+    func serverStopsAndStarts() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (runtime, ledger) = try await RuntimeTests.runtime(url)
+        defer { Task { try? await ledger.close() } }
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.customerPage.total == 2)
+        let rows = runtime.state.customerPage.rows.map(\.id)
+        let before = Self.screen(runtime)
+        #expect(before.contains("C1") && before.contains("C2"))
+
+        try server.stopServer()
+        await runtime.pollChanges()
+        let unavailable = try #require(runtime.state.unavailable, "the first poll after the stop did not notice it")
+        #expect(unavailable.contains("cannot reach the PostgreSQL ledger"), "\(unavailable)")
+        #expect(!runtime.state.quitting)
+        // The last screen stays, under the badge and the retrying line.
+        #expect(runtime.state.screen == .customers)
+        #expect(runtime.state.customerPage.rows.map(\.id) == rows)
+        let during = Self.screen(runtime)
+        #expect(during.contains("ledger unavailable, retrying"), "\(during)")
+        #expect(during.contains("C1") && during.contains("C2"))
+
+        // Keys still answer, and quickly: the socket is gone, so each read fails at once.
+        let started = ContinuousClock.now
+        await runtime.handle(.key(.char("j")))
+        #expect(runtime.state.customerList.selected == 1)
+        await runtime.handle(.key(.char("1")))
+        #expect(runtime.state.screen == .overview)
+        #expect(runtime.state.message?.kind == .error)
+        #expect(
+            Self.seconds(since: started) < 5, "two keys against a stopped server took \(Self.seconds(since: started)) s"
+        )
+        // A second poll while still down changes nothing.
+        await runtime.pollChanges()
+        #expect(runtime.state.unavailable == unavailable)
+
+        try server.startServer()
+        await runtime.pollChanges()
+        #expect(runtime.state.unavailable == nil, "the first poll after the restart did not recover")
+        #expect(runtime.state.overview?.counts.transactions == 3)
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.customerPage.total == 2)
+        #expect(!Self.screen(runtime).contains("ledger unavailable"))
+    }
+}

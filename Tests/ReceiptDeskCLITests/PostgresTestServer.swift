@@ -1,0 +1,1 @@
+../LedgerTests/PostgresTestServer.swift
