@@ -30,20 +30,57 @@ public struct JWSSigner: Sendable {
 
 /// Base64url without padding.
 public func base64URL(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity((bytes.count + 2) / 3 * 4)
-    var i = 0
-    while i + 2 < bytes.count {
-        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-        i += 3
+    bytes.withUnsafeBufferPointer { input in
+        let count = base64URLCount(input.count)
+        guard count > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: count) { out in
+            writeBase64URL(input, at: out.baseAddress!)
+        }
     }
-    let rest = bytes.count - i
-    if rest > 0 {
-        let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
-        out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        if rest == 2 { out.append(alphabet[Int(n >> 6 & 63)]) }
+}
+
+/// The length of the base64url (unpadded) text of `count` bytes.
+@inline(__always) func base64URLCount(_ count: Int) -> Int { count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1) }
+
+private let base64URLAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+/// Writes the base64url (unpadded) text of `input` at `out`, which must hold `base64URLCount(input.count)`
+/// bytes; returns the bytes written.
+@discardableResult
+func writeBase64URL(_ input: UnsafeBufferPointer<UInt8>, at out: UnsafeMutablePointer<UInt8>) -> Int {
+    base64URLAlphabet.withUnsafeBufferPointer { alphabet in
+        var i = 0
+        var o = 0
+        let count = input.count
+        while i + 2 < count {
+            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+            out[o] = alphabet[Int(n >> 18 & 63)]
+            out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            out[o + 2] = alphabet[Int(n >> 6 & 63)]
+            out[o + 3] = alphabet[Int(n & 63)]
+            i += 3
+            o += 4
+        }
+        let rest = count - i
+        if rest > 0 {
+            let n = UInt32(input[i]) << 16 | (rest == 2 ? UInt32(input[i + 1]) << 8 : 0)
+            out[o] = alphabet[Int(n >> 18 & 63)]
+            out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            o += 2
+            if rest == 2 {
+                out[o] = alphabet[Int(n >> 6 & 63)]
+                o += 1
+            }
+        }
+        return o
     }
-    return String(decoding: out, as: UTF8.self)
+}
+
+/// Appends the base64url (unpadded) text of `input` to `out`.
+func appendBase64URL(_ input: UnsafeBufferPointer<UInt8>, toArray out: inout [UInt8]) {
+    let count = base64URLCount(input.count)
+    guard count > 0 else { return }
+    let start = out.count
+    out.append(contentsOf: repeatElement(0, count: count))
+    out.withUnsafeMutableBufferPointer { buffer in _ = writeBase64URL(input, at: buffer.baseAddress! + start) }
 }

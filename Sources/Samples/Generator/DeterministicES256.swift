@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// ES256 signatures that are a function of the key and the message, so generated data is byte-identical
 /// from run to run (swift-crypto's ECDSA draws a random nonce).
@@ -7,11 +8,13 @@ import Crypto
 /// factors' inverses are computed once, so `k⁻¹` costs one multiplication instead of an inversion (which
 /// took half of the generator's time). `k·G` comes from swift-crypto (the public key of a key-agreement key
 /// with scalar `k`), and `s = k⁻¹(z + r·d) mod n` is computed here with Montgomery arithmetic modulo the
-/// P-256 group order. Nonces repeat across messages, which would give the private key away: it is public
+/// P-256 group order. There are only 64 × 64 nonces, so `r` and `r·d` are computed once per nonce and
+/// cached (the point multiplication was a third of the signing time). Nonces repeat across messages, which would give the private key away: it is public
 /// test material already. Test data only.
 public struct DeterministicES256: Sendable {
     private let d: [UInt64]
     private let keyBytes: [UInt8]
+    private let cache = NonceCache()
 
     /// Nonce factors `a` with `a⁻¹` in Montgomery form; 64 × 64 products.
     private static let factors: [(value: [UInt64], inverseMont: [UInt64])] = (0..<128).map { i in
@@ -33,26 +36,71 @@ public struct DeterministicES256: Sendable {
 
     /// The 64-byte `r || s` signature of `message` (SHA-256).
     public func sign(_ message: [UInt8]) -> [UInt8] {
-        let hash = Array(SHA256.hash(data: message))
+        sign(digest: Array(SHA256.hash(data: message)))
+    }
+
+    /// The 64-byte `r || s` signature of a message whose SHA-256 is `hash`.
+    public func sign(digest hash: [UInt8]) -> [UInt8] {
         let z = Order.reduce(Order.limbs(hash))
         let pick = Array(HMAC<SHA256>.authenticationCode(for: hash, using: SymmetricKey(data: keyBytes)))
         var step = 0
         while true {
-            let a = Self.factors[Int(pick[0] &+ UInt8(truncatingIfNeeded: step)) % 64]
-            let b = Self.factors[64 + Int(pick[1]) % 64]
+            let ia = Int(pick[0] &+ UInt8(truncatingIfNeeded: step)) % 64
+            let ib = Int(pick[1]) % 64
             step += 1
-            // k = a·b mod n: not zero, as n is prime and neither factor is zero.
-            let kMont = Order.mul(Order.toMont(a.value), Order.toMont(b.value))
-            let k = Order.bytes(Order.fromMont(kMont))
-            guard let point = try? P256.KeyAgreement.PrivateKey(rawRepresentation: k).publicKey.rawRepresentation else { continue }
-            let r = Order.reduce(Order.limbs(Array(point.prefix(32))))
-            if Order.isZero(r) { continue }
-            let kInverse = Order.mul(a.inverseMont, b.inverseMont)
-            let rd = Order.mul(Order.toMont(r), Order.toMont(d))
-            let sum = Order.add(Order.toMont(z), rd)
-            let s = Order.fromMont(Order.mul(kInverse, sum))
+            guard let nonce = cache.nonce(ia * 64 + ib, make: { makeNonce(ia, ib) }) else { continue }
+            let sum = Order.add(Order.toMont(z), nonce.rdMont)
+            let s = Order.fromMont(Order.mul(nonce.kInverseMont, sum))
             if Order.isZero(s) { continue }
-            return Order.bytes(r) + Order.bytes(s)
+            return Order.bytes(nonce.r) + Order.bytes(s)
+        }
+    }
+
+    /// `r`, `r·d` and `k⁻¹` for the nonce `k = a·b`, or nil when `r` is zero.
+    private func makeNonce(_ ia: Int, _ ib: Int) -> Nonce? {
+        let a = Self.factors[ia]
+        let b = Self.factors[64 + ib]
+        // k = a·b mod n: not zero, as n is prime and neither factor is zero.
+        let kMont = Order.mul(Order.toMont(a.value), Order.toMont(b.value))
+        let k = Order.bytes(Order.fromMont(kMont))
+        guard let point = try? P256.KeyAgreement.PrivateKey(rawRepresentation: k).publicKey.rawRepresentation else { return nil }
+        let r = Order.reduce(Order.limbs(Array(point.prefix(32))))
+        if Order.isZero(r) { return nil }
+        return Nonce(r: r, rdMont: Order.mul(Order.toMont(r), Order.toMont(d)), kInverseMont: Order.mul(a.inverseMont, b.inverseMont))
+    }
+}
+
+/// What a signature needs from its nonce: `r`, and `r·d` and `k⁻¹` in Montgomery form.
+struct Nonce: Sendable {
+    var r: [UInt64]
+    var rdMont: [UInt64]
+    var kInverseMont: [UInt64]
+}
+
+/// The nonces computed so far (4,096 at most), shared by the generator's workers.
+final class NonceCache: @unchecked Sendable {
+    private enum Slot {
+        case unknown
+        case unusable
+        case ready(Nonce)
+    }
+
+    private var slots = [Slot](repeating: .unknown, count: 64 * 64)
+    private let lock = NSLock()
+
+    func nonce(_ index: Int, make: () -> Nonce?) -> Nonce? {
+        lock.lock()
+        let slot = slots[index]
+        lock.unlock()
+        switch slot {
+        case .ready(let nonce): return nonce
+        case .unusable: return nil
+        case .unknown:
+            let made = make()
+            lock.lock()
+            slots[index] = made.map(Slot.ready) ?? .unusable
+            lock.unlock()
+            return made
         }
     }
 }

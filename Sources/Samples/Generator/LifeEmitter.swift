@@ -1,13 +1,42 @@
+import Crypto
 import ReceiptModel
 
 /// Signs JWS payloads with the sample chain, deterministically.
-struct SampleJWS: Sendable {
+///
+/// `@unchecked Sendable`: the one non-Sendable member, the header's SHA-256 state, is never mutated; each
+/// signature works on its own copy (swift-crypto's hash functions are copy-on-write values).
+struct SampleJWS: @unchecked Sendable {
     let signer = DeterministicES256(privateKey: SampleCA.leafKey)
-    let header = base64URL(Array(#"{"alg":"ES256","x5c":["\#(SampleCA.x5c.joined(separator: "\",\""))"]}"#.utf8))
+    /// `base64url(header).`: the header (with the whole x5c chain) is the same for every JWS, so it is encoded once.
+    let headerDot: [UInt8]
+    /// SHA-256 of the header's whole 64-byte blocks, resumed for each JWS: the header is most of a small JWS.
+    private let headerHash: SHA256
+    private let hashedCount: Int
+
+    init() {
+        var bytes = Array(base64URL(Array(#"{"alg":"ES256","x5c":["\#(SampleCA.x5c.joined(separator: "\",\""))"]}"#.utf8)).utf8)
+        bytes.append(UInt8(ascii: "."))
+        headerDot = bytes
+        hashedCount = bytes.count / 64 * 64
+        var hash = SHA256()
+        hash.update(data: bytes[..<hashedCount])
+        headerHash = hash
+    }
 
     func sign(_ payload: String) -> String {
-        let input = header + "." + base64URL(Array(payload.utf8))
-        return input + "." + base64URL(signer.sign(Array(input.utf8)))
+        var payload = payload
+        return payload.withUTF8 { payload in
+            var out: [UInt8] = []
+            out.reserveCapacity(headerDot.count + base64URLCount(payload.count) + 88)
+            out.append(contentsOf: headerDot)
+            appendBase64URL(payload, toArray: &out)
+            var hash = headerHash
+            out.withUnsafeBytes { hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[hashedCount...])) }
+            let signature = signer.sign(digest: Array(hash.finalize()))
+            out.append(UInt8(ascii: "."))
+            signature.withUnsafeBufferPointer { appendBase64URL($0, toArray: &out) }
+            return String(decoding: out, as: UTF8.self)
+        }
     }
 }
 
@@ -26,11 +55,17 @@ struct JSONText {
     mutating func string(_ name: String, _ value: String?) {
         guard let value else { return }
         key(name)
-        if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+        if Self.needsEscaping(value) {
             text += "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         } else {
             text += "\"" + value + "\""
         }
+    }
+
+    /// Whether `value` holds a quote or a backslash (a byte scan: the values include whole JWS).
+    private static func needsEscaping(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") } }
     }
 
     mutating func int(_ name: String, _ value: Int64?) {
@@ -195,8 +230,9 @@ struct LifeEmitter {
 
     /// `2025-03-01 07:00:00 Etc/GMT`.
     static func legacyDate(_ ms: Int64) -> String {
-        let iso = Timestamp(millisecondsSince1970: ms).iso8601
-        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ") + " Etc/GMT"
+        var bytes = Array(Timestamp(millisecondsSince1970: ms).iso8601.utf8.prefix(19))
+        for i in bytes.indices where bytes[i] == UInt8(ascii: "T") { bytes[i] = UInt8(ascii: " ") }
+        return String(decoding: bytes, as: UTF8.self) + " Etc/GMT"
     }
 
     func legacyTransaction(_ t: LifeTransaction, at: Int64, inLatest: Bool) -> String {
