@@ -84,7 +84,7 @@ struct Bench: AsyncParsableCommand {
         progress.phase("generating about \(transactions) transactions")
         let data = try BenchData.generate(transactions: transactions, into: directory + "/data")
         let now = data.generator.options.to
-        add("transactions", Double(data.summary.transactions), "transactions generated (\(data.summary.customers) customers, \(data.summary.records) records, \(Self.format(Double(data.summary.bytes) / 1e6)) MB)")
+        add("transactions", Double(data.summary.transactions), "transactions generated (\(data.summary.customers) customers, \(data.summary.records) records, \(Self.format(Double(data.summary.bytes) / 1e6)) MB; customers by kind: \(BenchData.formatsText))")
         add("sampleCustomersPerSec", data.customersPerSecond, "customers/s written by the generator", .atLeast(20_000))
 
         // 2. Decoding per input kind, without verification: the parsers alone.
@@ -93,7 +93,7 @@ struct Bench: AsyncParsableCommand {
         var legacyBytes = 0
         var legacySeconds = 0.0
         for file in SampleGenerator.dataFiles {
-            let kind = (file as NSString).lastPathComponent.replacingOccurrences(of: ".ndjson", with: "")
+            let kind = Self.kind(file)
             let lines = try Self.lines(data.directory + "/" + file, limit: 64 << 20)
             guard !lines.records.isEmpty else { continue }
             let elapsed = try await Self.decodeAll(lines.records, with: plain)
@@ -130,11 +130,19 @@ struct Bench: AsyncParsableCommand {
             receiptRoots: [SampleCA.rootDER], now: now)
         var ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: ledgerPath), now: now)
         var counts = ImportCounts()
+        var perKind: [(kind: String, records: Int, bytes: Int64, seconds: Double)] = []
         let importTime = try await ContinuousClock().measure {
             for file in SampleGenerator.dataFiles {
                 let info = try ChunkedFile.sourceInfo(data.directory + "/" + file)
                 var chunks = try ChunkedFile(data.directory + "/" + file)
-                counts = counts + (try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() })
+                var fileCounts = ImportCounts()
+                let elapsed = try await ContinuousClock().measure {
+                    fileCounts = try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() }
+                }
+                counts = counts + fileCounts
+                let attributes = try FileManager.default.attributesOfItem(atPath: data.directory + "/" + file)
+                let bytes = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+                perKind.append((Self.kind(file), fileCounts.imported, bytes, seconds(elapsed)))
             }
         }
         guard counts.rejected == 0 else {
@@ -149,7 +157,10 @@ struct Bench: AsyncParsableCommand {
         try await Self.linkCustomers(data.directory + "/customers.csv", into: ledger, now: now)
         try await ledger.close()
         add("importSeconds", importSeconds, "s to import every generated file (\(counts.imported) records, verified)")
-        add("importRowsPerSec", Double(data.summary.transactions) / importSeconds, "transactions/s imported into an empty SQLite ledger", .atLeast(50_000))
+        add("importRowsPerSec", Double(data.summary.transactions) / importSeconds, "transactions/s imported into an empty SQLite ledger (the bench's mix: mostly legacy JSON, see import.* per kind)", .atLeast(50_000))
+        for (kind, records, bytes, elapsed) in perKind where records > 0 {
+            add("import.\(kind).recordsPerSec", Double(records) / elapsed, "records/s imported, \(kind) (\(records) records, \(Self.format(Double(bytes) / 1e6)) MB, \(Self.format(elapsed)) s)")
+        }
         add("importTableRowsPerSec", Double(written) / importSeconds, "table rows/s the import wrote (\(written) rows)")
         progress.phase("raw insert loop of the same rows")
         let rawInsert = try await RawInsertBenchmark.rowsPerSecond(copying: ledgerPath, into: directory + "/raw.sqlite", now: now)
@@ -225,6 +236,11 @@ struct Bench: AsyncParsableCommand {
     }
 
     // MARK: Measurements
+
+    /// The input kind of a data file: its name without the directory and extension.
+    static func kind(_ file: String) -> String {
+        (file as NSString).lastPathComponent.replacingOccurrences(of: ".ndjson", with: "")
+    }
 
     /// Lines of an NDJSON file, up to `limit` bytes (whole lines).
     static func lines(_ path: String, limit: Int) throws -> (records: [[UInt8]], bytes: Int) {

@@ -15,6 +15,9 @@ public struct SampleGenerator: Sendable {
         public var seedName: String
         public var from: Timestamp
         public var to: Timestamp
+        /// How customers are spread over the input kinds (weights); the stories' customers are always V2.
+        /// Only the format changes with the weights: each customer's random stream is drawn the same way.
+        public var formats: [(SampleFormat, Double)] = SampleGenerator.realisticFormats
 
         public init(customers: Int, seed: UInt64, from: Timestamp = SampleGenerator.defaultFrom, to: Timestamp = SampleGenerator.defaultTo) {
             self.customers = customers
@@ -56,6 +59,11 @@ public struct SampleGenerator: Sendable {
         public init() {}
     }
 
+    /// The default mix of input kinds: most customers reach the ledger by signed V2 notifications.
+    public static let realisticFormats: [(SampleFormat, Double)] = [
+        (.notificationsV2, 0.45), (.serverAPI, 0.15), (.verifyReceipt, 0.25), (.notificationsV1, 0.15),
+    ]
+
     public static let defaultFrom = Timestamp.utc(year: 2025, month: 1, day: 1)
     public static let defaultTo = Timestamp.utc(year: 2025, month: 7, day: 1)
 
@@ -79,7 +87,7 @@ public struct SampleGenerator: Sendable {
     public func life(_ index: Int) -> CustomerLife {
         var simulator = LifeSimulator(
             seed: options.seed, index: index, from: options.from.millisecondsSince1970, to: options.to.millisecondsSince1970,
-            releaseDay: releaseDay)
+            releaseDay: releaseDay, formats: options.formats)
         return simulator.run()
     }
 
@@ -201,6 +209,11 @@ public struct SampleGenerator: Sendable {
         manifest.string("catalog", "catalog.csv")
         manifest.string("customerMapping", "customers.csv")
         manifest.string("groundTruth", "ground-truth.ndjson")
+        if !options.formats.elementsEqual(Self.realisticFormats, by: { $0 == $1 }) {
+            var mix = JSONText()
+            for (format, weight) in options.formats { mix.raw(format.rawValue, String(weight)) }
+            manifest.raw("formats", mix.closed)
+        }
         manifest.raw("data", "[" + Self.dataFiles.map { "\"\($0)\"" }.joined(separator: ",") + "]")
         try Data((manifest.closed + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/manifest.json"))
         return summary
