@@ -70,14 +70,16 @@ struct GroundTruthTests {
         let gotSpikes = try await ledger.flags(FlagQuery(rule: "refund-spike", limit: 1000)).map(\.id)
         #expect(Set(gotSpikes) == Set(spikes))
         #expect(spikes.count == 1)
-        // Known: the engine and the generator still disagree for a few percent of customers (legacy formats'
-        // expiry, refunds of non-consumables seen through the Server API, late-refund on one-time purchases,
-        // reinstated subscriptions). Recorded as a known issue until each is settled on one side; a rise
-        // above the bound below is a regression.
-        withKnownIssue("generator and engine disagree for some customers (issue 9: ground truth)") {
+        // Known: two engine bugs (Sources/Entitlements, reported in issue 9), the generator's side being right:
+        // - an upgraded subscription period is dropped at every instant once the data says isUpgraded, even
+        //   before the upgrade happened (legacy and Server API data, seen only at the end of the span): "pro is
+        //   expired, expected active" at an instant inside the period, before the upgrade transaction's purchase;
+        // - the refund rules still flag a refund that Apple reversed (late-refund on a reinstated period).
+        // Ten and two of 2,000 customers at seed 42. A rise above the bound below is a regression.
+        withKnownIssue("the entitlement engine disagrees for upgraded periods and reversed refunds (issue 9: ground truth)") {
             #expect(mismatches.isEmpty, "\(mismatches.count) mismatches:\n\(mismatches.prefix(40).joined(separator: "\n"))")
         }
-        #expect(mismatches.count < checkedStates / 40, "\(mismatches.count) mismatches over \(checkedStates) states")
+        #expect(mismatches.count <= 16, "\(mismatches.count) mismatches over \(checkedStates) states")
         #expect(checkedStates > 4000)
         #expect(checkedFlags > 100)
         #expect(formats == Set(SampleFormat.allCases.map(\.rawValue)))

@@ -102,6 +102,21 @@ public struct CustomerLife {
         for (name, steps) in segments {
             out[name] = steps.last { $0.0 <= instant }?.1 ?? "none"
         }
+        // A one-time entitlement can be bought more than once (the spike product also bought on another day):
+        // it is owned while any purchase stands, revoked when every purchase so far is refunded.
+        for name in Set(transactions.filter { $0.product.kind != .subscription }.compactMap(\.product.entitlement)) {
+            let bought = transactions.filter { $0.product.entitlement == name && $0.purchase <= instant }
+            if bought.isEmpty {
+                out[name] = "none"
+            } else if bought.contains(where: { t in
+                guard let revoked = t.revokedAt, revoked <= instant else { return true }
+                return t.reversedAt.map { $0 <= instant } ?? false
+            }) {
+                out[name] = "owned"
+            } else {
+                out[name] = "revoked"
+            }
+        }
         return out
     }
 

@@ -26,7 +26,7 @@ struct LifeSimulator {
     var life: CustomerLife
     private var sequence = 0
 
-    init(seed: UInt64, index: Int, from: Int64, to: Int64, releaseDay: Int64) {
+    init(seed: UInt64, index: Int, from: Int64, to: Int64, releaseDay: Int64, formats: [(SampleFormat, Double)] = SampleGenerator.realisticFormats) {
         self.from = from
         self.to = to
         self.releaseDay = releaseDay
@@ -43,7 +43,7 @@ struct LifeSimulator {
         }
         var format: SampleFormat = .notificationsV2
         if story == nil {
-            format = rng.pick([(.notificationsV2, 0.45), (.serverAPI, 0.15), (.verifyReceipt, 0.25), (.notificationsV1, 0.15)])
+            format = rng.pick(formats)
         }
         life = CustomerLife(
             index: index, environment: environment, storefront: storefront, token: token, externalId: external,
@@ -187,7 +187,11 @@ struct LifeSimulator {
             event(refundAt + reverseAfter, "REFUND_REVERSED", nil, index, renewal: nil, changed: false)
         }
         life.transactions[index] = t
-        if let name = product.entitlement, t.reversedAt == nil { segment(name, refundAt, "revoked") }
+        if let name = product.entitlement {
+            // Revoked from the refund until a reversal gives it back.
+            segment(name, refundAt, "revoked")
+            if let reversed = t.reversedAt { segment(name, reversed, "owned") }
+        }
     }
 
     // MARK: Subscriptions
@@ -338,7 +342,11 @@ struct LifeSimulator {
                 // A refunded period ends the subscription; it stays revoked.
                 return
             }
-            if end >= to { return }
+            if end >= to {
+                // A period ending exactly at the end of the span: nothing after it is in the data, so it has ended.
+                if end == to { segment(name, end, "expired") }
+                return
+            }
             // At the end of the period.
             var fails = false
             var grace = false
@@ -429,11 +437,15 @@ struct LifeSimulator {
             }
         }
         life.transactions[index] = t
-        if t.reversedAt == nil {
-            segment(name, r, "revoked")
-        } else if let expires = t.expires {
+        segment(name, r, "revoked")
+        if let back = t.reversedAt, let expires = t.expires {
             // Reinstated: the period runs out with renewal off.
-            segment(name, expires, "expired")
+            if back < expires {
+                segment(name, back, "active")
+                segment(name, expires, "expired")
+            } else {
+                segment(name, back, "expired")
+            }
         }
     }
 }
