@@ -81,4 +81,42 @@ struct PostgresRuntimeTests {
         #expect(runtime.state.customerPage.total == 2)
         #expect(!Self.screen(runtime).contains("ledger unavailable"))
     }
+
+    @Test("another process's import into PostgreSQL shows at the next poll, and the selection stays on its customer")
+    func liveRefresh() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (runtime, ledger) = try await RuntimeTests.runtime(url)
+        defer { Task { try? await ledger.close() } }
+        await runtime.handle(.key(.char("2")))
+        await runtime.handle(.key(.char("s")))
+        #expect(runtime.state.customerQuery.sort == .lastActivity)
+        await runtime.handle(.key(.char("G")))
+        #expect(runtime.state.customerList.selected == 1)
+        let selected = runtime.state.customerPage.rows[runtime.state.customerList.selected].id
+        let token = try await ledger.changeToken()
+        // Nothing changed: a poll reads the token and leaves the page alone.
+        await runtime.pollChanges()
+        #expect(runtime.state.customerPage.total == 2)
+
+        // Another process, on its own connection, imports a customer who sorts between the two.
+        let more = directory.appendingPathComponent("more.ndjson")
+        let line =
+            #"{"transactionId":"7001","originalTransactionId":"7001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+        try Data((line + "\n").utf8).write(to: more)
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, more.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try await ledger.changeToken() > token)
+
+        await runtime.pollChanges()
+        #expect(runtime.state.customerPage.total == 3, "the first poll after the import did not show it")
+        #expect(runtime.state.customerList.selected == 2)
+        #expect(runtime.state.customerPage.rows[runtime.state.customerList.selected].id == selected)
+        await runtime.handle(.key(.char("1")))
+        #expect(runtime.state.overview?.counts.transactions == 4)
+    }
 }
