@@ -382,13 +382,22 @@ public struct RecordDecoder: Sendable {
         var record = DecodedRecord(provenance: provenance, kind: .appReceipt)
         record.receipt = parsed.receipt
         record.transactions = try parsed.transactions(provenance: provenance, notes: notes)
-        record.verification = await PKCS7SignatureCheck.verify(
-            parsed, roots: receiptRoots, enabled: verifier.policy.verifySignatures)
+        let fallback: Timestamp
+        switch verifier.policy.validationTime {
+        case .signedDate: fallback = now
+        case .at(let instant): fallback = instant
+        }
+        let outcome = await PKCS7SignatureCheck.verify(
+            parsed, roots: receiptRoots, enabled: verifier.policy.verifySignatures, fallback: fallback)
+        notes.warnings.append(contentsOf: outcome.warnings)
+        record.verification = outcome.verification
         for index in record.transactions.indices { record.transactions[index].verification = record.verification }
         if record.verification == .failed {
             throw Rejection(
                 kind: .appReceipt, verification: .failed,
-                error: RecordError(code: "signatureInvalid", message: "the receipt's PKCS#7 signature does not verify against a trusted root"))
+                error: RecordError(
+                    code: "signatureInvalid",
+                    message: "the receipt's PKCS#7 signature does not verify against a trusted root: \(outcome.reason ?? "no reason given")"))
         }
         return record
     }

@@ -71,16 +71,16 @@ struct PKCS7Receipt {
         var inApp: [[ReceiptAttribute]] = []
         for attribute in attributes {
             switch attribute.type {
-            case 0: receipt.receiptType = attribute.text
-            case 1: receipt.adamId = attribute.integer
-            case 2: receipt.bundleId = attribute.text
-            case 3: receipt.applicationVersion = attribute.text
+            case 0: receipt.receiptType = try attribute.text(context: "the receipt")
+            case 1: receipt.adamId = try attribute.integer(context: "the receipt")
+            case 2: receipt.bundleId = try attribute.text(context: "the receipt")
+            case 3: receipt.applicationVersion = try attribute.text(context: "the receipt")
             case 4: receipt.opaqueValue = attribute.value.isEmpty ? nil : Base64.encode(attribute.value)
             case 5: receipt.sha1Hash = attribute.value.isEmpty ? nil : Base64.encode(attribute.value)
             case 12: receipt.receiptCreationDate = try attribute.date(context: "the receipt")
             case 17: inApp.append(try ReceiptAttribute.parseSet(attribute.value, context: "in-app entry \(inApp.count)"))
             case 18: receipt.originalPurchaseDate = try attribute.date(context: "the receipt")
-            case 19: receipt.originalApplicationVersion = attribute.text
+            case 19: receipt.originalApplicationVersion = try attribute.text(context: "the receipt")
             case 21: receipt.expirationDate = try attribute.date(context: "the receipt")
             default:
                 let key = "attribute.\(attribute.type)"
@@ -129,27 +129,27 @@ enum InAppPurchaseAttributes {
                 byType[attribute.type] = attribute
             }
         }
-        guard let id = byType[1703]?.text else {
+        guard let id = try byType[1703]?.text(context: location) else {
             throw RecordError(code: "missingField", message: "transaction id (attribute 1703) is required in \(location)")
         }
         func nonZero(_ value: Int64?) -> Int64? { value == 0 ? nil : value }
         var t = Transaction(transactionId: id)
         t.bundleId = bundleId
         t.environment = environment
-        if let quantity = byType[1701]?.integer {
+        if let quantity = try byType[1701]?.integer(context: location) {
             guard quantity >= 0, let narrow = Int(exactly: quantity) else {
                 throw RecordError(code: "negativeQuantity", message: "quantity \(quantity) is out of range in \(location)")
             }
             t.quantity = narrow
         }
-        t.productId = byType[1702]?.text
+        t.productId = try byType[1702]?.text(context: location)
         t.purchaseDate = try byType[1704]?.date(context: location)
-        t.originalTransactionId = byType[1705]?.text
+        t.originalTransactionId = try byType[1705]?.text(context: location)
         t.originalPurchaseDate = try byType[1706]?.date(context: location)
         t.expiresDate = try byType[1708]?.date(context: location)
-        t.webOrderLineItemId = nonZero(byType[1711]?.integer).map(String.init)
+        t.webOrderLineItemId = nonZero(try byType[1711]?.integer(context: location)).map(String.init)
         t.revocationDate = try byType[1712]?.date(context: location)
-        if let type = byType[1707]?.integer {
+        if let type = try byType[1707]?.integer(context: location) {
             switch type {
             case 0: t.type = .nonConsumable
             case 1: t.type = .consumable
@@ -159,16 +159,16 @@ enum InAppPurchaseAttributes {
             }
         }
         if t.type == nil && t.expiresDate != nil { t.type = .autoRenewableSubscription }
-        if byType[1713]?.integer == 1 {
+        if try byType[1713]?.integer(context: location) == 1 {
             t.offerType = .introductory
             t.offerDiscountType = .freeTrial
             t.legacy.append("is_trial_period", .string("true"))
         }
-        if byType[1719]?.integer == 1 {
+        if try byType[1719]?.integer(context: location) == 1 {
             if t.offerType == nil { t.offerType = .introductory }
             t.legacy.append("is_in_intro_offer_period", .string("true"))
         }
-        if let promotional = byType[1721]?.text {
+        if let promotional = try byType[1721]?.text(context: location) {
             t.offerType = .promotional
             t.offerIdentifier = promotional
             t.legacy.append("promotional_offer_id", .string(promotional))

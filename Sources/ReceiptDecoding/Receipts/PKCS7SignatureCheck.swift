@@ -23,20 +23,52 @@ enum PKCS7SignatureCheck {
     static let sha256: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 2, 1]
     static let messageDigest: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
 
+    /// What the check found: the verification, why it failed, and what a person should know.
+    struct Outcome {
+        var verification: Verification
+        /// Why the receipt failed, when it did.
+        var reason: String?
+        /// Things that did not decide the outcome but should be seen (an unusable trust root, a missing date).
+        var warnings: [String] = []
+    }
+
     /// The receipt's verification: `verified`, `failed`, `unsigned` (no chain, or Xcode's self-signed
     /// StoreKit certificate that nobody configured as a root), or `skipped`.
-    static func verify(_ receipt: PKCS7Receipt, roots: [[UInt8]], enabled: Bool) async -> Verification {
-        guard enabled else { return .skipped }
-        guard !receipt.certificates.isEmpty, let signer = receipt.signerInfos.first else { return .unsigned }
-        let certificates = receipt.certificates.compactMap { try? Certificate(derEncoded: $0) }
-        guard certificates.count == receipt.certificates.count else { return .failed }
+    ///
+    /// Validity is judged at the receipt's creation date; a receipt without one is judged at `fallback`
+    /// (the policy's instant, or now) and says so. A configured root that is not a certificate is named in
+    /// a warning rather than skipped in silence.
+    static func verify(_ receipt: PKCS7Receipt, roots: [[UInt8]], enabled: Bool, fallback: Timestamp) async -> Outcome {
+        guard enabled else { return Outcome(verification: .skipped) }
+        var warnings: [String] = []
+        var trusted: [Certificate] = []
+        for (index, der) in roots.enumerated() {
+            do {
+                trusted.append(try Certificate(derEncoded: der))
+            } catch {
+                warnings.append("app receipt trust root \(index + 1) of \(roots.count) is not a DER certificate and was not used (\(error))")
+            }
+        }
+        func failed(_ reason: String) -> Outcome { Outcome(verification: .failed, reason: reason, warnings: warnings) }
+        guard !receipt.certificates.isEmpty, let signer = receipt.signerInfos.first else {
+            return Outcome(verification: .unsigned, warnings: warnings)
+        }
+        var certificates: [Certificate] = []
+        for (index, der) in receipt.certificates.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: der))
+            } catch {
+                return failed("certificate \(index + 1) in the envelope does not parse (\(error))")
+            }
+        }
         let parts = BERValue.children(signer)
-        guard parts.count >= 5 else { return .failed }
+        guard parts.count >= 5 else { return failed("the SignerInfo has \(parts.count) parts, expected at least 5") }
         let sidParts = BERValue.children(parts[1])
         guard sidParts.count == 2, case .primitive(let serial) = sidParts[1].content,
-            let leaf = certificates.first(where: { Array($0.serialNumber.bytes) == Array(serial) }),
-            let digestOID = BERValue.children(parts[2]).first.flatMap({ try? ASN1ObjectIdentifier(derEncoded: $0) })
-        else { return .failed }
+            let leaf = certificates.first(where: { Array($0.serialNumber.bytes) == Array(serial) })
+        else { return failed("no certificate in the envelope matches the signer's serial number") }
+        guard let digestOID = BERValue.children(parts[2]).first.flatMap({ try? ASN1ObjectIdentifier(derEncoded: $0) })
+        else { return failed("the signer's digest algorithm is not an object identifier") }
 
         var index = 3
         var signedBytes = receipt.content
@@ -46,16 +78,21 @@ enum PKCS7SignatureCheck {
             encoded[0] = 0x31
             guard let expected = messageDigestValue(parts[index]),
                 expected == digest(receipt.content, oid: digestOID)
-            else { return .failed }
+            else { return failed("the signed messageDigest does not match the receipt payload") }
             signedBytes = encoded
             index += 1
         }
         guard parts.count > index + 1, let signature = BERValue.octets(parts[index + 1]),
             isValid(signature: signature, over: signedBytes, digestOID: digestOID, key: leaf.publicKey)
-        else { return .failed }
+        else { return failed("the signature does not verify with the signer's key") }
 
-        let trusted = roots.compactMap { try? Certificate(derEncoded: $0) }
-        let instant = receipt.receipt.receiptCreationDate ?? Timestamp(millisecondsSince1970: 0)
+        let instant: Timestamp
+        if let created = receipt.receipt.receiptCreationDate {
+            instant = created
+        } else {
+            instant = fallback
+            warnings.append("the receipt has no creation date (attribute 12): its certificates were checked at \(fallback.iso8601) instead")
+        }
         let date = Date(timeIntervalSince1970: Double(instant.millisecondsSince1970) / 1000)
         var verifier = Verifier(rootCertificates: CertificateStore(trusted)) {
             RFC5280Policy(fixedExpiryValidationTime: date)
@@ -63,14 +100,15 @@ enum PKCS7SignatureCheck {
         // A signer that is itself a configured trust anchor (Xcode's StoreKit certificate given with
         // --trust-root) is trusted directly, within its validity.
         if trusted.contains(leaf) {
-            return date >= leaf.notValidBefore && date <= leaf.notValidAfter ? .verified : .failed
+            if date >= leaf.notValidBefore && date <= leaf.notValidAfter { return Outcome(verification: .verified, warnings: warnings) }
+            return failed("the signer (a trusted root) is not valid at \(instant.iso8601)")
         }
         let others = certificates.filter { $0 != leaf }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(others))
-        if case .validCertificate = result { return .verified }
+        if case .validCertificate = result { return Outcome(verification: .verified, warnings: warnings) }
         // Xcode's StoreKit Testing receipts are signed by a local self-signed certificate: unsigned by design.
-        if certificates.count == 1 && leaf.issuer == leaf.subject { return .unsigned }
-        return .failed
+        if certificates.count == 1 && leaf.issuer == leaf.subject { return Outcome(verification: .unsigned, warnings: warnings) }
+        return failed("the signer's certificate does not chain to a trusted root at \(instant.iso8601)")
     }
 
     private static func messageDigestValue(_ signedAttributes: ASN1Node) -> [UInt8]? {
