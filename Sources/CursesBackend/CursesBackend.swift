@@ -263,6 +263,9 @@ public final class CursesBackend: TerminalBackend {
         signal(SIGINT, terminate)
         signal(SIGTERM, terminate)
         signal(SIGHUP, terminate)
+        // A crash (a Swift trap is SIGILL or SIGTRAP; fatalError aborts): give the terminal back first so the
+        // shell is usable and the crash message readable, then die of it as before.
+        for crash in [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] { signal(crash, terminate) }
         // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
         let stop: @convention(c) (Int32) -> Void = { _ in
             endwin()

@@ -114,7 +114,7 @@ struct Dashboard {
                 code: 3)
         }
         let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment) { building in
-            if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (first run only)…\n".utf8)) }
+            if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (a few seconds, once)…\n".utf8)) }
         }
         return Opened(ledger: demo.ledger, name: demo.dataDescription, now: demo.now, isDemo: true, catalogPath: demo.catalogPath)
     }
@@ -144,7 +144,10 @@ struct Dashboard {
                 }
                 return changes
             },
-            parseInstant: { InstantParser.parse($0) },
+            // Years 1970 to 9999: an instant outside them is a typo, and would overflow the day arithmetic.
+            parseInstant: { text in
+                InstantParser.parse(text).flatMap { (0...253_402_300_799_999).contains($0.millisecondsSince1970) ? $0 : nil }
+            },
             loadTheme: { name in try themes.load(name) },
             writeFile: { path, contents in
                 guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)) else {

@@ -44,40 +44,49 @@ enum DemoLedger {
         sampleDataDirectory: String, environment: [String: String], building: (Bool) -> Void = { _ in }
     ) async throws -> Opened {
         let manifest = try readManifest(sampleDataDirectory)
-        let hash = try contentHash(sampleDataDirectory)
+        // The cache is named by SampleData's contents, the schema and this build of receiptdesk (a new build
+        // may import or flag differently), so any of them changing builds a fresh demo ledger.
+        let hash = CanonicalJSON.sha256Hex(Array((try contentHash(sampleDataDirectory) + "|schema \(Schema.version)|" + buildStamp()).utf8))
         let directory = cacheDirectory(environment: environment)
         let path = directory + "/demo-\(hash.prefix(16)).sqlite"
         let fm = FileManager.default
-        building(!fm.fileExists(atPath: path))
         if !fm.fileExists(atPath: path) {
             do {
                 try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 throw CLIError(message: "cannot create the demo cache directory \(directory): \(error.localizedDescription)", code: 3)
             }
-            // Build beside the final name and rename: a killed build leaves only a temporary file behind.
-            let temporary = path + ".building-\(ProcessInfo.processInfo.processIdentifier)"
-            removeDatabase(temporary)
-            do {
-                try await build(sampleDataDirectory: sampleDataDirectory, manifest: manifest, into: temporary)
-                // The ledger is closed: its write-ahead log (if one is left) moves with it, the shared-memory
-                // index is rebuilt on open. Another process that built it first wins.
-                if !fm.fileExists(atPath: path) {
+            // One builder at a time: a second dashboard started meanwhile waits here, then finds it built.
+            let lock = Glibc.open(directory + "/demo.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+            if lock >= 0 { flock(lock, LOCK_EX) }
+            defer { if lock >= 0 { Glibc.close(lock) } }
+            if !fm.fileExists(atPath: path) {
+                building(true)
+                // Build beside the final name and rename: a killed build leaves only a temporary file behind.
+                let temporary = path + ".building-\(ProcessInfo.processInfo.processIdentifier)"
+                removeDatabase(temporary)
+                do {
+                    try await build(sampleDataDirectory: sampleDataDirectory, manifest: manifest, into: temporary)
+                    // The ledger is closed: its write-ahead log (if one is left) moves with it, the
+                    // shared-memory index is rebuilt on open.
                     try? fm.removeItem(atPath: temporary + "-shm")
                     if fm.fileExists(atPath: temporary + "-wal") { try fm.moveItem(atPath: temporary + "-wal", toPath: path + "-wal") }
                     try fm.moveItem(atPath: temporary, toPath: path)
+                } catch {
+                    removeDatabase(temporary)
+                    throw error
                 }
-            } catch {
-                removeDatabase(temporary)
-                throw error
-            }
-            removeDatabase(temporary)
-            // Older demo ledgers belong to SampleData that no longer exists.
-            for name in (try? fm.contentsOfDirectory(atPath: directory)) ?? []
-            where name.hasPrefix("demo-") && name.hasSuffix(".sqlite") && directory + "/" + name != path {
-                removeDatabase(directory + "/" + name)
+                // Demo ledgers nobody opened for a week belong to SampleData or builds that are gone (one in
+                // use by another checkout is opened, so touched, every time it starts).
+                let weekAgo = Date().addingTimeInterval(-7 * 86_400)
+                for name in (try? fm.contentsOfDirectory(atPath: directory)) ?? []
+                where name.hasPrefix("demo-") && name.hasSuffix(".sqlite") && directory + "/" + name != path {
+                    let modified = (try? fm.attributesOfItem(atPath: directory + "/" + name)[.modificationDate] as? Date) ?? nil
+                    if let modified, modified < weekAgo { removeDatabase(directory + "/" + name) }
+                }
             }
         }
+        try? fm.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
         let ledger = try await LedgerOptions.open(url: "sqlite:" + path, now: manifest.now)
         let description =
             "DEMO data: \(manifest.customers) generated customers (seed \(manifest.seed)), \(manifest.from.iso8601.prefix(10)) to \(manifest.now.iso8601.prefix(10)); now = \(manifest.now.iso8601); signed by a TEST root, not Apple"
@@ -166,6 +175,16 @@ enum DemoLedger {
             summary += Array(name.utf8) + [0] + Array(CanonicalJSON.sha256Hex([UInt8](data)).utf8) + [0x0A]
         }
         return CanonicalJSON.sha256Hex(summary)
+    }
+
+    /// This executable's size and modification time: a new build of receiptdesk.
+    static func buildStamp() -> String {
+        guard let executable = Bundle.main.executablePath,
+            let attributes = try? FileManager.default.attributesOfItem(atPath: executable)
+        else { return "unknown build" }
+        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "\(size)@\(Int64(modified))"
     }
 
     /// `$XDG_CACHE_HOME/receiptdesk`, or `~/.cache/receiptdesk`.

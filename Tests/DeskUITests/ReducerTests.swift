@@ -13,7 +13,7 @@ struct ReducerTests {
         (.char("k"), .customer, .up),
         (.char("G"), .customers, .bottom),
         (.char("g"), .customers, .top),
-        (.escape, .customer, .back),
+        (.escape, .customer, .dismiss),
         (.char("q"), .overview, .back),
         (.char("Q"), .imports, .quit),
         (.ctrl("c"), .customer, .quit),
@@ -111,10 +111,21 @@ struct ReducerTests {
             reduce(&state, .key(.enter)) == [
                 .triage(flagIds: ["quick-refund:2004", "app-issue:2004"], action: .resolve, note: "customer confirmed", undo: false)
             ])
-        let effects = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: "open", to: "resolved")], undo: false))
+        // The bulk action resolved both: one undo covers both.
+        let both = [
+            TriageChange(flagId: "quick-refund:2004", from: "open", to: "resolved"),
+            TriageChange(flagId: "app-issue:2004", from: "open", to: "resolved"),
+        ]
+        let effects = reduce(&state, .triaged(both, undo: false))
         #expect(effects == [.loadFlags(FlagQuery(status: "open", limit: 200), append: false)])
         #expect(state.marked.isEmpty)
-        #expect(reduce(&state, .key(.char("u"))) == [.triage(flagIds: ["app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true)])
+        let undo = Effect.triage(flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true)
+        #expect(reduce(&state, .key(.char("u"))) == [undo])
+        // Until the compensating entries are written the action stays undoable: a failed write can be retried.
+        _ = reduce(&state, .failed("ledger unavailable", unavailable: false))
+        #expect(reduce(&state, .key(.char("u"))) == [undo])
+        _ = reduce(&state, .triaged(both.map { TriageChange(flagId: $0.flagId, from: "resolved", to: "open") }, undo: true))
+        #expect(state.undoStack.isEmpty)
         #expect(reduce(&state, .key(.char("u"))).isEmpty)
         #expect(state.message?.kind == .error)
     }
@@ -165,7 +176,7 @@ struct ReducerTests {
         #expect(!contents.unicodeScalars.contains { $0.value == 0x1B })
     }
 
-    @Test("Esc without delay: Esc cancels a prompt, a second Esc goes back")
+    @Test("Esc cancels a prompt, a second Esc goes back, and on the top screen Esc never quits")
     func escape() {
         var state = Fixture.state(screen: .overview)
         _ = reduce(&state, .key(.char("2")))
@@ -175,6 +186,9 @@ struct ReducerTests {
         #expect(state.prompt == nil && state.screen == .customers)
         _ = reduce(&state, .key(.escape))
         #expect(state.screen == .overview)
+        #expect(reduce(&state, .key(.escape)).isEmpty)
+        #expect(!state.quitting && state.screen == .overview)
+        #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
     @Test("the environment filter applies to the customer list")

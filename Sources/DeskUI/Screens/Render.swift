@@ -41,29 +41,40 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
 
 private func drawHeader(_ state: AppState, _ p: inout Painter) {
     p.buffer.fill(x: 0, y: 0, width: state.width, height: 1, style: p.theme.style("ui.header"))
+    // Badges on the right, kept in order of importance when the line is short: what would mislead if
+    // missing (unavailable, DEMO, READ-ONLY, a past instant) before the environment and the clock. The
+    // breadcrumbs take what is left.
+    // The environment filter applies to the customer list; every other screen counts all of them.
+    let environment = state.screen == .customers ? state.environment : .all
+    let asOf = state.asOf.map { ("as of \(Format.minute($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
+    var candidates: [(order: Int, text: String, role: String)] = []
+    if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }
+    if state.isDemo { candidates.append((1, "DEMO", "ui.badge.demo")) }
+    if state.readOnly { candidates.append((2, "READ-ONLY", "ui.badge")) }
+    if state.asOf != nil { candidates.append((4, asOf.0, asOf.1)) }
+    candidates.append((3, "env \(environment.rawValue)", "ui.badge"))
+    if state.asOf == nil { candidates.append((4, asOf.0, asOf.1)) }
+    var kept: [(order: Int, text: String, role: String)] = []
+    var used = 0
+    let room = state.width - min(14, state.width / 3)
+    for badge in candidates {
+        let w = DisplayWidth.of(badge.text) + 3
+        if used + w <= room {
+            kept.append(badge)
+            used += w
+        }
+    }
+    var right = state.width - 1
+    for badge in kept.sorted(by: { $0.order < $1.order }).reversed() {
+        right -= DisplayWidth.of(badge.text) + 2
+        p.badge(badge.text, x: right, y: 0, role: badge.role)
+        right -= 1
+    }
     var crumbs = ["ReceiptDesk"]
     for screen in state.history.suffix(2) + [state.screen] {
         crumbs.append(crumbTitle(screen, state))
     }
-    var x = p.text(crumbs.joined(separator: " \(p.glyphs.separator) "), x: 1, y: 0, role: "ui.title", width: state.width / 2) + 2
-    if state.unavailable != nil {
-        x += p.badge("LEDGER UNAVAILABLE", x: x, y: 0, role: "status.danger") + 1
-    }
-    // Right side: badges, right-aligned.
-    var badges: [(String, String)] = []
-    if state.isDemo { badges.append(("DEMO", "ui.badge.demo")) }
-    if state.readOnly { badges.append(("READ-ONLY", "ui.badge")) }
-    badges.append(("env \(state.environment.rawValue)", "ui.badge"))
-    let asOf = state.asOf.map { "as of \(Format.minute($0))" } ?? "now \(Format.minute(state.now))"
-    badges.append((asOf, state.asOf == nil ? "ui.badge" : "status.warn"))
-    var right = state.width - 1
-    for (text, role) in badges.reversed() {
-        let w = DisplayWidth.of(text) + 2
-        guard right - w > x else { break }
-        right -= w
-        p.badge(text, x: right, y: 0, role: role)
-        right -= 1
-    }
+    _ = p.text(crumbs.joined(separator: " \(p.glyphs.separator) "), x: 1, y: 0, role: "ui.title", width: max(0, right - 2))
 }
 
 private func crumbTitle(_ screen: ScreenID, _ state: AppState) -> String {
@@ -143,16 +154,46 @@ func shortHelp(_ command: Command) -> String {
 }
 
 private func drawHelp(_ state: AppState, _ p: inout Painter) {
-    let bindings = state.keymap.bindings(on: state.screen, readOnly: state.readOnly)
-    let box = p.overlay(title: "Keys on \(state.screen.title) (any key closes)", width: 64, height: min(state.height - 2, bindings.count + 4))
-    for (index, binding) in bindings.prefix(box.height).enumerated() {
-        let keys = binding.keys.prefix(3).map(\.label).joined(separator: " ")
-        _ = p.text(keys, x: box.x, y: box.y + index, role: "ui.footer.key", width: 14)
-        _ = p.text(binding.help, x: box.x + 15, y: box.y + index, role: "ui.text", width: box.width - 15)
+    // This screen's own keys first, then the ones that work everywhere; two columns when there is room,
+    // and the command line's commands at the bottom.
+    let all = state.keymap.bindings(on: state.screen, readOnly: state.readOnly)
+    let bindings = all.filter { $0.screens != nil } + all.filter { $0.screens == nil }
+    let commands = [
+        ":customer ID", ":refunds", ":overview", ":imports", ":theme NAME", ":env all|production|sandbox", ":at DATE|now",
+        ":export csv FILE", ":mouse on|off", ":q",
+    ]
+    let width = min(state.width - 2, 110)
+    let columns = width >= 76 ? 2 : 1
+    let commandLines = 3
+    let rows = (bindings.count + columns - 1) / columns
+    let box = p.overlay(
+        title: "Keys on \(state.screen.title) (any key closes)", width: width, height: min(state.height - 2, rows + commandLines + 3))
+    let columnWidth = box.width / columns
+    let bindingRows = max(0, box.height - commandLines - 1)
+    let shown = min(bindings.count, bindingRows * columns)
+    for (index, binding) in bindings.prefix(shown).enumerated() {
+        let column = index / max(1, bindingRows)
+        let x = box.x + column * columnWidth
+        let y = box.y + index % max(1, bindingRows)
+        let keys = binding.keys.prefix(2).map(\.label).joined(separator: " ")
+        _ = p.text(keys, x: x, y: y, role: "ui.footer.key", width: 12)
+        _ = p.text(binding.help, x: x + 13, y: y, role: "ui.text", width: columnWidth - 14)
     }
-    if bindings.count > box.height {
-        _ = p.text(":help lists commands; :q quits", x: box.x, y: box.y + box.height - 1, role: "ui.text.muted")
+    var y = box.y + bindingRows
+    if shown < bindings.count {
+        _ = p.text("… \(bindings.count - shown) more keys: a taller terminal shows them", x: box.x, y: y, role: "ui.text.muted", width: box.width)
     }
+    y += 1
+    var line = "commands:"
+    for command in commands {
+        if DisplayWidth.of(line) + DisplayWidth.of(command) + 2 > box.width, y < box.y + box.height - 1 {
+            _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
+            y += 1
+            line = "         "
+        }
+        line += "  " + command
+    }
+    _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
 }
 
 private func drawRaw(_ id: Int64, _ text: String, _ p: inout Painter) {

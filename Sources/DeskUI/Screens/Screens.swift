@@ -69,7 +69,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let room = max(1, body.y + body.height - y)
     // Pending requests, soonest deadline first; those whose deadline passed are one line, not a list.
     let instant = state.instant.millisecondsSince1970
-    let deadline = { (flag: RefundFlag) in flag.at.millisecondsSince1970 + 12 * 3_600_000 }
+    let deadline = { (flag: RefundFlag) in clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
     let pending = data.consumptionRequests.filter { deadline($0) > instant && $0.at.millisecondsSince1970 <= instant }.sorted { deadline($0) < deadline($1) }
     let missed = data.consumptionRequests.filter { deadline($0) <= instant }.count
     if pending.isEmpty {
@@ -77,7 +77,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let pendingRows = missed > 0 ? max(0, room - 1) : room
     for (index, flag) in pending.prefix(pendingRows).enumerated() {
-        let left = deadline(flag) - instant
+        let left = clampedDifference(deadline(flag), instant)
         let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
         _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
     }
@@ -335,9 +335,9 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
     let graceEnds = records.renewalInfos.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
     let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds).max() ?? start
     let day: Int64 = 86_400_000
-    let margin = max((lastCovered - start) / 4, 7 * day)
+    let margin = max(clampedDifference(lastCovered, start) / 4, 7 * day)
     let end = lastCovered < instant && lastCovered.addingReportingOverflow(margin).partialValue < instant ? lastCovered + margin : instant
-    let slice = max(1, (end - start) / Int64(width))
+    let slice = max(1, clampedDifference(end, start) / Int64(width))
     let strips = order.map { key in
         let transactions = groups[key] ?? []
         let renewal = records.renewalInfos.last { info in transactions.contains { $0.originalTransactionId == info.info.originalTransactionId } }?.info
@@ -411,10 +411,10 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
         case 5: return TableCell(f.productId ?? "-")
         case 6: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
-        case 7: return TableCell(Format.span(instant - f.at.millisecondsSince1970), role: "ui.text.muted")
+        case 7: return TableCell(Format.span(clampedDifference(instant, f.at.millisecondsSince1970)), role: "ui.text.muted")
         default:
             guard f.rule == "consumption-request", f.status == "open" else { return TableCell("") }
-            let left = f.at.millisecondsSince1970 + 12 * 3_600_000 - instant
+            let left = clampedDifference(clampedSum(f.at.millisecondsSince1970, 12 * 3_600_000), instant)
             return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
         }
     }
@@ -471,4 +471,16 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         default: return TableCell(Format.count(r.size), role: "ui.text.muted")
         }
     }
+}
+
+/// `a + b`, pinned at the ends of Int64 instead of trapping: instants from data can be anything.
+func clampedSum(_ a: Int64, _ b: Int64) -> Int64 {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    return overflow ? (b > 0 ? .max : .min) : sum
+}
+
+/// `a - b`, pinned at the ends of Int64 instead of trapping.
+func clampedDifference(_ a: Int64, _ b: Int64) -> Int64 {
+    let (difference, overflow) = a.subtractingReportingOverflow(b)
+    return overflow ? (b < 0 ? .max : .min) : difference
 }

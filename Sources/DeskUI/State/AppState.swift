@@ -219,7 +219,8 @@ public struct AppState: Sendable {
     public var rawView: (id: Int64, text: String)?
 
     /// This session's triage changes, newest last, for `u`.
-    public var undoStack: [TriageChange] = []
+    /// Your triage actions this session, newest last; a bulk action is one entry.
+    public var undoStack: [[TriageChange]] = []
     /// The text of the last `/` filter on a screen that searches (customer timeline, imports).
     public var search: String?
 

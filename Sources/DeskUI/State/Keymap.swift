@@ -1,13 +1,13 @@
 /// What a key asks for, independent of which key it is.
 public enum Command: Hashable, Sendable {
     case up, down, pageUp, pageDown, top, bottom
-    case open, back, quit
+    case open, back, dismiss, quit
     case filter, nextMatch, previousMatch, commandLine, help
     case nextPane, previousPane
     case screen(ScreenID)
     case timeTravel, copyId, undo
     case acknowledge, resolve, reopen, mark
-    case sort, cycleStatus, cycleEnvironment
+    case sort, cycleStatus, cycleEnvironment, toggleCovered, toggleFlagged
 }
 
 /// One row of the keymap: keys, the command, where it works, and what help says about it.
@@ -63,12 +63,12 @@ public struct Keymap: Sendable {
         KeyBinding([.char("g"), .home], .top, "first row"),
         KeyBinding([.char("G"), .end], .bottom, "last row"),
         KeyBinding([.enter], .open, "open", on: [.overview, .customers, .customer, .refunds, .imports], footer: true),
-        KeyBinding([.escape], .back, "back"),
-        KeyBinding([.char("q")], .back, "back (quit on the top screen)", footer: true),
+        KeyBinding([.escape], .dismiss, "back (never quits)"),
+        KeyBinding([.char("q")], .back, "back; quits on the top screen", footer: true),
         KeyBinding([.char("Q"), .ctrl("c")], .quit, "quit"),
-        KeyBinding([.char("/")], .filter, "filter", on: [.customers, .customer, .refunds, .imports], footer: true),
-        KeyBinding([.char("n")], .nextMatch, "next match", on: [.customers, .customer, .refunds, .imports]),
-        KeyBinding([.char("N")], .previousMatch, "previous match", on: [.customers, .customer, .refunds, .imports]),
+        KeyBinding([.char("/")], .filter, "filter", on: [.customers, .customer, .refunds], footer: true),
+        KeyBinding([.char("n")], .nextMatch, "next match", on: [.customers, .customer, .refunds]),
+        KeyBinding([.char("N")], .previousMatch, "previous match", on: [.customers, .customer, .refunds]),
         KeyBinding([.char(":")], .commandLine, "command line", footer: true),
         KeyBinding([.char("?")], .help, "help: every key here", footer: true),
         KeyBinding([.tab], .nextPane, "next pane", on: [.customer, .imports, .overview], footer: true),
@@ -80,14 +80,16 @@ public struct Keymap: Sendable {
         KeyBinding([.char("5")], .screen(.refunds), "refunds"),
         KeyBinding([.char("6")], .screen(.imports), "imports"),
         KeyBinding([.char("t")], .timeTravel, "as of another instant (time travel)", on: [.customer, .overview, .customers], footer: true),
-        KeyBinding([.char("y")], .copyId, "copy the selected id (OSC 52)", on: [.customers, .customer, .transaction, .refunds], footer: true),
+        KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", on: [.customers, .customer, .transaction, .refunds], footer: true),
         KeyBinding([.char("a")], .acknowledge, "acknowledge flag(s)", on: [.refunds, .customer], footer: true, writes: true),
-        KeyBinding([.char("r")], .resolve, "resolve flag(s) with a note", on: [.refunds, .customer], footer: true, writes: true),
+        KeyBinding([.char("r")], .resolve, "resolve, with a note", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("o")], .reopen, "reopen flag(s)", on: [.refunds, .customer], writes: true),
         KeyBinding([.char(" ")], .mark, "mark for a bulk action", on: [.refunds]),
         KeyBinding([.char("u")], .undo, "undo your last triage", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("s")], .sort, "sort by id / last activity / refunds", on: [.customers], footer: true),
-        KeyBinding([.char("f")], .cycleStatus, "status: open / acknowledged / resolved / all", on: [.refunds], footer: true),
-        KeyBinding([.char("e")], .cycleEnvironment, "environment: all / production / sandbox"),
+        KeyBinding([.char("f")], .cycleStatus, "cycle the status shown", on: [.refunds], footer: true),
+        KeyBinding([.char("e")], .cycleEnvironment, "cycle the environment", on: [.customers]),
+        KeyBinding([.char("A")], .toggleCovered, "only customers covered at the instant", on: [.customers]),
+        KeyBinding([.char("F")], .toggleFlagged, "only customers with open flags", on: [.customers]),
     ])
 }

@@ -42,6 +42,12 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             return reloadEffects(state, keepSelection: true)
         }
         return quit(&state)
+    case .dismiss:
+        // Esc goes back, and on the top screen only clears what is shown: a stray Esc never quits.
+        if !state.history.isEmpty { return run(&state, .back) }
+        state.message = nil
+        state.marked = []
+        return []
     case .help:
         state.showHelp = true
         return []
@@ -97,11 +103,18 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.prompt = Prompt(kind: .note(flagIds: ids))
         return []
     case .undo:
-        guard let last = state.undoStack.popLast() else {
+        // The last action (one flag or a bulk one) is undone as a unit; it leaves the stack only when the
+        // compensating entries are written (`.triaged(undo: true)`), so a failed write can be retried.
+        guard let batch = state.undoStack.last, !batch.isEmpty else {
             state.message = StatusMessage("nothing of yours to undo this session", kind: .error)
             return []
         }
-        return [.triage(flagIds: [last.flagId], action: TriageAction(toReach: last.from), note: "undo of \(last.to)", undo: true)]
+        let byTarget = Dictionary(grouping: batch, by: \.from)
+        return byTarget.keys.sorted().map { from in
+            let changes = byTarget[from] ?? []
+            return .triage(
+                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to)", undo: true)
+        }
     case .mark:
         guard let flag = visibleFlags(state)[safe: state.flagList.selected] else { return [] }
         if state.marked.contains(flag.id) { state.marked.remove(flag.id) } else { state.marked.insert(flag.id) }
@@ -122,7 +135,18 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return [.loadFlags(flagQuery(state), append: false)]
     case .cycleEnvironment:
         let all = EnvironmentFilter.allCases
-        return setEnvironment(&state, all[(all.firstIndex(of: state.environment)! + 1) % all.count])
+        return setEnvironment(&state, all[((all.firstIndex(of: state.environment) ?? 0) + 1) % all.count])
+    case .toggleCovered:
+        state.customerQuery.activeAt = state.customerQuery.activeAt == nil ? state.instant : nil
+        state.customerList = ListPosition()
+        state.message = StatusMessage(
+            state.customerQuery.activeAt.map { "only customers covered at \(Format.minute($0)) (A shows all)" } ?? "all customers, covered or not")
+        return [.loadCustomers(pageQuery(state), append: false)]
+    case .toggleFlagged:
+        state.customerQuery.withOpenFlags.toggle()
+        state.customerList = ListPosition()
+        state.message = StatusMessage(state.customerQuery.withOpenFlags ? "only customers with open flags (F shows all)" : "all customers, flagged or not")
+        return [.loadCustomers(pageQuery(state), append: false)]
     }
 }
 
@@ -301,11 +325,14 @@ private func nextMatch(_ state: inout AppState, forward: Bool) -> [Effect] {
         guard let view = state.customerView else { return [] }
         let lines = view.timeline.map { "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \($0.detail)".lowercased() }
         state.customerPane = 1
-        let start = state.customerPositions[1].selected
-        let order = forward
-            ? Array((start + 1)..<max(start + 1, lines.count)) + Array(0...min(start, lines.count - 1))
-            : Array((0..<max(0, start)).reversed()) + Array((start..<lines.count).reversed())
-        if let hit = order.first(where: { lines.indices.contains($0) && lines[$0].contains(needle) }) {
+        guard !lines.isEmpty else {
+            state.message = StatusMessage("no match for \(needle): the timeline is empty", kind: .error)
+            return []
+        }
+        // Every row once, starting after the selection and wrapping around.
+        let start = min(max(0, state.customerPositions[1].selected), lines.count - 1)
+        let order = (1...lines.count).map { step in (start + (forward ? step : lines.count - step)) % lines.count }
+        if let hit = order.first(where: { lines[$0].contains(needle) }) {
             state.customerPositions[1].move(by: hit - start, count: lines.count, visible: customerPaneRows(state))
         } else {
             state.message = StatusMessage("no match for \(needle)", kind: .error)

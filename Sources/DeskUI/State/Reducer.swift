@@ -81,9 +81,17 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .triaged(let changes, let undo):
         if undo {
-            state.message = StatusMessage("undone: \(changes.map { "\($0.flagId) back to \($0.to)" }.joined(separator: ", "))")
-        } else {
-            state.undoStack += changes
+            let done = Set(changes.map(\.flagId))
+            if var batch = state.undoStack.popLast() {
+                batch.removeAll { done.contains($0.flagId) }
+                if !batch.isEmpty { state.undoStack.append(batch) }
+            }
+            state.message = StatusMessage(
+                changes.isEmpty
+                    ? "nothing to undo: the flags were already back"
+                    : "undone: \(changes.map { "\($0.flagId) back to \($0.to)" }.joined(separator: ", "))")
+        } else if !changes.isEmpty {
+            state.undoStack.append(changes)
             let verb = changes.first.map { $0.to } ?? "changed"
             state.message = StatusMessage("\(changes.count) flag\(changes.count == 1 ? "" : "s") \(verb) (u undoes)")
         }
