@@ -60,6 +60,18 @@ struct BatchWriter {
                 if let uuid = row[0].text { knownNotifications.insert(uuid) }
             }
         }
+        // Writers are serialised (one exclusive write transaction, or PostgreSQL's advisory lock), so the rows
+        // read above are every row another importer wrote: a record among them is theirs.
+        let writtenBefore = alreadyWritten
+        // Records whose renewal infos or notification refer to their raw row get ids now, in one query.
+        var rawIds = try c.reserveIds(
+            in: "raw_records",
+            count: records.count { $0.record.isOK && (!$0.record.renewalInfos.isEmpty || $0.record.notification != nil) }
+        ).makeIterator()
+        var rawRows: [[SQLValue]] = []
+        var rawRowsWithId: [[SQLValue]] = []
+        var renewalRows: [[SQLValue]] = []
+        var notificationRows: [[SQLValue]] = []
         var added = (raw: 0, rejected: 0, renewals: 0, notifications: 0)
         var order: [String] = []
         var linker = CustomerLinker(connection: c, now: now)
@@ -76,10 +88,6 @@ struct BatchWriter {
                 status = "imported"
                 knownHashes.insert(hash)
             }
-            let rawSQL = """
-                INSERT INTO raw_records (source_id, record_index, byte_offset, kind, status, verification, content_hash, error_code, error_message, raw)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, record_index) DO NOTHING
-                """
             let rawValues: [SQLValue] = [
                 .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
                 .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
@@ -89,12 +97,13 @@ struct BatchWriter {
             var rawId: Int64 = 0
             if needsId {
                 // A second importer of the same file may have written this record already: it is theirs.
-                guard let id = try c.insert(rawSQL, rawValues) else { continue }
+                guard !writtenBefore.contains(input.index), let id = rawIds.next() else { continue }
                 rawId = id
+                rawRowsWithId.append([.int(id)] + rawValues)
             } else {
-                // Nothing refers to this row: let a pipelining backend send it without waiting. (A record
-                // another importer already wrote is left alone; its transactions merge idempotently.)
-                try c.executeDeferred(rawSQL, rawValues)
+                // Nothing refers to this row. (A record another importer already wrote is left alone by the
+                // conflict clause; its transactions merge idempotently.)
+                rawRows.append(rawValues)
             }
             if !alreadyWritten.contains(input.index) {
                 alreadyWritten.insert(input.index)
@@ -126,8 +135,7 @@ struct BatchWriter {
                 if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
             }
             for r in record.renewalInfos {
-                try c.executeDeferred(
-                    "INSERT INTO renewal_infos (original_transaction_id, signed_date, seen_at, raw_record_id, canonical) VALUES (?, ?, ?, ?, ?)",
+                renewalRows.append(
                     [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
                 added.renewals += 1
                 if let original = r.originalTransactionId {
@@ -139,11 +147,7 @@ struct BatchWriter {
                 let transaction = record.transactions.first
                 let original = transaction?.originalTransactionId ?? n.originalTransactionId
                     ?? record.renewalInfos.first?.originalTransactionId
-                try c.executeDeferred(
-                    """
-                    INSERT INTO notifications (notification_uuid, version, notification_type, subtype, signed_date, seen_at, original_transaction_id, transaction_id, raw_record_id, canonical)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING
-                    """,
+                notificationRows.append(
                     [
                         .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
                         .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
@@ -160,14 +164,36 @@ struct BatchWriter {
             }
             linker.link(identity)
         }
+        let rawColumns = [
+            "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message",
+            "raw",
+        ]
+        let rawConflict = "ON CONFLICT (source_id, record_index) DO NOTHING"
+        try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: rawConflict)
+        try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: rawConflict)
+        try c.insertRows(
+            into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
+            rows: renewalRows, onConflict: "")
+        try c.insertRows(
+            into: "notifications",
+            columns: [
+                "notification_uuid", "version", "notification_type", "subtype", "signed_date", "seen_at", "original_transaction_id",
+                "transaction_id", "raw_record_id", "canonical",
+            ],
+            rows: notificationRows, onConflict: "ON CONFLICT (notification_uuid) DO NOTHING")
         var written = Set<String>()
         var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction)] = []
         var newTransactions = 0
         var revoked = 0
+        var transactionRows: [[SQLValue]] = []
         for id in order where !written.contains(id) {
             written.insert(id)
             guard let entry = pending[id] else { continue }
-            try write(entry.transaction, firstSeen: entry.firstSeen, exists: entry.exists)
+            if entry.exists {
+                try update(entry.transaction, firstSeen: entry.firstSeen)
+            } else {
+                transactionRows.append(Self.values(entry.transaction, firstSeen: entry.firstSeen) + [.text(id)])
+            }
             let t = entry.transaction
             let old = before[id]
             if old == nil { newTransactions += 1 }
@@ -177,6 +203,7 @@ struct BatchWriter {
                 changed.append((key, old?.contribution, t))
             }
         }
+        try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
         let link = try linker.flush()
         try updateStats(link: link, changed: changed, before: before)
         try Counters.add(c, .transactions, newTransactions)
@@ -220,30 +247,30 @@ struct BatchWriter {
         try StatsWriter.apply(connection, link: link, additions: additions, recount: recount)
     }
 
-    private func write(_ t: Transaction, firstSeen: Timestamp, exists: Bool) throws {
-        let values: [SQLValue] = [
+    static let transactionColumns = [
+        "original_transaction_id", "web_order_line_item_id", "app_account_token", "product_id", "type", "purchase_date",
+        "expires_date", "revocation_date", "revocation_reason", "environment", "price", "currency", "signed_date", "verification",
+        "first_seen_at", "canonical", "transaction_id",
+    ]
+
+    /// A transaction's columns in ``transactionColumns`` order, without the last (`transaction_id`).
+    static func values(_ t: Transaction, firstSeen: Timestamp) -> [SQLValue] {
+        [
             .of(t.originalTransactionId), .of(t.webOrderLineItemId), .of(t.appAccountToken), .of(t.productId),
             .of(t.type?.rawValue), .of(t.purchaseDate), .of(t.expiresDate), .of(t.revocationDate),
             .of(t.revocationReason?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
             .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
         ]
-        if exists {
-            try connection.executeDeferred(
-                """
-                UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
-                    product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
-                    environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
-                WHERE transaction_id = ?
-                """, values + [.text(t.transactionId)])
-        } else {
-            try connection.executeDeferred(
-                """
-                INSERT INTO transactions (original_transaction_id, web_order_line_item_id, app_account_token, product_id, type,
-                    purchase_date, expires_date, revocation_date, revocation_reason, environment, price, currency, signed_date,
-                    verification, first_seen_at, canonical, transaction_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, values + [.text(t.transactionId)])
-        }
+    }
+
+    private func update(_ t: Transaction, firstSeen: Timestamp) throws {
+        try connection.executeDeferred(
+            """
+            UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
+                product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
+                environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
+            WHERE transaction_id = ?
+            """, Self.values(t, firstSeen: firstSeen) + [.text(t.transactionId)])
     }
 }
 
@@ -306,9 +333,7 @@ struct CustomerLinker {
                 dirty.insert(identifier)
             }
         }
-        for id in created {
-            try c.executeDeferred("INSERT INTO customers (id, created_at) VALUES (?, ?)", [.int(id), .of(now)])
-        }
+        try c.insertRows(into: "customers", columns: ["id", "created_at"], rows: created.map { [.int($0), .of(now)] }, onConflict: "")
         var result = LinkResult(created: created)
         for (loser, _) in parent {
             let root = find(loser)
@@ -317,11 +342,10 @@ struct CustomerLinker {
             try c.execute("UPDATE customer_ids SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
             try c.execute("UPDATE flags SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
         }
-        for identifier in dirty {
-            try c.executeDeferred(
-                "INSERT INTO customer_ids (kind, value, customer_id) VALUES (?, ?, ?) ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id",
-                [.text(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))])
-        }
+        try c.insertRows(
+            into: "customer_ids", columns: ["kind", "value", "customer_id"],
+            rows: dirty.map { [.text($0.kind), .text($0.value), .int(find(owner[$0]!))] },
+            onConflict: "ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id")
         for (identifier, id) in owner { result.owner[identifier] = find(id) }
         groups.removeAll()
         return result

@@ -76,6 +76,13 @@ public protocol SQLConnection: AnyObject {
     /// Runs an `INSERT` into a table with an `id` key and returns the new row's id, or `nil` when an
     /// `ON CONFLICT ... DO NOTHING` clause left the row out.
     func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64?
+    /// Inserts `rows` (values in `columns` order) into `table`, each as `INSERT ... VALUES (...) onConflict`
+    /// would; a backend may load them in bulk (PostgreSQL: COPY into a staging table, then one INSERT).
+    /// Failures may be reported at the next query or at commit, as for ``executeDeferred(_:_:)``.
+    func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws
+    /// `count` unused values for the `id` key of `table`, for rows inserted with explicit ids in this
+    /// transaction (so a batch needs no round trip per row to learn its ids).
+    func reserveIds(in table: String, count: Int) throws -> [Int64]
 }
 
 extension SQLConnection {
@@ -85,6 +92,24 @@ extension SQLConnection {
     /// report its failure at the next query or at commit. By default it runs at once.
     public func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
         try execute(sql, arguments)
+    }
+
+    public func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
+        try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
+    }
+
+    /// ``insertRows(into:columns:rows:onConflict:)`` as one deferred `INSERT` per row.
+    public func insertRowsOneByOne(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
+        let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders(columns.count))) \(onConflict)"
+        for row in rows { try executeDeferred(sql, row) }
+    }
+
+    /// The ids after the largest in use: right for a single writer that inserts them before anyone else
+    /// inserts into `table` (SQLite, whose write transactions are exclusive).
+    public func reserveIds(in table: String, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        let last = try scalar("SELECT COALESCE(MAX(id), 0) FROM \(table)")?.int ?? 0
+        return Array((last + 1)...(last + Int64(count)))
     }
 
     /// `INSERT ... RETURNING id`, for servers that have it and no cheaper way.

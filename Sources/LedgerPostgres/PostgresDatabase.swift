@@ -106,7 +106,9 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             _ = try await database.onQueue { try database.openConnection() }
             return database
         } catch {
-            try? await group.shutdownGracefully()
+            // Not awaited: the caller learns of the failure now, not after the event loop winds down.
+            database.isClosed = true
+            DispatchQueue.global().async { group.shutdownGracefully { _ in } }
             throw LedgerError.cannotOpen(
                 "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))")
         }
@@ -168,7 +170,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             } catch {
                 if postgres.isClosed || Self.isConnectionLost(error) {
                     self.connection = nil
-                    postgres.close().whenComplete { _ in }
+                    Self.release(postgres)
                     if readOnly && attempt == 1 && !connection.timedOut { continue }
                     throw error
                 }
@@ -176,6 +178,26 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                 try? connection.execute("ROLLBACK", [])
                 throw error
             }
+        }
+    }
+
+    /// Closes a connection and keeps it alive until it is closed (postgres-nio asserts that a connection
+    /// is closed before it is freed).
+    static func release(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    deinit {
+        // Dropped without close() (a caller that threw first): close what is open, off the event loop.
+        guard !isClosed else { return }
+        let group = self.group
+        if let connection {
+            connection.close().whenComplete { _ in
+                withExtendedLifetime(connection) {}
+                DispatchQueue.global().async { group.shutdownGracefully { _ in } }
+            }
+        } else {
+            DispatchQueue.global().async { group.shutdownGracefully { _ in } }
         }
     }
 
@@ -316,6 +338,110 @@ final class PGConnection: SQLConnection {
         return try wait(run(sql, arguments)).rows.map { row in
             row.map { cell in Self.value(cell) }
         }
+    }
+
+    /// Below this many rows, pipelined single-row INSERTs cost less than a COPY's extra round trips.
+    static let copyThreshold = 32
+
+    /// Loads `rows` with `COPY ... FROM STDIN` into a temporary staging table shaped like `columns`
+    /// of `table`, then moves them in with one `INSERT ... SELECT ... onConflict`.
+    func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
+        guard rows.count >= Self.copyThreshold else {
+            return try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
+        }
+        let list = columns.joined(separator: ", ")
+        let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
+        try flush()
+        // Temporary: this session's own, emptied at every commit, created once per connection.
+        try execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
+            [])
+        try copy(into: stage, columns: columns, data: Self.copyText(rows))
+        executeDeferredUnchecked("INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage) \(onConflict)")
+        executeDeferredUnchecked("TRUNCATE \(stage)")
+    }
+
+    /// Ids from the table's identity sequence, in one round trip.
+    func reserveIds(in table: String, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        return try query(
+            "SELECT nextval(pg_get_serial_sequence('\(table)', 'id')) FROM generate_series(1, ?)", [.of(count)]
+        ).compactMap { $0.first?.int }
+    }
+
+    private func executeDeferredUnchecked(_ sql: String) {
+        pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger))
+    }
+
+    /// Runs postgres-nio's (async) COPY from this blocking queue thread.
+    private func copy(into table: String, columns: [String], data: ByteBuffer) throws {
+        final class Outcome: @unchecked Sendable { var error: Error? }
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        let connection = self.connection
+        let logger = self.logger
+        Task {
+            do {
+                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                    var data = data
+                    // Chunks of 1 MB keep every CopyData message small.
+                    while data.readableBytes > 0 {
+                        try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
+                    }
+                }
+            } catch {
+                outcome.error = error
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
+    }
+
+    /// Rows in COPY's text format: tab-separated, `\N` for NULL, backslash escapes, bytea as `\\x` hex.
+    static func copyText(_ rows: [[SQLValue]]) -> ByteBuffer {
+        var out: [UInt8] = []
+        out.reserveCapacity(rows.count * 256)
+        let hex = Array("0123456789abcdef".utf8)
+        for row in rows {
+            for (column, value) in row.enumerated() {
+                if column > 0 { out.append(UInt8(ascii: "\t")) }
+                switch value {
+                case .null:
+                    out += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
+                case .int(let number):
+                    out += String(number).utf8
+                case .text(let text):
+                    for byte in text.utf8 {
+                        switch byte {
+                        case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                        case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                        case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                        case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                        default: out.append(byte)
+                        }
+                    }
+                case .blob(let bytes):
+                    out += [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")]
+                    for byte in bytes {
+                        out.append(hex[Int(byte >> 4)])
+                        out.append(hex[Int(byte & 0x0f)])
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\n"))
+        }
+        return ByteBuffer(bytes: out)
+    }
+
+    /// FNV-1a of `text` in hex: the same on every run (unlike `Hasher`), to name staging tables.
+    static func stableHash(_ text: String) -> String {
+        var hash: UInt32 = 2_166_136_261
+        for byte in text.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return String(hash, radix: 16)
     }
 
     /// Waits for `future`; past `timeout`, closes the connection (which fails every statement on it) and

@@ -85,7 +85,7 @@ struct PostgresFailureTests {
         #expect(error?.code == "unavailable")
         #expect(
             error?.message.contains("did not answer within 500 ms (read timeout)") == true, "\(error?.message ?? "")")
-        #expect(Self.seconds(since: started) < 3, "a 500 ms read timeout took \(Self.seconds(since: started)) s")
+        #expect(Self.seconds(since: started) < 5, "a 500 ms read timeout took \(Self.seconds(since: started)) s")
         kill(pid_t(backend), SIGCONT)
         resumed = true
 
@@ -111,6 +111,8 @@ struct PostgresFailureTests {
         }
         #expect(error?.code == "cannotOpen")
         #expect(error?.message.contains("no answer within 1 s (connect timeout)") == true, "\(error?.message ?? "")")
-        #expect(Self.seconds(since: started) < 4, "a 1 s connect timeout took \(Self.seconds(since: started)) s")
+        // The message names the 1 s limit, so this timeout fired; the bound is loose for a busy machine (postgres-nio's
+        // default is 10 s).
+        #expect(Self.seconds(since: started) < 8, "a 1 s connect timeout took \(Self.seconds(since: started)) s")
     }
 }

@@ -1,0 +1,176 @@
+import Foundation
+import Ledger
+import LedgerQueries
+import ReceiptDecoding
+import ReceiptModel
+import Samples
+import Testing
+
+/// Imports in batches large enough that PostgreSQL loads rows with COPY (SQLite inserts them one by one):
+/// both backends must store the same rows, and keep idempotency, resume and two importers.
+@Suite("Bulk import: COPY on PostgreSQL, the same rows as SQLite", .serialized)
+struct BulkImportTests {
+    /// Every generated file plus one of awkward text (escapes COPY must keep) and rejected records (raw bytes).
+    static func inputs() throws -> [(path: String, bytes: [UInt8])] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-bulk-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try SampleGenerator(.init(customers: 200, seed: 11)).write(to: directory)
+        var out: [(String, [UInt8])] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory + "/data").sorted() {
+            out.append(("data/\(name)", [UInt8](FileManager.default.contents(atPath: directory + "/data/" + name)!)))
+        }
+        var lines: [String] = []
+        for i in 0..<120 {
+            // Product ids with a backslash, a tab, a newline, a quote and non-ASCII text, through JSON escapes.
+            lines.append(
+                #"{"transactionId":"w\#(i)","originalTransactionId":"wo\#(i / 3)","productId":"odd\\path\ttab\nline\"q\"é🙂 \#(i)","purchaseDate":\#(1_740_000_000_000 + i),"type":"Consumable","quantity":1}"#
+            )
+            // A rejected record whose raw bytes hold a tab, a backslash and bytes that are not UTF-8 text.
+            if i % 3 == 0 { lines.append("{\"transactionId\":\t\"bad\\\(i)\" \u{1}") }
+        }
+        out.append(("awkward.ndjson", Array(lines.joined(separator: "\n").utf8) + [0xff, 0xfe]))
+        return out
+    }
+
+    static let decoder = testDecoder(extraRoots: [SampleCA.rootDER])
+
+    /// What a ledger holds, as rows that do not depend on the order ids were handed out in.
+    static func contents(_ ledger: SQLLedger) async throws -> [String: [[SQLValue]]] {
+        let queries = [
+            "transactions":
+                "SELECT transaction_id, original_transaction_id, product_id, purchase_date, revocation_date, first_seen_at, canonical FROM transactions ORDER BY transaction_id",
+            "raw":
+                "SELECT s.path, r.record_index, r.byte_offset, r.kind, r.status, r.verification, r.content_hash, r.error_code, r.raw FROM raw_records r JOIN sources s ON s.id = r.source_id ORDER BY s.path, r.record_index",
+            "renewals":
+                "SELECT s.path, r.record_index, n.original_transaction_id, n.signed_date, n.seen_at, n.canonical FROM renewal_infos n JOIN raw_records r ON r.id = n.raw_record_id JOIN sources s ON s.id = r.source_id ORDER BY 1, 2, 6",
+            "notifications":
+                "SELECT s.path, r.record_index, n.notification_uuid, n.notification_type, n.seen_at, n.transaction_id, n.canonical FROM notifications n JOIN raw_records r ON r.id = n.raw_record_id JOIN sources s ON s.id = r.source_id ORDER BY 1, 2",
+            "customers": "SELECT kind, value, customer_id FROM customer_ids ORDER BY kind, value",
+            "stats": "SELECT * FROM customer_stats ORDER BY customer_id",
+            "counters": "SELECT name, value FROM ledger_counters WHERE name <> 'change' ORDER BY name",
+        ]
+        var out: [String: [[SQLValue]]] = [:]
+        for (name, sql) in queries {
+            out[name] = try await ledger.database.read { c in try c.query(sql, []) }
+        }
+        return out
+    }
+
+    @Test("a bulk import stores exactly what SQLite stores; the same records again are all duplicates")
+    func sameRowsAsSQLite() async throws {
+        let inputs = try Self.inputs()
+        var stored: [Backend: [String: [[SQLValue]]]] = [:]
+        for backend in Backend.available {
+            let ledger = try await backend.ledger()
+            var counts = ImportCounts()
+            for input in inputs {
+                counts =
+                    counts
+                    + (try await importBytes(
+                        input.bytes, path: input.path, into: ledger, decoder: Self.decoder, batchSize: 500))
+            }
+            #expect(counts.reconciles)
+            #expect(counts.rejected >= 40)
+            let contents = try await Self.contents(ledger)
+            #expect((contents["transactions"]?.count ?? 0) > 500)
+            #expect((contents["notifications"]?.count ?? 0) > 100)
+            #expect((contents["renewals"]?.count ?? 0) > 100)
+            let awkward = try #require(try await ledger.transaction("w7"))
+            #expect(awkward.productId == "odd\\path\ttab\nline\"q\"é🙂 7")
+            let rejected = try await ledger.rejectedRecords(after: nil, limit: 1000).filter {
+                $0.sourcePath == "awkward.ndjson"
+            }
+            #expect(rejected.count == 41)
+            let raw = try await ledger.rejectedRaw(try #require(rejected.first { $0.index == 1 }).id)
+            #expect(raw == Array("{\"transactionId\":\t\"bad\\0\" \u{1}".utf8))
+
+            // The same records in files with other contents (a trailing newline): nothing new.
+            let overview = try await ledger.overview()
+            var again = ImportCounts()
+            for input in inputs {
+                again =
+                    again
+                    + (try await importBytes(
+                        input.bytes + [10], path: "again/" + input.path, into: ledger, decoder: Self.decoder,
+                        batchSize: 500))
+            }
+            #expect(again.imported == 0)
+            #expect(again.duplicate == counts.imported)
+            var after = try await ledger.overview()
+            after.sources = overview.sources
+            after.rawRecords = overview.rawRecords
+            after.rejectedRecords = overview.rejectedRecords
+            #expect(after == overview)
+            #expect(try await Self.contents(ledger)["transactions"] == contents["transactions"])
+            if backend == .postgres {
+                // The rows went through COPY: the staging tables exist.
+                let staged = try await ledger.database.read { c in
+                    try c.scalar(
+                        "SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'receiptdesk_stage_%' AND relpersistence = 't'"
+                    )?.int
+                }
+                #expect((staged ?? 0) >= 5)
+            }
+            stored[backend] = contents
+            try await ledger.close()
+        }
+        if let sqlite = stored[.sqlite], let postgres = stored[.postgres] {
+            for name in sqlite.keys.sorted() {
+                #expect(sqlite[name] == postgres[name], "\(name) differs between SQLite and PostgreSQL")
+            }
+        }
+    }
+
+    @Test(
+        "a bulk import cut after some batches resumes, and two importers of one file share it",
+        arguments: Backend.available)
+    func resumeAndTwoImporters(_ backend: Backend) async throws {
+        let inputs = try Self.inputs()
+        let input = try #require(inputs.first { $0.path.contains("notifications-v2") })
+        var splitter = RecordSplitter()
+        let pieces = splitter.feed(input.bytes) + splitter.finish()
+        try #require(pieces.count > 500)
+        let info = SourceInfo(
+            path: input.path, sha256: CanonicalJSON.sha256Hex(input.bytes), size: Int64(input.bytes.count))
+
+        // Resume: two batches of 200 committed, the source never completed, then a whole run.
+        let ledger = try await backend.ledger()
+        guard case .started(let id, nil) = try await ledger.beginSource(info, now: testNow) else {
+            Issue.record("expected a new source")
+            return
+        }
+        let importer = Importer(ledger: ledger, decoder: Self.decoder, batchSize: 200)
+        for start in [0, 200] {
+            let batch = await importer.decode(Array(pieces[start..<start + 200]), path: input.path)
+            _ = try await ledger.importBatch(sourceId: id, batch, now: testNow)
+        }
+        #expect(try await ledger.beginSource(info, now: testNow) == .started(sourceId: id, resumeAfter: 399))
+        var once: [[RecordSplitter.Piece]]? = [pieces]
+        let resumed = try await importer.run(info, now: testNow) {
+            defer { once = nil }
+            return once?.first
+        }
+        #expect(resumed.read == pieces.count)
+        #expect(resumed.reconciles)
+        let whole = try await Self.contents(ledger)
+        try await ledger.close()
+
+        // Two importers of the same file at once, on two connections, against a fresh ledger.
+        let (first, second) = try await backend.twoConnections()
+        let a = try await SQLLedger.open(first, now: testNow)
+        let b = try await SQLLedger.open(second, now: testNow)
+        async let countsA = importBytes(input.bytes, path: input.path, into: a, decoder: Self.decoder, batchSize: 150)
+        async let countsB = importBytes(input.bytes, path: input.path, into: b, decoder: Self.decoder, batchSize: 150)
+        let (ca, cb) = try await (countsA, countsB)
+        #expect(ca.read == pieces.count && cb.read == pieces.count)
+        #expect(ca.reconciles && cb.reconciles)
+        let shared = try await Self.contents(a)
+        #expect(shared["raw"]?.count == pieces.count)
+        for name in ["transactions", "raw", "renewals", "notifications", "customers", "counters"] {
+            #expect(shared[name] == whole[name], "\(name): two importers stored other rows than one resumed importer")
+        }
+        try await a.close()
+        try await b.close()
+    }
+}
