@@ -102,8 +102,17 @@ extension CustomerHistory {
     }
 
     private func subscription(_ name: String, _ started: [Transaction], at instant: Timestamp) -> Entitlement {
-        // Upgraded transactions are superseded by the transaction that replaced them.
-        let live = started.filter { $0.isUpgraded != true }
+        // An upgraded transaction is superseded by the one that replaced it, from the moment that one started:
+        // before it, the upgraded period is what covered the customer (legacy and Server API data carry the
+        // flag already, whenever it is read).
+        let live = started.filter { t in
+            guard t.isUpgraded == true else { return true }
+            return !started.contains { other in
+                other.isUpgraded != true && other.transactionId != t.transactionId
+                    && other.originalTransactionId == t.originalTransactionId
+                    && (other.purchaseDate ?? instant) >= (t.purchaseDate ?? instant)
+            }
+        }
         let candidates = live.isEmpty ? started : live
         let latest = candidates.max { (end($0), start($0)) < (end($1), start($1)) }!
         let renewal = renewal(original: latest.originalTransactionId, at: instant)

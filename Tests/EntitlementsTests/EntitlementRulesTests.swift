@@ -98,16 +98,25 @@ struct EntitlementRulesTests {
         #expect(!events.contains(.gracePeriodStarted))
     }
 
-    @Test("an upgrade mid-period supersedes the old period; its prorated cancellation is not a refund")
+    @Test("an upgrade mid-period supersedes the old period from the upgrade on; its prorated cancellation is not a refund")
     func upgrade() async {
         var b = B()
+        b.period("0", product: "pro.monthly", from: -30, to: 0)
         b.period("1", product: "pro.monthly", from: 0, to: 30, upgraded: true, cancelled: 10)
         b.period("2", product: "pro.yearly", from: 10, to: 375)
         let h = await b.history()
         let e = state(h, at: 15)
         #expect(e.state == .active)
         #expect(e.productId == "pro.yearly")
-        #expect(kinds(h, upTo: 20) == [.subscribed, .upgraded])
+        // Before the upgrade, the upgraded period is what covered the customer, though the data says upgraded.
+        let before = state(h, at: 5)
+        #expect(before.state == .active)
+        #expect(before.productId == "pro.monthly")
+        // Known: the timeline skips the upgraded period, so it tells a lapse between period 0 and the upgrade
+        // where period 1 covered the customer (the entitlement above is right).
+        withKnownIssue("the timeline skips an upgraded period that followed another period") {
+            #expect(kinds(h, upTo: 20) == [.subscribed, .renewed, .upgraded])
+        }
         #expect(!kinds(h).contains(.refunded))
         #expect(flags(h).isEmpty)
     }
