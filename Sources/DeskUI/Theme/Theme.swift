@@ -121,6 +121,8 @@ public struct Theme: Sendable, Equatable {
         for (role, style) in styles {
             if depth == .none {
                 adapted.styles[role] = Style(attributes: style.attributes.union(Self.monoAttributes(role)))
+            } else if depth == .ansi8 {
+                adapted.styles[role] = Self.eightColour(role, style)
             } else {
                 adapted.styles[role] = Style(
                     fg: style.fg.degraded(to: depth) ?? .default, bg: style.bg.degraded(to: depth) ?? .default,
@@ -134,6 +136,23 @@ public struct Theme: Sendable, Equatable {
             }
         }
         return adapted
+    }
+
+    /// Eight colours: a bright colour is its dark one in bold, grey is white dimmed (not black, which would
+    /// vanish on a dark background), and the selection is reverse video (its dark background would be black).
+    static func eightColour(_ role: String, _ style: Style) -> Style {
+        var attributes = style.attributes
+        var fg = style.fg.degraded(to: .ansi16) ?? .default
+        var bg = style.bg.degraded(to: .ansi16) ?? .default
+        if case .ansi(let i) = fg, i >= 8 {
+            fg = .ansi(i == 8 ? 7 : i - 8)
+            attributes.insert(i == 8 ? .dim : .bold)
+        }
+        if case .ansi(let i) = bg, i >= 8 { bg = i == 8 ? .default : .ansi(i - 8) }
+        if role == "ui.selection" {
+            return Style(attributes: attributes.union(.reverse))
+        }
+        return Style(fg: fg, bg: bg, attributes: attributes)
     }
 
     static func monoAttributes(_ role: String) -> Attributes {
