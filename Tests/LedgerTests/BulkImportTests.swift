@@ -8,7 +8,7 @@ import Testing
 
 /// Imports in batches large enough that PostgreSQL loads rows with COPY (SQLite inserts them one by one):
 /// both backends must store the same rows, and keep idempotency, resume and two importers.
-@Suite("Bulk import: COPY on PostgreSQL, the same rows as SQLite", .serialized)
+@Suite("Bulk import: COPY on PostgreSQL, the same rows as SQLite", .serialized, .ownThreads)
 struct BulkImportTests {
     /// Every generated file plus one of awkward text (escapes COPY must keep) and rejected records (raw bytes).
     static func inputs() throws -> [(path: String, bytes: [UInt8])] {

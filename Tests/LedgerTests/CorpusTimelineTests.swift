@@ -5,7 +5,7 @@ import ReceiptModel
 import Testing
 
 /// Real data through the whole core: import, customer, entitlements and timeline a person would agree with.
-@Suite("Timelines of real corpus data")
+@Suite("Timelines of real corpus data", .ownThreads)
 struct CorpusTimelineTests {
     func history(_ file: String, customer id: String) async throws -> CustomerHistory {
         let ledger = try await Backend.sqlite.ledger()

@@ -8,7 +8,7 @@ import Samples
 import Testing
 
 /// One suite, every backend: what a ledger means does not depend on where it is stored.
-@Suite("Ledger conformance", .serialized)
+@Suite("Ledger conformance", .serialized, .ownThreads)
 struct LedgerConformanceTests {
     @Test("importing the whole corpus twice: identical counts, the second run all duplicates", arguments: Backend.available)
     func corpusTwice(_ backend: Backend) async throws {

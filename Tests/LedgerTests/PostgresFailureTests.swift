@@ -6,7 +6,7 @@ import Testing
 /// What a PostgreSQL ledger does when its server goes away, stops answering or comes back: every wait is
 /// bounded, the error says the ledger cannot be reached, and the same `PostgresDatabase` works again on
 /// a new connection once the server is back.
-@Suite("PostgreSQL: a lost server")
+@Suite("PostgreSQL: a lost server", .ownThreads)
 struct PostgresFailureTests {
     static let line =
         #"{"transactionId":"8001","originalTransactionId":"8001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#

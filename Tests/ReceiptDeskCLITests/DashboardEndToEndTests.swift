@@ -7,7 +7,7 @@ import Testing
 /// The real binary under tmux, as an operator uses it: ids typed at `:customer`, time travel, triage
 /// written to the append-only log, themes, sizes, no colour, and hostile data that must never reach the
 /// terminal as control sequences.
-@Suite("Dashboard end to end (tmux)", .serialized)
+@Suite("Dashboard end to end (tmux)", .serialized, .ownThreads)
 struct DashboardEndToEndTests {
     /// A small ledger: customer C1 (original 5000, token, web orders, external acct-77) with a renewal refunded
     /// an hour after purchase (quick-refund + app-issue flags), and a sandbox purchase whose product id holds

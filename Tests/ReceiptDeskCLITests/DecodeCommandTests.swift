@@ -2,7 +2,7 @@ import Foundation
 import Samples
 import Testing
 
-@Suite("receiptdesk decode, as a user runs it")
+@Suite("receiptdesk decode, as a user runs it", .ownThreads)
 struct DecodeCommandTests {
     @Test("--json prints one object per record in input order, with DESIGN section 12's keys")
     func jsonContract() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// The dashboard's runtime over a PostgreSQL ledger on a throwaway cluster of the test's own (the server
 /// starter is Tests/LedgerTests/PostgresTestServer.swift, compiled here through a symbolic link).
-@Suite("Runtime: a PostgreSQL ledger")
+@Suite("Runtime: a PostgreSQL ledger", .ownThreads)
 struct PostgresRuntimeTests {
     /// A private cluster holding the end-to-end fixture's three transactions, imported by the real binary.
     static func makeLedger() throws -> (server: PostgresTestServer, url: String, directory: URL) {

@@ -9,7 +9,7 @@ import Testing
 
 /// The dashboard's runtime over a real SQLite ledger, driven by scripted keys on a headless terminal,
 /// waiting on state (never on fixed sleeps).
-@Suite("Runtime: scripted keys over a real ledger")
+@Suite("Runtime: scripted keys over a real ledger", .ownThreads)
 struct RuntimeTests {
     /// A runtime as `receiptdesk` builds it, over `url`, read-only.
     static func runtime(_ url: String, width: Int = 120, height: Int = 40) async throws -> (Runtime, SQLLedger) {

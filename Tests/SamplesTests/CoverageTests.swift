@@ -3,7 +3,7 @@ import Testing
 
 @testable import Samples
 
-@Suite("what the generator covers")
+@Suite("what the generator covers", .ownThreads)
 struct CoverageTests {
     /// Counts, over the lives of `customers` customers, of every kind of life issue 9 item 1 asks for.
     static func kinds(customers: Int, seed: UInt64) -> [String: Int] {

@@ -6,7 +6,7 @@ import X509
 
 @testable import Samples
 
-@Suite("the sample generator")
+@Suite("the sample generator", .ownThreads)
 struct GeneratorTests {
     @Test("the same arguments give byte-identical output; another seed gives other data")
     func determinism() throws {

@@ -8,7 +8,7 @@ import Testing
 
 @testable import ReceiptDeskCLI
 
-@Suite("the generator's ground truth")
+@Suite("the generator's ground truth", .ownThreads)
 struct GroundTruthTests {
     /// Consumables grant nothing, but a legacy (untyped) consumable that the catalog does not list is
     /// taken for a subscription by the engine: those names are the one difference the test tolerates.

@@ -4,7 +4,7 @@ import Testing
 @testable import ReceiptDeskCLI
 @testable import Samples
 
-@Suite("the committed SampleData")
+@Suite("the committed SampleData", .ownThreads)
 struct SampleDataTests {
     static var directory: String { SampleSupport.packageRoot.appendingPathComponent("SampleData").path }
 

@@ -1,0 +1,1 @@
+../LedgerTests/OwnThreads.swift
