@@ -181,11 +181,15 @@ public struct CustomerPage: Sendable, Equatable {
     public var next: CustomerCursor?
     /// Customers matching the filter (over the whole ledger, not this page).
     public var total: Int
+    /// `total` is a lower bound, not a count: a filter matching a large part of the ledger is not counted
+    /// to the end, so that typing it stays fast (the list itself is complete and in order).
+    public var totalIsLowerBound: Bool
 
-    public init(rows: [CustomerSummary], next: CustomerCursor?, total: Int) {
+    public init(rows: [CustomerSummary], next: CustomerCursor?, total: Int, totalIsLowerBound: Bool = false) {
         self.rows = rows
         self.next = next
         self.total = total
+        self.totalIsLowerBound = totalIsLowerBound
     }
 }
 

@@ -155,6 +155,25 @@ struct ReducerTests {
         #expect(state.customerPage.rows.count == 200 && state.customerPage.next == nil)
     }
 
+    @Test("a count that is a lower bound says so with a +, and a later page's smaller bound does not lower it")
+    func lowerBoundCount() {
+        var state = Fixture.state(width: 120, height: 40, screen: .customers)
+        let cursor = CustomerCursor(key: 44, id: 44)
+        let first = CustomerPage(rows: (1...100).map { CustomerSummary(id: Int64($0)) }, next: cursor, total: 10_000, totalIsLowerBound: true)
+        _ = reduce(&state, .customersLoaded(first, append: false))
+        var buffer = ScreenBuffer(width: 120, height: 40)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("10,000+ customers"))
+        #expect(buffer.text.contains("/10000+"))
+        let second = CustomerPage(rows: (101...200).map { CustomerSummary(id: Int64($0)) }, next: nil, total: 2_000, totalIsLowerBound: true)
+        _ = reduce(&state, .customersLoaded(second, append: true))
+        #expect(state.customerPage.total == 10_000 && state.customerPage.totalIsLowerBound)
+        let exact = CustomerPage(rows: [CustomerSummary(id: 1)], next: nil, total: 1)
+        _ = reduce(&state, .customersLoaded(exact, append: false))
+        render(state, theme: .builtin, into: &buffer)
+        #expect(!buffer.text.contains("+ customers") && buffer.text.contains("1 customers"))
+    }
+
     @Test(":export csv writes the view with a header naming filter, instant and operator, formulas neutralised")
     func export() {
         var state = Fixture.state(screen: .refunds)

@@ -55,6 +55,25 @@ extension LedgerConformanceTests {
                             let paged = try await pageAll(ledger, query)
                             #expect(paged.rows.map(\.id) == expected, "\(label)")
                             #expect(paged.totals == [expected.count], "\(label)")
+                            if let filter {
+                                // The same filter taken as dense above one identifier (walked, its count a lower
+                                // bound) lists the same customers in the same order; its count never exceeds theirs.
+                                let inRange = truth.values.reduce(0) { $0 + $1.identifiers.count { $0.hasPrefix(filter) } }
+                                let dense = try await pageAll(ledger, query, denseFilter: 1, countLimit: 1_000)
+                                #expect(dense.rows.map(\.id) == expected, "dense \(label)")
+                                #expect(dense.lowerBounds == [inRange > 1], "dense \(label): \(inRange) identifiers")
+                                #expect(dense.totals.allSatisfy { $0 <= expected.count }, "dense \(label): \(dense.totals)")
+                                #expect(dense.totals.first ?? 0 >= min(expected.count, query.limit + 1), "dense \(label): \(dense.totals)")
+                            } else if !query.isUnfiltered {
+                                // Counted only up to a limit: the same customers, the count exact up to it, "N+" above.
+                                let capped = try await pageAll(ledger, query, denseFilter: 1_000, countLimit: 3)
+                                #expect(capped.rows.map(\.id) == expected, "capped \(label)")
+                                #expect(capped.lowerBounds == [expected.count > 3], "capped \(label)")
+                                #expect(
+                                    capped.totals.first == (expected.count > 3 ? min(expected.count, query.limit + 1) : expected.count),
+                                    "capped \(label): \(capped.totals)")
+                                #expect(capped.totals.allSatisfy { $0 <= expected.count }, "capped \(label): \(capped.totals)")
+                            }
                             if !expected.isEmpty { combinations += 1 }
                         }
                     }
@@ -431,15 +450,20 @@ struct World {
 // MARK: Helpers
 
 /// Pages through a customer query to its end.
-func pageAll(_ ledger: SQLLedger, _ query: CustomerQuery) async throws
-    -> (rows: [CustomerSummary], totals: Set<Int>)
+func pageAll(
+    _ ledger: SQLLedger, _ query: CustomerQuery, denseFilter: Int = Queries.denseFilterIdentifiers,
+    countLimit: Int = Queries.customerCountLimit
+) async throws
+    -> (rows: [CustomerSummary], totals: [Int], lowerBounds: Set<Bool>)
 {
     var rows: [CustomerSummary] = []
-    var totals = Set<Int>()
+    var totals: [Int] = []
+    var lowerBounds = Set<Bool>()
     var query = query
     for pageNumber in 0..<10_000 {
-        let page = try await ledger.customers(query)
-        totals.insert(page.total)
+        let page = try await ledger.customers(query, denseFilter: denseFilter, countLimit: countLimit)
+        if !totals.contains(page.total) { totals.append(page.total) }
+        lowerBounds.insert(page.totalIsLowerBound)
         // A page is never empty unless nothing matches at all.
         #expect(!page.rows.isEmpty || (pageNumber == 0 && page.total == 0), "empty page \(pageNumber) of \(query)")
         #expect(page.rows.count <= query.limit)
@@ -448,7 +472,7 @@ func pageAll(_ ledger: SQLLedger, _ query: CustomerQuery) async throws
         #expect(page.rows.count == query.limit, "a short page before the end")
         query.after = next
     }
-    return (rows, totals)
+    return (rows, totals, lowerBounds)
 }
 
 /// The overview equals a `COUNT(*)` of each table, and every customer's kept figures equal a recount of its rows.
@@ -488,4 +512,9 @@ extension Optional {
         guard let self else { return nil }
         return try await transform(self)
     }
+}
+
+extension CustomerQuery {
+    /// No condition at all: the whole list, counted by the ledger's running total.
+    var isUnfiltered: Bool { (filter ?? "").isEmpty && environment == .all && activeAt == nil && !withOpenFlags }
 }

@@ -22,7 +22,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if append {
             state.customerPage.rows += page.rows
             state.customerPage.next = page.next
-            state.customerPage.total = page.total
+            // A lower bound from a later page knows less than the first page's (which counts what it showed).
+            state.customerPage.total =
+                page.totalIsLowerBound && state.customerPage.totalIsLowerBound
+                ? max(state.customerPage.total, page.total) : page.total
+            state.customerPage.totalIsLowerBound = page.totalIsLowerBound
         } else {
             // A reload keeps the selected customer selected when it is still in the list.
             let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id

@@ -58,17 +58,19 @@ public struct Painter {
     /// Returns the column widths used. The hardware cursor is put on the selected row.
     @discardableResult
     public mutating func table(
-        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, total: Int? = nil, position: ListPosition,
+        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, total: Int? = nil, totalIsLowerBound: Bool = false, position: ListPosition,
         sortColumn: Int? = nil, focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
     ) -> [Int] {
         guard height > 0, width > 0 else { return [] }
         // A scroll hint at the right end of the header, where in the list the window is out of all rows
-        // (`total`, when only a page of them is loaded); the columns give it room.
+        // (`total`, when only a page of them is loaded; `+` when that is a lower bound and more rows than it
+        // are not loaded yet); the columns give it room.
         let visible = height - 1
         let count = max(rows, total ?? rows)
-        let hint = count > visible ? " \(min(count, position.selected + 1))/\(count)" : ""
+        let plus = totalIsLowerBound && count > rows ? "+" : ""
+        let hint = count > visible ? " \(min(count, position.selected + 1))/\(count)\(plus)" : ""
         // Room for the widest hint, so columns keep their place as the selection moves.
-        let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)")))
+        let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
         let header = theme.style("ui.header")
         buffer.fill(x: x, y: y, width: width, height: 1, style: header)
         var column = x
