@@ -49,4 +49,9 @@ extension SQLLedger {
         try await saveFlags(flags, now: now)
         return (flags, rules.outcomes(refunds: refunds, notifications: notifications, now: now))
     }
+
+    /// The refund outcome counts, read only (the flags stay as the last refresh stored them).
+    public func refundOutcomes(rules: FlagRules, now: Timestamp) async throws -> RefundOutcomes {
+        rules.outcomes(refunds: try await refundFacts(), notifications: try await refundNotificationFacts(), now: now)
+    }
 }

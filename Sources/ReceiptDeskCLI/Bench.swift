@@ -154,7 +154,7 @@ struct Bench: AsyncParsableCommand {
             }
         }
         let importSeconds = seconds(importTime)
-        try await Self.linkCustomers(data.directory + "/customers.csv", into: ledger, now: now)
+        try await DataOptions.linkCustomers(data.directory + "/customers.csv", into: ledger, now: now)
         try await ledger.close()
         add("importSeconds", importSeconds, "s to import every generated file (\(counts.imported) records, verified)")
         add("importRowsPerSec", Double(data.summary.transactions) / importSeconds, "transactions/s imported into an empty SQLite ledger (the bench's mix: mostly legacy JSON, see import.* per kind)", .atLeast(50_000))
@@ -285,16 +285,6 @@ struct Bench: AsyncParsableCommand {
             for jws in list.prefix(limit - out.count) { out.append(Array(jws.utf8)) }
         }
         return out
-    }
-
-    /// Links the generator's `customers.csv` (external account ids), as the demo does.
-    static func linkCustomers(_ path: String, into ledger: SQLLedger, now: Timestamp) async throws {
-        guard let data = FileManager.default.contents(atPath: path) else { return }
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 3 else { continue }
-            try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
-        }
     }
 
     static func percentile(_ sorted: [Double], _ p: Int) -> Double {

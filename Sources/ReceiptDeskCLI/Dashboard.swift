@@ -23,9 +23,6 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Colour theme (Themes/ or $XDG_CONFIG_HOME/receiptdesk/themes).", valueName: "NAME"))
     var theme: String?
 
-    @Flag(help: "Open the ledger for reading only: triage keys are hidden and refused.")
-    var readOnly = false
-
     @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER).")
     var operatorName: String?
 
@@ -33,7 +30,8 @@ struct DashboardCommand: AsyncParsableCommand {
     var mouse = false
 
     func run() async throws {
-        try await Dashboard(data: data, themeName: theme, readOnly: readOnly, operatorName: operatorName, mouse: mouse).run()
+        // --read-only (a ledger option): triage keys are hidden and refused.
+        try await Dashboard(data: data, themeName: theme, readOnly: data.source.readOnly, operatorName: operatorName, mouse: mouse).run()
     }
 }
 

@@ -17,27 +17,40 @@ struct DataOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Refund rule parameters: RULE.PARAMETER = VALUE lines.", valueName: "FILE"))
     var rules: String?
 
-    @Option(help: ArgumentHelp("Operator mapping of accounts: customer_id,kind,value lines (customers.csv).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Operator mapping of accounts for --files: customer_id,kind,value lines (customers.csv); a stored ledger takes it from import --customers.",
+            valueName: "FILE"))
     var customers: String?
 
-    /// Opens the ledger and applies the customer mapping.
+    /// Opens the ledger (for reading only under `--read-only`); with `--files`, builds it and applies the
+    /// customer mapping. Reads never write: a stored ledger is linked by `import --customers`.
     func open(now: Timestamp) async throws -> SQLLedger {
-        let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
-        if let customers {
-            for (line, entry) in try read(customers).split(separator: "\n").enumerated() {
-                let fields = entry.split(separator: ",", omittingEmptySubsequences: false).map {
-                    $0.trimmingCharacters(in: .whitespaces)
-                }
-                if fields.first == "customer_id" || entry.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-                guard fields.count == 3, ["originalTransactionId", "appAccountToken"].contains(fields[1]), !fields[2].isEmpty else {
-                    throw CLIError(
-                        message: "\(customers) line \(line + 1): expected customer_id,originalTransactionId|appAccountToken,value",
-                        code: 2)
-                }
-                try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
-            }
+        if let customers, source.files.isEmpty {
+            throw CLIError(
+                message: "--customers links accounts into the ledger, which is a write, and reads never write: run receiptdesk import --customers \(customers)",
+                code: 2)
         }
+        let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
+        if let customers { try await Self.linkCustomers(customers, into: ledger, now: now) }
         return ledger
+    }
+
+    /// Links an operator mapping file (`customer_id,kind,value` lines, a header line allowed); a line that is
+    /// not one is an error naming it.
+    static func linkCustomers(_ path: String, into ledger: SQLLedger, now: Timestamp) async throws {
+        for (line, entry) in try read(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let fields = entry.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            if (line == 0 && fields.first == "customer_id") || entry.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { continue }
+            guard fields.count == 3, ["originalTransactionId", "appAccountToken"].contains(fields[1]), !fields[0].isEmpty, !fields[2].isEmpty
+            else {
+                throw CLIError(
+                    message: "\(path) line \(line + 1): expected customer_id,originalTransactionId|appAccountToken,value", code: 2)
+            }
+            try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
+        }
     }
 
     /// Opens the ledger, runs `body`, and closes the ledger whatever happens.
@@ -76,7 +89,7 @@ struct DataOptions: ParsableArguments {
 
     private func read(_ path: String) throws -> String { try Self.read(path) }
 
-    private static func read(_ path: String) throws -> String {
+    static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(message: "cannot read \(path)", code: 2)
         }

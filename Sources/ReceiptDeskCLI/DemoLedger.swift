@@ -107,14 +107,8 @@ enum DemoLedger {
             if counts.rejected > 0 {
                 throw CLIError(message: "SampleData has \(counts.rejected) records the demo cannot import; regenerate it", code: 3)
             }
-            if let mapping = manifest.customerMapping,
-                let text = FileManager.default.contents(atPath: directory + "/" + mapping).map({ String(decoding: $0, as: UTF8.self) })
-            {
-                for line in text.split(separator: "\n").dropFirst() {
-                    let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-                    guard fields.count == 3 else { continue }
-                    try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
-                }
+            if let mapping = manifest.customerMapping {
+                try await DataOptions.linkCustomers(directory + "/" + mapping, into: ledger, now: now)
             }
             try await ledger.refreshFlags(rules: FlagRules(), now: now)
         } catch {

@@ -25,12 +25,19 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Records per transaction.")
     var batchSize = 2000
 
+    @Option(help: ArgumentHelp("Operator mapping of accounts to link after the import: customer_id,kind,value lines (customers.csv).", valueName: "FILE"))
+    var customers: String?
+
+    @Flag(name: .customLong("read-only"), help: "Refuse (exit 2): an import is a write. Also $RECEIPTDESK_READ_ONLY=1.")
+    var readOnly = false
+
     @OptionGroup var verification: VerificationOptions
 
     @Argument(help: ArgumentHelp("Files or directories to import.", valueName: "PATH"))
     var paths: [String]
 
     func run() async throws {
+        if readOnly || LedgerOptions.readOnlyFromEnvironment() { throw LedgerOptions.refuse("import") }
         let now = currentTimestamp()
         let flagRules = try DataOptions.loadRules(rules)
         let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now)
@@ -38,6 +45,11 @@ struct Import: AsyncParsableCommand {
         let total: ImportCounts
         do {
             total = try await ImportRun(ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize).run(paths: paths, now: now)
+            if let customers {
+                try await DataOptions.linkCustomers(customers, into: store, now: now)
+                // Links can merge customers: the flags follow them.
+                try await store.refreshFlags(rules: flagRules, now: now)
+            }
         } catch {
             try? await store.close()
             throw error

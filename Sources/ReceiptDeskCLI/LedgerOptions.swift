@@ -21,6 +21,23 @@ struct LedgerOptions: ParsableArguments {
         help: ArgumentHelp("Decode these files or directories into an in-memory ledger instead.", valueName: "PATH"))
     var files: [String] = []
 
+    @Flag(
+        name: .customLong("read-only"),
+        help: "Refuse every write (import, triage, notes, flag refresh, account links) with exit 2; also $RECEIPTDESK_READ_ONLY=1.")
+    var readOnlyFlag = false
+
+    /// `--read-only`, or `RECEIPTDESK_READ_ONLY` set to 1, true or yes: the stored ledger is opened for reading only.
+    var readOnly: Bool { readOnlyFlag || Self.readOnlyFromEnvironment() }
+
+    static func readOnlyFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        ["1", "true", "yes"].contains(environment["RECEIPTDESK_READ_ONLY"]?.lowercased() ?? "")
+    }
+
+    /// The error for a write asked for while read-only: says what was refused and why, exit 2.
+    static func refuse(_ write: String) -> CLIError {
+        CLIError(message: "read-only: \(write) writes to the ledger and is refused (--read-only or RECEIPTDESK_READ_ONLY)", code: 2)
+    }
+
     /// The ledger URL: the one given, else `RECEIPTDESK_LEDGER`, else the XDG data file.
     static func ledgerURL(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit { return explicit }
@@ -47,7 +64,7 @@ struct LedgerOptions: ParsableArguments {
             _ = try await ImportRun(ledger: ledger, decoder: decoder, rules: rules, quiet: true).run(paths: files, now: now)
             return ledger
         }
-        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, mustExist: true)
+        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, readOnly: readOnly, mustExist: true)
     }
 
     /// Opens a ledger URL; failures exit 3. Only `import` creates a SQLite ledger: everything else

@@ -30,6 +30,9 @@ struct Refunds: AsyncParsableCommand {
     @Flag(help: "CSV with a header line.")
     var csv = false
 
+    @Flag(help: "Run the refund rules again and store what they find first (a write; import and triage already do).")
+    var refresh = false
+
     @OptionGroup var data: DataOptions
 
     func validate() throws {
@@ -57,13 +60,16 @@ struct Refunds: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if refresh && data.source.readOnly { throw LedgerOptions.refuse("refunds --refresh") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let rules = try data.loadRules()
-        let outcomes = try await ledger.refreshFlags(rules: rules, now: now).outcomes
+        let outcomes =
+            refresh
+            ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : try await ledger.refundOutcomes(rules: rules, now: now)
         let from = since.map { text in
             Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
         }
@@ -142,6 +148,7 @@ struct Triage: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if data.source.readOnly { throw LedgerOptions.refuse("triage") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
     }
@@ -181,6 +188,7 @@ struct Note: AsyncParsableCommand {
     @OptionGroup var data: DataOptions
 
     func run() async throws {
+        if data.source.readOnly { throw LedgerOptions.refuse("note") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in
             guard let customer = try await ledger.customerId(matching: id) else {

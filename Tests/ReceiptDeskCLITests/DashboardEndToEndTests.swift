@@ -25,9 +25,9 @@ struct DashboardEndToEndTests {
         let customers = directory.appendingPathComponent("customers.csv")
         try Data("customer_id,kind,value\nacct-77,originalTransactionId,5000\n".utf8).write(to: customers)
         let url = "sqlite:" + directory.appendingPathComponent("ledger.sqlite").path
-        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, data.path])
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, "--customers", customers.path, data.path])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let linked = try Binary.run(["lookup", "acct-77", "--ledger", url, "--customers", customers.path])
+        let linked = try Binary.run(["lookup", "acct-77", "--ledger", url])
         #expect(linked.status == 0, "\(linked.stderr)")
         return (directory, url)
     }

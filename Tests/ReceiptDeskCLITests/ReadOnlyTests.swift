@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// Reads never write, and `--read-only` (or `RECEIPTDESK_READ_ONLY`) refuses every write: checked on the
+/// ledger file's bytes, which a write of any kind (rows, counters, migrations) would change.
+@Suite("read-only: reads never write, and every write is refused", .serialized, .ownThreads)
+struct ReadOnlyTests {
+    static func bytes(_ path: String) -> Data {
+        // The WAL holds what was not checkpointed yet: both files together are the ledger.
+        (FileManager.default.contents(atPath: path) ?? Data()) + (FileManager.default.contents(atPath: path + "-wal") ?? Data())
+    }
+
+    @Test("lookup, refunds and the flag queue leave the ledger's bytes as they were")
+    func readsRead() throws {
+        let path = try LookupCommandTests.ledgerWithHistory()
+        let url = "sqlite:\(path)"
+        // Rules under which one refund makes a serial refunder: a refresh would store a third flag.
+        let rules = ImportCommandTests.temporary("serial.rules")
+        FileManager.default.createFile(atPath: rules, contents: Data("serial-refunder.count = 1\n".utf8))
+        let before = Self.bytes(path)
+        for arguments in [
+            ["lookup", "500", "--ledger", url], ["lookup", "500", "--ledger", url, "--json"],
+            ["refunds", "--ledger", url], ["refunds", "--ledger", url, "--json"], ["refunds", "--ledger", url, "--csv"],
+            ["refunds", "--ledger", url, "--rules", rules],
+        ] {
+            let result = try Binary.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        #expect(Self.bytes(path) == before, "a read command wrote to the ledger")
+        // The queue still lists what import found, without a refresh.
+        let flags = try Binary.run(["refunds", "--ledger", url, "--json"]).lines
+        #expect(flags.count == 2)
+        // Linking an account mapping is a write: refused on a read command, done by import.
+        let mapping = ImportCommandTests.temporary("customers.csv")
+        FileManager.default.createFile(atPath: mapping, contents: Data("customer_id,kind,value\nacct-9,originalTransactionId,500\n".utf8))
+        let refused = try Binary.run(["lookup", "500", "--ledger", url, "--customers", mapping])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("import --customers"), "\(refused.stderr)")
+        #expect(Self.bytes(path) == before)
+        let more = ImportCommandTests.temporary("more.ndjson")
+        ImportCommandTests.writeTransactions(count: 2, to: more, prefix: "m")
+        let imported = try Binary.run(["import", "--ledger", url, "--customers", mapping, more])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try Binary.run(["lookup", "acct-9", "--ledger", url]).status == 0)
+        // refunds --refresh is the explicit write.
+        #expect(try Binary.run(["refunds", "--refresh", "--rules", rules, "--ledger", url]).status == 0)
+        #expect(try Binary.run(["refunds", "--ledger", url, "--json"]).lines.count == 3)
+    }
+
+    @Test("--read-only and RECEIPTDESK_READ_ONLY refuse import, triage, notes and a flag refresh with exit 2; reads still work")
+    func writesRefused() throws {
+        let path = try LookupCommandTests.ledgerWithHistory()
+        let url = "sqlite:\(path)"
+        let flag = try #require(
+            try Binary.run(["refunds", "--ledger", url, "--json"]).lines.first.map(Binary.json)?["id"] as? String)
+        let input = ImportCommandTests.temporary("more.ndjson")
+        ImportCommandTests.writeTransactions(count: 3, to: input, prefix: "ro")
+        let before = Self.bytes(path)
+        let writes: [(String, [String])] = [
+            ("import", ["import", "--ledger", url, input]),
+            ("triage", ["triage", flag, "--ack", "--ledger", url]),
+            ("note", ["note", "500", "a note", "--ledger", url]),
+            ("refunds --refresh", ["refunds", "--refresh", "--ledger", url]),
+        ]
+        for (name, arguments) in writes {
+            for (how, extra, environment) in [
+                ("--read-only", ["--read-only"], [String: String]()), ("RECEIPTDESK_READ_ONLY", [], ["RECEIPTDESK_READ_ONLY": "1"]),
+            ] {
+                let result = try Binary.run(arguments + extra, environment: environment)
+                #expect(result.status == 2, "\(name) with \(how): \(result.status) \(result.stderr)")
+                #expect(result.stderr.contains("read-only: \(name) writes to the ledger and is refused"), "\(name) with \(how): \(result.stderr)")
+            }
+        }
+        #expect(Self.bytes(path) == before, "a refused write changed the ledger")
+        let read = try Binary.run(["lookup", "500", "--ledger", url, "--read-only", "--json"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(try Binary.json(read.stdout)["customer"] != nil)
+        // Without read-only the same writes go through.
+        #expect(try Binary.run(["triage", flag, "--ack", "--ledger", url]).status == 0)
+        #expect(Self.bytes(path) != before)
+    }
+}
