@@ -7,6 +7,8 @@ public struct ImportProgress: Sendable {
     public var records: Int
     public var bytes: Int64
     public var totalBytes: Int64
+    /// The records the last batch rejected: "record N (byte O): code: reason", to show as they happen.
+    public var rejections: [String] = []
 }
 
 /// Streams one source's records from the decoder into the ledger in batched transactions.
@@ -57,7 +59,10 @@ public struct Importer: Sendable {
             if let pendingWrite { _ = try await pendingWrite.value }
             let ledger = self.ledger
             pendingWrite = Task { try await ledger.importBatch(sourceId: sourceId, decoded, now: now) }
-            progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size))
+            let rejections = decoded.compactMap { input in
+                input.record.error.map { "record \(input.index + 1) (byte \(input.offset)): \($0.code): \($0.message)" }
+            }
+            progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections))
         }
         while let pieces = try nextPieces() {
             for piece in pieces {

@@ -25,6 +25,9 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Records per transaction.")
     var batchSize = 2000
 
+    @Option(help: ArgumentHelp("Reject a record longer than this many bytes, with its size, without holding it whole.", valueName: "BYTES"))
+    var maxRecordBytes = ChunkedFile.defaultMaxRecordBytes
+
     @Option(help: ArgumentHelp("Operator mapping of accounts to link after the import: customer_id,kind,value lines (customers.csv).", valueName: "FILE"))
     var customers: String?
 
@@ -33,8 +36,13 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var verification: VerificationOptions
 
-    @Argument(help: ArgumentHelp("Files or directories to import.", valueName: "PATH"))
+    @Argument(help: ArgumentHelp("Files or directories to import; - reads standard input.", valueName: "PATH"))
     var paths: [String]
+
+    func validate() throws {
+        guard maxRecordBytes >= 1024 else { throw ValidationError("--max-record-bytes takes at least 1024") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size takes at least 1") }
+    }
 
     func run() async throws {
         if readOnly || LedgerOptions.readOnlyFromEnvironment() { throw LedgerOptions.refuse("import") }
@@ -44,7 +52,9 @@ struct Import: AsyncParsableCommand {
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {
-            total = try await ImportRun(ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize).run(paths: paths, now: now)
+            total = try await ImportRun(
+                ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize, maxRecordBytes: maxRecordBytes
+            ).run(paths: paths, now: now)
             if let customers {
                 try await DataOptions.linkCustomers(customers, into: store, now: now)
                 // Links can merge customers: the flags follow them.

@@ -102,6 +102,7 @@ struct ImportRun {
     let rules: FlagRules
     var quiet = false
     var batchSize = 2000
+    var maxRecordBytes = ChunkedFile.defaultMaxRecordBytes
 
     /// Imports every file under `paths`; returns the total counts.
     func run(paths: [String], now: Timestamp) async throws -> ImportCounts {
@@ -109,15 +110,29 @@ struct ImportRun {
         let progress = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         var total = ImportCounts()
         for path in files {
-            guard path != "-" else {
-                throw CLIError(message: "import reads files, not standard input: save it to a file first", code: 2)
-            }
-            let info = try ChunkedFile.sourceInfo(path)
-            var file = try ChunkedFile(path)
+            // Standard input is read twice like a file (its hash names the source, so piping the same data
+            // again is all duplicates and an interrupted import resumes): it is kept in a private temporary
+            // file for the import, in chunks, never whole in memory.
+            let spooled = path == "-" ? try ChunkedFile.spoolStandardInput() : nil
+            defer { if let spooled { unlink(spooled) } }
+            var info = try ChunkedFile.sourceInfo(spooled ?? path)
+            if spooled != nil { info.path = "-" }
+            var file = try ChunkedFile(spooled ?? path, maxRecordBytes: maxRecordBytes)
             let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
             let counts: ImportCounts
+            // Each rejected record is named with its reason as it happens (the first few of a file; the
+            // dashboard's Imports screen lists them all).
+            var shown = 0
+            let shownLimit = 20
             do {
                 counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
+                    if !quiet, !step.rejections.isEmpty {
+                        progress.clear()
+                        for rejection in step.rejections.prefix(max(0, shownLimit - shown)) {
+                            FileHandle.standardError.write(Data("\(safe(path)): rejected \(safe(rejection))\n".utf8))
+                        }
+                        shown += step.rejections.count
+                    }
                     progress.update(step)
                 }
             } catch let error as LedgerError {
@@ -125,6 +140,10 @@ struct ImportRun {
                 throw CLIError(message: "\(path): \(error.message)", code: error.code == "cannotOpen" ? 3 : 1)
             }
             progress.clear()
+            if shown > shownLimit {
+                FileHandle.standardError.write(
+                    Data("\(safe(path)): \(shown - shownLimit) more rejected (the dashboard's Imports screen lists them all)\n".utf8))
+            }
             total = total + counts
             if !quiet || counts.rejected > 0 {
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))

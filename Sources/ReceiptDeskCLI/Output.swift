@@ -66,14 +66,18 @@ struct ChunkedFile {
     private let descriptor: Int32
     private let path: String
     private var buffer = [UInt8](repeating: 0, count: chunkSize)
-    private var splitter = RecordSplitter()
+    private var splitter: RecordSplitter
     private var finished = false
     /// Bytes read so far.
     private(set) var bytesRead: Int64 = 0
 
+    /// The largest record kept by default: a longer one is rejected with its size, never held whole.
+    static let defaultMaxRecordBytes = 64 << 20
+
     /// Opens `path` (`-` is standard input).
-    init(_ path: String) throws {
+    init(_ path: String, maxRecordBytes: Int = defaultMaxRecordBytes) throws {
         self.path = path
+        splitter = RecordSplitter(maxRecordBytes: maxRecordBytes)
         if path == "-" {
             descriptor = STDIN_FILENO
         } else {
@@ -99,6 +103,39 @@ struct ChunkedFile {
         }
         bytesRead += Int64(count)
         return buffer.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// Copies standard input into a new file only this user can read (under `$TMPDIR`) and returns its path.
+    static func spoolStandardInput() throws -> String {
+        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/receiptdesk-stdin-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw CLIError(message: "cannot keep standard input in \(directory): \(String(cString: strerror(errno)))", code: 2)
+        }
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(STDIN_FILENO, $0.baseAddress, chunkSize) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 {
+                unlink(path)
+                throw CLIError(message: "error while reading standard input: \(String(cString: strerror(errno)))", code: 2)
+            }
+            if count == 0 { break }
+            var written = 0
+            while written < count {
+                let n = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    unlink(path)
+                    throw CLIError(message: "cannot keep standard input in \(directory): \(String(cString: strerror(errno)))", code: 2)
+                }
+                written += n
+            }
+        }
+        return path
     }
 
     /// The path, content hash and size of a file, read once in chunks.

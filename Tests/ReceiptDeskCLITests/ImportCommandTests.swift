@@ -60,6 +60,44 @@ struct ImportCommandTests {
         #expect(FileManager.default.fileExists(atPath: home + "/data/receiptdesk/ledger.sqlite"))
     }
 
+    @Test("import - reads standard input: piped again it is all duplicates; the source is named -")
+    func standardInput() async throws {
+        let ledger = Self.temporary("stdin.sqlite")
+        let input = Self.temporary("piped.ndjson")
+        Self.writeTransactions(count: 25, to: input, prefix: "p")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: input))
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "-"], stdin: bytes)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("total: read 25 = imported 25 + duplicate 0 + rejected 0"), "\(first.stdout)")
+        let again = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "-"], stdin: bytes)
+        #expect(again.stdout.contains("total: read 25 = imported 0 + duplicate 25 + rejected 0"), "\(again.stdout)")
+        #expect(try Binary.run(["lookup", "p7", "--ledger", "sqlite:\(ledger)"]).status == 0)
+        let database = try SQLiteDatabase.open(path: ledger, readOnly: true)
+        let paths = try await database.read { c in try c.query("SELECT path FROM sources", []).map { $0[0].text } }
+        try await database.close()
+        #expect(paths == ["-"])
+        // Nothing is left behind in the temporary directory.
+        let spooled = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("receiptdesk-stdin-") }
+        #expect(spooled.isEmpty, "\(spooled)")
+    }
+
+    @Test("a record over --max-record-bytes is rejected with its size; the records around it import")
+    func oversizeRecord() throws {
+        let ledger = Self.temporary("oversize.sqlite")
+        let input = Self.temporary("oversize.ndjson")
+        let big = #"{"transactionId":"big","originalTransactionId":"big","productId":""# + String(repeating: "x", count: 10_000) + #"","purchaseDate":1700000000000,"type":"Non-Consumable","quantity":1}"#
+        let small = #"{"transactionId":"s1","originalTransactionId":"s1","productId":"pro","purchaseDate":1700000000000,"type":"Non-Consumable","quantity":1}"#
+        _ = FileManager.default.createFile(atPath: input, contents: Data([small, big, small.replacingOccurrences(of: "s1", with: "s2")].joined(separator: "\n").utf8))
+        let result = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--max-record-bytes", "4096", "--no-verify", input])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("total: read 3 = imported 2 + duplicate 0 + rejected 1"), "\(result.stdout)")
+        #expect(
+            result.stderr.contains(
+                "rejected record 2 (byte \(small.utf8.count + 1)): recordTooLarge: the record is \(big.utf8.count) bytes, over the limit of 4096 bytes"),
+            "\(result.stderr)")
+        #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--max-record-bytes", "10", input]).status == 2)
+    }
+
     @Test("SIGKILL mid-import leaves a sound ledger of whole batches; running it again completes it")
     func killMidImport() async throws {
         let input = Self.temporary("big.ndjson")

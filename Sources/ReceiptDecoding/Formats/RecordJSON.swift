@@ -174,7 +174,8 @@ extension RecordDecoder {
             return .rejected(
                 provenance, kind: .unknown,
                 error: RecordError(
-                    code: "recordTooLarge", message: "the record is larger than \(64) MiB; split the input"),
+                    code: "recordTooLarge",
+                    message: "the record is \(piece.length) bytes, over the limit of \(piece.limit) bytes; split the input or raise the limit"),
                 raw: piece.bytes)
         }
         return await decode(piece.bytes, provenance: provenance)

@@ -21,6 +21,10 @@ public struct RecordSplitter: Sendable {
         public var offset: Int64
         /// Whether the record was larger than the limit and was cut.
         public var oversize: Bool
+        /// The record's whole length in bytes (also when it was cut).
+        public var length = 0
+        /// The splitter's limit, for the message of an oversize record.
+        public var limit = 0
     }
 
     private enum Mode {
@@ -272,7 +276,8 @@ public struct RecordSplitter: Sendable {
         inRecord = false
         let oversize = currentLength > maxRecordBytes
         let bytes = oversize ? Array(current.prefix(1024)) : current
-        let piece = Piece(bytes: bytes, index: nextIndex, offset: currentStart, oversize: oversize)
+        let piece = Piece(
+            bytes: bytes, index: nextIndex, offset: currentStart, oversize: oversize, length: currentLength, limit: maxRecordBytes)
         nextIndex += 1
         current.removeAll(keepingCapacity: current.capacity <= 1 << 20)
         return piece
