@@ -67,6 +67,16 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
+        // libFuzzer harnesses (scripts/fuzz); ThemeLoader.swift is a link to the CLI's file, so the theme parser
+        // is fuzzed without building the CLI's storage backends.
+        .executableTarget(
+            name: "receiptdesk-fuzz",
+            dependencies: [
+                "ReceiptModel", "ReceiptDecoding", "Entitlements", "DeskUI",
+                .product(name: "X509", package: "swift-certificates"), .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            path: "Sources/ReceiptDeskFuzz"
+        ),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "ReceiptDecoding", "Entitlements", "Ledger", "LedgerSQLite", "ReceiptDeskCLI"]),
         .testTarget(name: "DeskUITests", dependencies: ["DeskUI", "Entitlements", "LedgerQueries"], exclude: ["Snapshots"]),

@@ -1,0 +1,1 @@
+../ReceiptDeskCLI/ThemeLoader.swift
