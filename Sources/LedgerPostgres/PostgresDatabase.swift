@@ -68,8 +68,11 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     ///   - url: the server and database.
     ///   - timeouts: the limits on waiting for the server.
     /// - Throws: `LedgerError.cannotOpen` when the URL is not one or the server cannot be reached now.
-    public static func connect(url: String, timeouts: Timeouts = Timeouts()) async throws -> PostgresDatabase {
-        let target = try PostgresURL(url)
+    ///   - environment: where `PGPASSWORD`, `PGPASSFILE` and `HOME` are read when the URL has no password.
+    public static func connect(
+        url: String, timeouts: Timeouts = Timeouts(), environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> PostgresDatabase {
+        let target = try PostgresURL(url, environment: environment)
         var logger = Logger(label: "receiptdesk.postgres")
         logger.logLevel = .critical
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -515,16 +518,21 @@ final class PGConnection: SQLConnection {
 }
 
 /// A parsed `postgres://` URL; `redacted` never shows the password.
+///
+/// A password need not be in the URL (where `ps` would show it): without one it comes from
+/// `PGPASSWORD`, else from the password file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads them.
 struct PostgresURL {
     var user: String
     var password: String?
+    /// Whether the URL itself carried the password (the redacted form says so).
+    var passwordInURL: Bool
     var host: String
     var port: Int
     var database: String?
     var socketDirectory: String?
     var sslMode: String?
 
-    init(_ text: String) throws {
+    init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let components = URLComponents(string: text),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
@@ -544,13 +552,66 @@ struct PostgresURL {
             socketDirectory = host.removingPercentEncoding
         }
         if host.isEmpty && socketDirectory == nil { host = "127.0.0.1" }
+        passwordInURL = password != nil
+        if password == nil {
+            if let fromEnvironment = environment["PGPASSWORD"], !fromEnvironment.isEmpty {
+                password = fromEnvironment
+            } else if let file = environment["PGPASSFILE"] ?? environment["HOME"].map({ $0 + "/.pgpass" }) {
+                password = Self.passwordFile(file)?.password(
+                    host: socketDirectory == nil ? host : "localhost", port: port, database: database ?? user, user: user)
+            }
+        }
+    }
+
+    /// A password file's lines, or nil when there is none or it is readable by others (libpq ignores it then).
+    static func passwordFile(_ path: String) -> PasswordFile? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o077 == 0,
+            let data = FileManager.default.contents(atPath: path)
+        else { return nil }
+        return PasswordFile(String(decoding: data, as: UTF8.self))
     }
 
     var isLoopback: Bool { ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") }
 
     var redacted: String {
-        let credentials = password == nil ? user : "\(user):***"
+        let credentials = passwordInURL ? "\(user):***" : user
         let place = socketDirectory.map { "?host=\($0)" } ?? ""
         return "postgres://\(credentials)@\(host)\(socketDirectory == nil ? ":\(port)" : "")/\(database ?? "")\(place)"
+    }
+}
+
+/// A libpq password file: `host:port:database:user:password` lines, `*` matching anything, `\` escaping
+/// `:` and `\`, `#` starting a comment; the first matching line wins.
+struct PasswordFile {
+    var entries: [[String]]
+
+    init(_ text: String) {
+        entries = text.split(whereSeparator: \.isNewline).compactMap { line in
+            guard !line.hasPrefix("#") else { return nil }
+            var fields: [String] = []
+            var field = ""
+            var escaped = false
+            for character in line {
+                if escaped {
+                    field.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == ":" {
+                    fields.append(field)
+                    field = ""
+                } else {
+                    field.append(character)
+                }
+            }
+            fields.append(field)
+            return fields.count == 5 ? fields : nil
+        }
+    }
+
+    func password(host: String, port: Int, database: String, user: String) -> String? {
+        let wanted = [host, String(port), database, user]
+        return entries.first { entry in zip(entry, wanted).allSatisfy { $0 == "*" || $0 == $1 } }?[4]
     }
 }

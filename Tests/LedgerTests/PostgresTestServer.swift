@@ -114,6 +114,17 @@ final class PostgresTestServer: @unchecked Sendable {
         return "postgres://postgres@/\(name)?host=\(socketDirectory)"
     }
 
+    /// Creates a role that must give `password` (SCRAM) to connect over the socket; other roles keep `trust`.
+    func createPasswordRole(_ role: String, password: String) throws {
+        try command(
+            "psql",
+            ["-h", socketDirectory, "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE ROLE \(role) LOGIN SUPERUSER PASSWORD '\(password)'"])
+        let hba = directory + "/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try ("local all \(role) scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
+        try command("pg_ctl", ["-D", directory, "-w", "reload"])
+    }
+
     func stop() {
         _ = try? command("pg_ctl", ["-D", directory, "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: socketDirectory)
