@@ -160,9 +160,12 @@ public final class SQLLedger: Sendable {
     }
 
     /// Like ``triage(flagId:action:operatorName:note:now:)``, also returning the status the flag had before.
-    public func triageChange(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
-        -> (flag: RefundFlag, from: String)
-    {
+    ///
+    /// With `expecting` (an undo: the status your own change set), a flag someone else changed since is left
+    /// as it is: nothing is written and `from` is the flag's status now.
+    public func triageChange(
+        flagId: String, action: String, operatorName: String, note: String?, now: Timestamp, expecting: String? = nil
+    ) async throws -> (flag: RefundFlag, from: String) {
         let target: String
         switch action {
         case "ack": target = "acknowledged"
@@ -178,6 +181,12 @@ public final class SQLLedger: Sendable {
             }
             if current == target {
                 throw LedgerError(code: "noChange", message: "flag \(flagId) is already \(target)")
+            }
+            if let expecting, current != expecting {
+                guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
+                    throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+                }
+                return (flag, current)
             }
             try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.text(target), .of(now), .text(flagId)])
             try c.execute(

@@ -125,7 +125,7 @@ struct Dashboard {
         let demoNow = opened.now
         return EffectHandlers(
             reader: ledger,
-            triage: { ids, action, note in
+            triage: { ids, action, note, expecting in
                 guard !readOnly else {
                     throw CLIError(message: "read-only: triage is refused", code: 2)
                 }
@@ -134,10 +134,12 @@ struct Dashboard {
                     // The demo's clock is its data's end, so triage entries sort with the demo's events.
                     let at = isDemo ? demoNow.adding(milliseconds: currentTimestamp().millisecondsSince1970 % 86_400_000) : currentTimestamp()
                     do {
-                        let result = try await ledger.triageChange(flagId: id, action: action.rawValue, operatorName: who, note: note, now: at)
+                        let result = try await ledger.triageChange(
+                            flagId: id, action: action.rawValue, operatorName: who, note: note, now: at, expecting: expecting)
                         changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
                     } catch let error as LedgerError where error.code == "noChange" {
-                        continue
+                        // Already there: nothing to write. An undo reports it (someone put it back first).
+                        if expecting != nil { changes.append(TriageChange(flagId: id, from: action.target, to: action.target)) }
                     }
                 }
                 return changes

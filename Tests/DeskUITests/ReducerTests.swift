@@ -119,13 +119,23 @@ struct ReducerTests {
         let effects = reduce(&state, .triaged(both, undo: false))
         #expect(effects == [.loadFlags(FlagQuery(status: "open", limit: 200), append: false)])
         #expect(state.marked.isEmpty)
-        let undo = Effect.triage(flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true)
+        let undo = Effect.triage(
+            flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true, expecting: "resolved")
         #expect(reduce(&state, .key(.char("u"))) == [undo])
         // Until the compensating entries are written the action stays undoable: a failed write can be retried.
         _ = reduce(&state, .failed("ledger unavailable", unavailable: false))
         #expect(reduce(&state, .key(.char("u"))) == [undo])
-        _ = reduce(&state, .triaged(both.map { TriageChange(flagId: $0.flagId, from: "resolved", to: "open") }, undo: true))
+        // Someone acknowledged one of them meanwhile: that one is left as they set it, and the message says so.
+        _ = reduce(
+            &state,
+            .triaged(
+                [
+                    TriageChange(flagId: "quick-refund:2004", from: "resolved", to: "open"),
+                    TriageChange(flagId: "app-issue:2004", from: "acknowledged", to: "acknowledged"),
+                ], undo: true))
         #expect(state.undoStack.isEmpty)
+        #expect(state.message?.text == "undone: quick-refund:2004 back to open; left as someone else set them since: app-issue:2004 (acknowledged)")
+        #expect(state.message?.kind == .error)
         #expect(reduce(&state, .key(.char("u"))).isEmpty)
         #expect(state.message?.kind == .error)
     }

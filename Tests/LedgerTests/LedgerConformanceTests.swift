@@ -140,6 +140,11 @@ struct LedgerConformanceTests {
         await #expect(throws: LedgerError.self) {
             _ = try await ledger.triage(flagId: "missing", action: "ack", operatorName: "bo", note: nil, now: testNow)
         }
+        // An undo expecting the status its own change set leaves a flag someone changed since as it is.
+        let stale = try await ledger.triageChange(
+            flagId: flag.id, action: "resolve", operatorName: "ana", note: "undo of acknowledged", now: testNow.adding(milliseconds: 4000),
+            expecting: "acknowledged")
+        #expect(stale.from == "open" && stale.flag.status == "open")
         let log = try await ledger.triageLog(flagId: flag.id, customerId: nil)
         #expect(log.map(\.action) == ["ack", "resolve", "reopen"])
         #expect(log.map(\.toStatus) == ["acknowledged", "resolved", "open"])

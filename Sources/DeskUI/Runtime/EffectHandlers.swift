@@ -6,8 +6,10 @@ import ReceiptModel
 /// theme files and the file system, so DeskUI never imports storage.
 public struct EffectHandlers: Sendable {
     public var reader: any LedgerReading
-    /// Appends triage changes to the log (ack/resolve/reopen); returns what changed.
-    public var triage: @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?) async throws -> [TriageChange]
+    /// Appends triage changes to the log (ack/resolve/reopen); returns what changed. With `expecting` (an
+    /// undo), a flag whose status is no longer that is left alone and returned unchanged (`from == to`).
+    public var triage:
+        @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?, _ expecting: String?) async throws -> [TriageChange]
     /// Understands `:at` text (ISO 8601 or milliseconds).
     public var parseInstant: @Sendable (String) -> Timestamp?
     /// Loads a theme by name.
@@ -17,7 +19,7 @@ public struct EffectHandlers: Sendable {
 
     public init(
         reader: any LedgerReading,
-        triage: @escaping @Sendable ([String], TriageAction, String?) async throws -> [TriageChange],
+        triage: @escaping @Sendable ([String], TriageAction, String?, String?) async throws -> [TriageChange],
         parseInstant: @escaping @Sendable (String) -> Timestamp?,
         loadTheme: @escaping @Sendable (String) throws -> Theme,
         writeFile: @escaping @Sendable (String, String) throws -> Void

@@ -144,8 +144,8 @@ public final class Runtime {
                 return [.importsLoaded(sources: sources, rejected: rejected)]
             case .loadRaw(let id):
                 return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
-            case .triage(let ids, let action, let note, let undo):
-                return [.triaged(try await handlers.triage(ids, action, note), undo: undo)]
+            case .triage(let ids, let action, let note, let undo, let expecting):
+                return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
             case .parseInstant(let text):
                 guard let instant = handlers.parseInstant(text) else {
                     return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01T12:00Z, or now)", kind: .error))]

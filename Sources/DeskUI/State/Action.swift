@@ -38,7 +38,8 @@ public enum Effect: Sendable, Equatable {
     case loadFlags(FlagQuery, append: Bool)
     case loadImports
     case loadRaw(Int64)
-    case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool)
+    /// `expecting`, on an undo: the status the undone change set; a flag someone changed since is left alone.
+    case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: String? = nil)
     case parseInstant(String)
     case copy(String)
     case export(path: String, contents: String)

@@ -113,7 +113,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return byTarget.keys.sorted().map { from in
             let changes = byTarget[from] ?? []
             return .triage(
-                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to)", undo: true)
+                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to)", undo: true,
+                expecting: changes[0].to)
         }
     case .mark:
         guard let flag = visibleFlags(state)[safe: state.flagList.selected] else { return [] }
