@@ -197,8 +197,10 @@ enum Queries {
     /// the list in order and checking each, and its count stops here. Measured at 1,000,000 transactions
     /// (226,501 customers, every original transaction id starting "15"): collecting every match of "15"
     /// and counting them took 644 ms a key. Here each of the three queries takes 2-3 ms (sqlite3, 99,685
-    /// customers, a prefix matching all): up to 2,000 identifiers are collected cheaply, and above that at
-    /// least one customer in a hundred or so matches, so a page of 50 is found within a few thousand steps.
+    /// customers, a prefix matching all): up to 2,000 identifiers are collected cheaply. The threshold is
+    /// this or one identifier per hundred customers, whichever is more, so a dense prefix has at least one
+    /// customer in a hundred or so matching, and a page of 50 is found within a few thousand steps (a dense
+    /// prefix under another narrow filter can still walk further).
     static let denseFilterIdentifiers = 2_000
 
     /// A filtered list is counted up to this many customers and shown as "10,000+" beyond: counting a filter
@@ -236,6 +238,9 @@ enum Queries {
             let value = c.dialect == .postgres ? "ci.value COLLATE \"C\"" : "ci.value"
             let inRange = "\(value) >= ? AND \(value) < ?"
             let range: [SQLValue] = [.text(filter), .text(filter + "\u{10FFFF}")]
+            // Dense means at least one customer in a hundred: the walk then finds a page within a few thousand steps.
+            let customers = Int(try c.scalar("SELECT value FROM ledger_counters WHERE name = 'customers'")?.int ?? 0)
+            let denseFilter = max(denseFilter, customers / 100)
             let identifiers = try c.scalar(
                 "SELECT COUNT(*) FROM (SELECT 1 FROM customer_ids ci WHERE \(inRange) LIMIT \(denseFilter + 1)) AS matches", range)?.int ?? 0
             if identifiers <= denseFilter {

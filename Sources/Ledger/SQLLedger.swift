@@ -13,10 +13,13 @@ public final class SQLLedger: Sendable {
         self.database = database
     }
 
-    /// Opens a ledger over a backend, creating or upgrading its schema unless `readOnly`.
+    /// Opens a ledger over a backend, creating or upgrading its schema unless `readOnly`. A ledger whose
+    /// schema is current is only read: opening never writes (nor waits for an importer's lock) then.
     public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
         if readOnly {
             try await database.read { connection in try Schema.checkVersion(connection) }
+        } else if (try? await database.read({ connection in try Schema.isCurrent(connection) })) == true {
+            // Current: nothing to create or upgrade.
         } else {
             try await database.write { connection in try Schema.migrate(connection, now: now) }
         }

@@ -218,6 +218,16 @@ public enum Schema {
         ),
     ]
 
+    /// Whether the ledger holds this build's schema version with every migration applied (a read; throws
+    /// when there is no ledger yet).
+    static func isCurrent(_ connection: any SQLConnection) throws -> Bool {
+        guard try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text == String(version) else {
+            return false
+        }
+        let applied = Set(try connection.query("SELECT id FROM ledger_migrations", []).compactMap { $0.first?.text })
+        return migrations.allSatisfy { applied.contains($0.id) }
+    }
+
     /// Creates or upgrades the schema; refuses a ledger written by a newer version.
     static func migrate(_ connection: any SQLConnection, now: Timestamp) throws {
         try connection.execute(

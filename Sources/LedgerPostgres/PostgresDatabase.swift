@@ -538,7 +538,7 @@ struct PostgresURL {
         else {
             throw LedgerError.cannotOpen("not a postgres:// URL")
         }
-        user = components.user?.removingPercentEncoding ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        user = components.user?.removingPercentEncoding ?? environment["USER"] ?? "postgres"
         password = components.password?.removingPercentEncoding
         host = components.host ?? ""
         port = components.port ?? 5432
@@ -551,14 +551,18 @@ struct PostgresURL {
         } else if host.hasPrefix("/") || host.hasPrefix("%2F") {
             socketDirectory = host.removingPercentEncoding
         }
+        let hostGiven = !host.isEmpty
         if host.isEmpty && socketDirectory == nil { host = "127.0.0.1" }
         passwordInURL = password != nil
         if password == nil {
             if let fromEnvironment = environment["PGPASSWORD"], !fromEnvironment.isEmpty {
                 password = fromEnvironment
-            } else if let file = environment["PGPASSFILE"] ?? environment["HOME"].map({ $0 + "/.pgpass" }) {
+            } else if let file = environment["PGPASSFILE"].flatMap({ $0.isEmpty ? nil : $0 })
+                ?? environment["HOME"].map({ $0 + "/.pgpass" })
+            {
+                // libpq matches a socket, or no host given, as "localhost".
                 password = Self.passwordFile(file)?.password(
-                    host: socketDirectory == nil ? host : "localhost", port: port, database: database ?? user, user: user)
+                    host: socketDirectory == nil && hostGiven ? host : "localhost", port: port, database: database ?? user, user: user)
             }
         }
     }
@@ -566,7 +570,7 @@ struct PostgresURL {
     /// A password file's lines, or nil when there is none or it is readable by others (libpq ignores it then).
     static func passwordFile(_ path: String) -> PasswordFile? {
         var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & 0o077 == 0,
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 == 0,
             let data = FileManager.default.contents(atPath: path)
         else { return nil }
         return PasswordFile(String(decoding: data, as: UTF8.self))

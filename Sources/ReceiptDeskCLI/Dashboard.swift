@@ -29,6 +29,12 @@ struct DashboardCommand: AsyncParsableCommand {
     @Flag(help: "Mouse: click selects, wheel scrolls (off by default: it breaks selecting text).")
     var mouse = false
 
+    func validate() throws {
+        if data.source.files.contains("-") {
+            throw ValidationError("the dashboard reads its keys from standard input: --files - is for lookup and refunds")
+        }
+    }
+
     func run() async throws {
         // --read-only (a ledger option): triage keys are hidden and refused.
         try await Dashboard(data: data, themeName: theme, readOnly: data.source.readOnly, operatorName: operatorName, mouse: mouse).run()

@@ -39,6 +39,16 @@ struct DataOptions: ParsableArguments {
     /// Links an operator mapping file (`customer_id,kind,value` lines, a header line allowed); a line that is
     /// not one is an error naming it.
     static func linkCustomers(_ path: String, into ledger: SQLLedger, now: Timestamp) async throws {
+        try await link(try customerMapping(path), into: ledger, now: now)
+    }
+
+    static func link(_ mapping: [(account: String, kind: String, value: String)], into ledger: SQLLedger, now: Timestamp) async throws {
+        for entry in mapping { try await ledger.linkExternal(entry.account, kind: entry.kind, value: entry.value, now: now) }
+    }
+
+    /// The lines of an operator mapping file, all checked before any is linked.
+    static func customerMapping(_ path: String) throws -> [(account: String, kind: String, value: String)] {
+        var mapping: [(account: String, kind: String, value: String)] = []
         for (line, entry) in try read(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let fields = entry.split(separator: ",", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -49,8 +59,9 @@ struct DataOptions: ParsableArguments {
                 throw CLIError(
                     message: "\(path) line \(line + 1): expected customer_id,originalTransactionId|appAccountToken,value", code: 2)
             }
-            try await ledger.linkExternal(fields[0], kind: fields[1], value: fields[2], now: now)
+            mapping.append((fields[0], fields[1], fields[2]))
         }
+        return mapping
     }
 
     /// Opens the ledger, runs `body`, and closes the ledger whatever happens.

@@ -48,6 +48,8 @@ struct Import: AsyncParsableCommand {
         if readOnly || LedgerOptions.readOnlyFromEnvironment() { throw LedgerOptions.refuse("import") }
         let now = currentTimestamp()
         let flagRules = try DataOptions.loadRules(rules)
+        // The mapping is checked whole before anything is written.
+        let mapping = try customers.map(DataOptions.customerMapping)
         let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now)
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
@@ -55,8 +57,8 @@ struct Import: AsyncParsableCommand {
             total = try await ImportRun(
                 ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize, maxRecordBytes: maxRecordBytes
             ).run(paths: paths, now: now)
-            if let customers {
-                try await DataOptions.linkCustomers(customers, into: store, now: now)
+            if let mapping {
+                try await DataOptions.link(mapping, into: store, now: now)
                 // Links can merge customers: the flags follow them.
                 try await store.refreshFlags(rules: flagRules, now: now)
             }

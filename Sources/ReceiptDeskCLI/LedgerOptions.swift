@@ -114,10 +114,10 @@ struct ImportRun {
             // again is all duplicates and an interrupted import resumes): it is kept in a private temporary
             // file for the import, in chunks, never whole in memory.
             let spooled = path == "-" ? try ChunkedFile.spoolStandardInput() : nil
-            defer { if let spooled { unlink(spooled) } }
-            var info = try ChunkedFile.sourceInfo(spooled ?? path)
+            defer { spooled?.close() }
+            var info = try ChunkedFile.sourceInfo(spooled?.path ?? path)
             if spooled != nil { info.path = "-" }
-            var file = try ChunkedFile(spooled ?? path, maxRecordBytes: maxRecordBytes)
+            var file = try ChunkedFile(spooled?.path ?? path, maxRecordBytes: maxRecordBytes)
             let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
             let counts: ImportCounts
             // Each rejected record is named with its reason as it happens (the first few of a file; the

@@ -105,37 +105,48 @@ struct ChunkedFile {
         return buffer.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
     }
 
-    /// Copies standard input into a new file only this user can read (under `$TMPDIR`) and returns its path.
-    static func spoolStandardInput() throws -> String {
+    /// Standard input kept in a temporary file: unlinked at once (nothing is left behind, even on a kill),
+    /// read through `path` (`/proc/self/fd/N`) while `descriptor` stays open; `close()` when done.
+    struct Spool {
+        let descriptor: Int32
+        var path: String { "/proc/self/fd/\(descriptor)" }
+        func close() { _ = Foundation.close(descriptor) }
+    }
+
+    /// Copies standard input into an unlinked file under `$TMPDIR`, in chunks.
+    static func spoolStandardInput() throws -> Spool {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/receiptdesk-stdin-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
             throw CLIError(message: "cannot keep standard input in \(directory): \(String(cString: strerror(errno)))", code: 2)
         }
-        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        defer { close(descriptor) }
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        let spool = Spool(descriptor: descriptor)
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         while true {
             let count = buffer.withUnsafeMutableBytes { Foundation.read(STDIN_FILENO, $0.baseAddress, chunkSize) }
-            if count < 0 && errno == EINTR { continue }
+            let readError = errno
+            if count < 0 && readError == EINTR { continue }
             if count < 0 {
-                unlink(path)
-                throw CLIError(message: "error while reading standard input: \(String(cString: strerror(errno)))", code: 2)
+                spool.close()
+                throw CLIError(message: "error while reading standard input: \(String(cString: strerror(readError)))", code: 2)
             }
             if count == 0 { break }
             var written = 0
             while written < count {
                 let n = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
-                if n < 0 && errno == EINTR { continue }
+                let writeError = errno
+                if n < 0 && writeError == EINTR { continue }
                 guard n > 0 else {
-                    unlink(path)
-                    throw CLIError(message: "cannot keep standard input in \(directory): \(String(cString: strerror(errno)))", code: 2)
+                    spool.close()
+                    throw CLIError(
+                        message: "cannot keep standard input in \(directory): \(String(cString: strerror(writeError)))", code: 2)
                 }
                 written += n
             }
         }
-        return path
+        return spool
     }
 
     /// The path, content hash and size of a file, read once in chunks.

@@ -160,6 +160,22 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    /// PostgreSQL shows a rewrite of a row even when its value is the same (a new `xmin`); SQLite does not.
+    @Test("opening a ledger whose schema is current writes nothing", arguments: Backend.available.filter { $0 == .postgres })
+    func openingOnlyReads(_ backend: Backend) async throws {
+        let database = try await backend.database()
+        _ = try await SQLLedger.open(database, now: testNow)
+        func version() async throws -> String? {
+            try await database.read { c in try c.scalar("SELECT xmin::text FROM ledger_meta WHERE key = 'schema_version'")?.text }
+        }
+        let before = try #require(try await version())
+        let token = try await SQLLedger.open(database, now: testNow).changeToken()
+        _ = try await SQLLedger.open(database, now: testNow.adding(milliseconds: 1000))
+        #expect(try await version() == before, "the second open rewrote the schema version")
+        #expect(try await SQLLedger.open(database, now: testNow).changeToken() == token)
+        try await database.close()
+    }
+
     @Test("a ledger from a newer schema version is refused and left as it was", arguments: Backend.available)
     func newerSchema(_ backend: Backend) async throws {
         let database = try await backend.database()

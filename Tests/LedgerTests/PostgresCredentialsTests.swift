@@ -42,6 +42,11 @@ struct PostgresCredentialsTests {
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": file]).password == "from-file")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": open]).password == nil)
         #expect(try PostgresURL(url, environment: [:]).password == nil)
+        // An empty PGPASSFILE is no file: ~/.pgpass is read. A socket or no host matches "localhost".
+        let socketFile = try Self.passwordFile("localhost:5432:ledger:ana:via-localhost\n")
+        #expect(try PostgresURL("postgres://ana@/ledger?host=/run/pg", environment: ["PGPASSFILE": socketFile]).password == "via-localhost")
+        #expect(try PostgresURL("postgres://ana@/ledger", environment: ["PGPASSFILE": socketFile]).password == "via-localhost")
+        #expect(try PostgresURL(url, environment: ["PGPASSFILE": socketFile]).password == nil)
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("rd-home-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try FileManager.default.moveItem(atPath: file, toPath: home + "/.pgpass")
@@ -74,12 +79,12 @@ struct PostgresCredentialsTests {
         let viaFile = try await PostgresDatabase.connect(url: url, environment: ["PGPASSFILE": file])
         try await viaFile.close()
         do {
-            let wrong = try await PostgresDatabase.connect(url: url, environment: ["PGPASSWORD": "wrong"])
+            let wrong = try await PostgresDatabase.connect(url: url, environment: ["PGPASSWORD": "Xq7-not-it"])
             try await wrong.close()
             Issue.record("connected with a wrong password")
         } catch let error as LedgerError {
             #expect(error.code == "cannotOpen")
-            #expect(!error.message.contains("wrong"), "\(error.message)")
+            #expect(!error.message.contains("Xq7-not-it"), "\(error.message)")
         }
     }
 }

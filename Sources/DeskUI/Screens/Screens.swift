@@ -99,7 +99,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let atLeast = page.totalIsLowerBound ? "+" : ""
-    var title = "\(Format.count(page.total))\(atLeast) customers  sorted by \(state.customerQuery.sort.label)"
+    var title = "\(Format.count(max(page.total, page.rows.count)))\(atLeast) customers  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [

@@ -22,11 +22,18 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if append {
             state.customerPage.rows += page.rows
             state.customerPage.next = page.next
-            // A lower bound from a later page knows less than the first page's (which counts what it showed).
-            state.customerPage.total =
-                page.totalIsLowerBound && state.customerPage.totalIsLowerBound
-                ? max(state.customerPage.total, page.total) : page.total
-            state.customerPage.totalIsLowerBound = page.totalIsLowerBound
+            if page.next == nil {
+                // The last page: every match is loaded, so the count is exact.
+                state.customerPage.total = state.customerPage.rows.count
+                state.customerPage.totalIsLowerBound = false
+            } else if page.totalIsLowerBound {
+                // A later page's bound knows less than the first page's; what is loaded, and one more, is known.
+                state.customerPage.total = max(state.customerPage.total, page.total, state.customerPage.rows.count + 1)
+                state.customerPage.totalIsLowerBound = true
+            } else {
+                state.customerPage.total = page.total
+                state.customerPage.totalIsLowerBound = false
+            }
         } else {
             // A reload keeps the selected customer selected when it is still in the list.
             let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id

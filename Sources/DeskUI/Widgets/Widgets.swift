@@ -63,11 +63,10 @@ public struct Painter {
     ) -> [Int] {
         guard height > 0, width > 0 else { return [] }
         // A scroll hint at the right end of the header, where in the list the window is out of all rows
-        // (`total`, when only a page of them is loaded; `+` when that is a lower bound and more rows than it
-        // are not loaded yet); the columns give it room.
+        // (`total`, when only a page of them is loaded; `+` when that is a lower bound); the columns give it room.
         let visible = height - 1
         let count = max(rows, total ?? rows)
-        let plus = totalIsLowerBound && count > rows ? "+" : ""
+        let plus = totalIsLowerBound ? "+" : ""
         let hint = count > visible ? " \(min(count, position.selected + 1))/\(count)\(plus)" : ""
         // Room for the widest hint, so columns keep their place as the selection moves.
         let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
