@@ -67,6 +67,9 @@ struct ThemeLoader: Sendable {
 
     /// Reads a theme's TOML text.
     static func parse(_ text: String, name: String) throws(ThemeError) -> ThemeDocument {
+        if let refused = parserAssertion(in: text) {
+            throw ThemeError(theme: name, line: refused.line, message: refused.message)
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -106,6 +109,116 @@ struct ThemeLoader: Sendable {
             }
         }
         return document
+    }
+
+    /// Finds what the TOML parser under TOMLKit (toml++ 3) asserts on, aborting the process instead of
+    /// reporting an error (found by fuzzing): a table header whose name starts with neither a bare-key character
+    /// nor a quote (`[!]`, `[[[a]]]`, `[` alone), and an array element that starts with `}` or a non-ASCII
+    /// character (`[}]`, `[1, }]`, U+2028). Strings and comments are skipped; the input is otherwise unchecked.
+    /// - Returns: the line and the reason, for the first one found.
+    static func parserAssertion(in text: String) -> (line: Int, message: String)? {
+        let bytes = Array(text.utf8)
+        let quote = UInt8(ascii: "\"")
+        let apostrophe = UInt8(ascii: "'")
+        var i = 0
+        var line = 1
+        var lineStart = true
+        var open: [UInt8] = []
+        var expectingElement = false
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+        func startsName(_ byte: UInt8) -> Bool {
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == quote || byte == apostrophe
+        }
+        /// Moves past the string that starts at `i`, counting the lines inside it.
+        func skipString() {
+            let delimiter = bytes[i]
+            let triple = i + 2 < bytes.count && bytes[i + 1] == delimiter && bytes[i + 2] == delimiter
+            i += triple ? 3 : 1
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == 0x0A {
+                    if !triple { return }
+                    line += 1
+                } else if byte == UInt8(ascii: "\\") && delimiter == quote {
+                    if i + 1 < bytes.count, bytes[i + 1] == 0x0A { line += 1 }
+                    i += 1
+                } else if byte == delimiter {
+                    if !triple {
+                        i += 1
+                        return
+                    }
+                    if i + 2 < bytes.count && bytes[i + 1] == delimiter && bytes[i + 2] == delimiter {
+                        i += 3
+                        // Up to two more quotes belong to the string.
+                        while i < bytes.count, bytes[i] == delimiter { i += 1 }
+                        return
+                    }
+                }
+                i += 1
+            }
+        }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == 0x0A {
+                line += 1
+                lineStart = true
+                i += 1
+                continue
+            }
+            if isBlank(byte) {
+                i += 1
+                continue
+            }
+            if byte == UInt8(ascii: "#") {
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+                continue
+            }
+            if expectingElement {
+                expectingElement = false
+                if byte == UInt8(ascii: "}") || byte >= 0x80 {
+                    return (line, "an array element starts with a value, not with \"}\" or a non-ASCII character")
+                }
+            }
+            let wasLineStart = lineStart
+            lineStart = false
+            switch byte {
+            case quote, apostrophe:
+                skipString()
+                continue
+            case UInt8(ascii: "[") where open.isEmpty && wasLineStart:
+                // Inside the brackets only spaces and tabs are skipped (`[[\r` asserts too).
+                var j = i + 1
+                while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x09 { j += 1 }
+                if j < bytes.count, bytes[j] == UInt8(ascii: "[") {
+                    j += 1
+                    while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x09 { j += 1 }
+                }
+                guard j < bytes.count, startsName(bytes[j]) || bytes[j] == UInt8(ascii: "]") else {
+                    return (line, "a table name starts with a letter, a digit, -, _ or a quote")
+                }
+                // The rest of the header: its quoted names may hold brackets.
+                i = j
+                while i < bytes.count, bytes[i] != 0x0A, bytes[i] != UInt8(ascii: "#") {
+                    if bytes[i] == quote || bytes[i] == apostrophe { skipString() } else { i += 1 }
+                }
+                continue
+            case UInt8(ascii: "["):
+                open.append(byte)
+                expectingElement = true
+            case UInt8(ascii: "{"):
+                open.append(byte)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if !open.isEmpty { open.removeLast() }
+            case UInt8(ascii: ","):
+                expectingElement = open.last == UInt8(ascii: "[")
+            default:
+                break
+            }
+            i += 1
+        }
+        return nil
     }
 
     private static let entryKeys: Set<String> = ["fg", "bg", "modifiers"]
