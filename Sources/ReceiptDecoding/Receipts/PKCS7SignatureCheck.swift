@@ -44,7 +44,7 @@ enum PKCS7SignatureCheck {
         var trusted: [Certificate] = []
         for (index, der) in roots.enumerated() {
             do {
-                trusted.append(try Certificate(derEncoded: der))
+                trusted.append(try Certificate(untrustedDER: der))
             } catch {
                 warnings.append("app receipt trust root \(index + 1) of \(roots.count) is not a DER certificate and was not used (\(error))")
             }
@@ -56,7 +56,7 @@ enum PKCS7SignatureCheck {
         var certificates: [Certificate] = []
         for (index, der) in receipt.certificates.enumerated() {
             do {
-                certificates.append(try Certificate(derEncoded: der))
+                certificates.append(try Certificate(untrustedDER: der))
             } catch {
                 return failed("certificate \(index + 1) in the envelope does not parse (\(error))")
             }

@@ -190,7 +190,7 @@ private final class ChainCache: @unchecked Sendable {
                 return .failure(JWSVerifier.error("malformed", "x5c[\(index)] is not base64"))
             }
             do {
-                certificates.append(try Certificate(derEncoded: der))
+                certificates.append(try Certificate(untrustedDER: der))
             } catch {
                 return .failure(JWSVerifier.error("malformed", "x5c[\(index)] is not a DER certificate"))
             }
