@@ -56,7 +56,7 @@ struct Sample: AsyncParsableCommand {
         let elapsed = try clock.measure { summary = try generator.write(to: out) }
         let secondsTaken = max(seconds(elapsed), 1e-9)
         print(
-            "\(summary.customers) customers, \(summary.records) records, \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s)"
+            "\(summary.customers) customers, \(summary.records) records, \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s), peak RSS \(peakResidentMegabytes().map { String(format: "%.1f", $0) } ?? "?") MB"
         )
         print("now (end of span): \(span.to.iso8601) = \(span.to.millisecondsSince1970)")
         print("trust root: \(out)/test-root.pem (a TEST root, not Apple's)")

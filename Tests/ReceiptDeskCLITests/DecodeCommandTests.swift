@@ -21,7 +21,8 @@ struct DecodeCommandTests {
         #expect((first["source"] as? String)?.hasSuffix("verifyReceiptSample1.txt#0") == true)
         let transactions = try #require(first["transactions"] as? [[String: Any]])
         #expect(transactions.count == 9)
-        #expect(transactions[0]["purchaseDate"] as? Int == 1_594_755_400_000 || transactions[0]["purchaseDate"] is Int)
+        // purchase_date_ms "1594755400000" in the file, as a number.
+        #expect(transactions[0]["purchaseDate"] as? Int == 1_594_755_400_000)
         #expect(transactions.allSatisfy { $0["quantity"] as? Int == 1 })
         #expect(transactions.allSatisfy { $0["type"] as? String == "Auto-Renewable Subscription" })
         #expect(transactions.allSatisfy { $0.keys.contains("revocationDate") })
