@@ -133,7 +133,7 @@ struct Dashboard {
             reader: ledger,
             triage: { ids, action, note, expecting in
                 guard !readOnly else {
-                    throw CLIError(message: "read-only: triage is refused", code: 2)
+                    throw LedgerOptions.refuse("triage")
                 }
                 var changes: [TriageChange] = []
                 for id in ids {
