@@ -30,14 +30,19 @@ struct StreamingTests {
         return figure
     }
 
-    /// The binary to run: `$RECEIPTDESK_SAMPLE_BINARY`, else a release build, else the debug build.
+    /// The binary to run: `$RECEIPTDESK_SAMPLE_BINARY`, else a release build newer than the debug one, else the debug build.
     private func binary() -> (path: String, release: Bool) {
         if let path = ProcessInfo.processInfo.environment["RECEIPTDESK_SAMPLE_BINARY"], !path.isEmpty {
             return (path, !path.contains("/debug/"))
         }
         let release = SampleSupport.packageRoot.appendingPathComponent(".build/release/receiptdesk").path
-        if FileManager.default.isExecutableFile(atPath: release) { return (release, true) }
-        return (SampleSupport.packageRoot.appendingPathComponent(".build/debug/receiptdesk").path, false)
+        let debug = SampleSupport.packageRoot.appendingPathComponent(".build/debug/receiptdesk").path
+        // A release build older than the debug one the tests were built with may not be this code.
+        func modified(_ path: String) -> Date? { try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date }
+        if FileManager.default.isExecutableFile(atPath: release), let built = modified(release), built >= modified(debug) ?? .distantPast {
+            return (release, true)
+        }
+        return (debug, false)
     }
 
     @Test("the sample command's peak memory stays flat from 1,000 customers to 100,000")
