@@ -1,4 +1,3 @@
-import Crypto
 import ReceiptModel
 
 /// Reads back the canonical JSON that ``JSONWriter`` writes for transactions, renewal infos and
@@ -74,26 +73,6 @@ public enum CanonicalJSON {
         return n
     }
 
-    /// The SHA-256 of bytes.
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        Array(SHA256.hash(data: bytes))
-    }
-
-    /// The hex SHA-256 of bytes (record content hashes, source hashes).
-    public static func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
-        var hasher = SHA256()
-        hasher.update(data: Array(bytes))
-        return hex(hasher.finalize())
-    }
-
-    /// Incremental SHA-256 for a file read in chunks.
-    public struct StreamingHash {
-        private var hasher = SHA256()
-        public init() {}
-        public mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
-        public func hexDigest() -> String { hex(hasher.finalize()) }
-    }
-
     private static func object(_ text: String) throws(RecordError) -> JSONObject {
         guard case .object(let object) = try JSONParser.parse(Array(text.utf8)) else {
             throw RecordError(code: "malformed", message: "canonical JSON is not an object")
@@ -107,27 +86,5 @@ public enum CanonicalJSON {
             guard let text = item.stringValue else { return nil }
             return Provenance(parsing: text)
         }
-    }
-}
-
-private func hex(_ digest: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in digest {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
-extension Provenance {
-    /// Parses `path#index` optionally followed by a space and an inner location.
-    public init?(parsing text: String) {
-        guard let hash = text.lastIndex(of: "#") else { return nil }
-        let path = String(text[..<hash])
-        let rest = text[text.index(after: hash)...]
-        let parts = rest.split(separator: " ", maxSplits: 1)
-        guard let first = parts.first, let index = Int(first) else { return nil }
-        self.init(path: path, index: index, location: parts.count > 1 ? String(parts[1]) : "")
     }
 }
