@@ -9,8 +9,9 @@ struct Sample: AsyncParsableCommand {
         abstract: "Generate a realistic sample data set (deterministic for a seed), signed with the TEST root.",
         discussion: """
             Writes OUT/data/*.ndjson (V2 and V1 notifications, verifyReceipt responses, App Store Server API \
-            responses), OUT/customers.csv, OUT/catalog.csv, OUT/ground-truth.ndjson (expected entitlement states \
-            and flags), OUT/manifest.json ("now" is the end of the span) and OUT/test-root.pem. The same \
+            responses, signed PKCS#7 app receipts as an app posts them), OUT/customers.csv, OUT/catalog.csv, \
+            OUT/ground-truth.ndjson (expected entitlement states and flags), OUT/manifest.json ("now" is the end \
+            of the span) and OUT/test-root.pem. The same \
             arguments always give the same bytes. Signed data verifies only with --trust-root OUT/test-root.pem: \
             the root is a public TEST root, never Apple's.
             """
@@ -56,7 +57,7 @@ struct Sample: AsyncParsableCommand {
         let elapsed = try clock.measure { summary = try generator.write(to: out) }
         let secondsTaken = max(seconds(elapsed), 1e-9)
         print(
-            "\(summary.customers) customers, \(summary.records) records, \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s), peak RSS \(peakResidentMegabytes().map { String(format: "%.1f", $0) } ?? "?") MB"
+            "\(summary.customers) customers, \(summary.records) records (\(summary.appReceipts) app receipts), \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s), peak RSS \(peakResidentMegabytes().map { String(format: "%.1f", $0) } ?? "?") MB"
         )
         print("now (end of span): \(span.to.iso8601) = \(span.to.millisecondsSince1970)")
         print("trust root: \(out)/test-root.pem (a TEST root, not Apple's)")

@@ -23,6 +23,12 @@ struct GeneratorTests {
         let c = try Data(contentsOf: URL(fileURLWithPath: other + "/data/notifications-v2.ndjson"))
         #expect(a.count > 100_000)
         #expect(a != c)
+        // The app receipts are in the comparison above (a data file): signatures included, they are the same bytes.
+        #expect(SampleGenerator.dataFiles.contains("data/app-receipts.ndjson"))
+        let receipts = try Data(contentsOf: URL(fileURLWithPath: first + "/data/app-receipts.ndjson"))
+        let otherReceipts = try Data(contentsOf: URL(fileURLWithPath: other + "/data/app-receipts.ndjson"))
+        #expect(receipts.count > 20_000)
+        #expect(receipts != otherReceipts)
     }
 
     @Test("a customer's life depends only on the seed and its index")

@@ -53,6 +53,8 @@ public struct SampleGenerator: Sendable {
         /// Transactions in the customers' lives (each may appear in several records).
         public var transactions = 0
         public var bytes: Int64 = 0
+        /// App receipts written (PKCS#7, in `data/app-receipts.ndjson`).
+        public var appReceipts = 0
         public var spikes: [String] = []
         public var stories: [(story: String, id: String)] = []
 
@@ -70,6 +72,7 @@ public struct SampleGenerator: Sendable {
     /// Data files, relative to the output directory: import these.
     public static let dataFiles = [
         "data/notifications-v2.ndjson", "data/server-api.ndjson", "data/verify-receipt.ndjson", "data/notifications-v1.ndjson",
+        "data/app-receipts.ndjson",
     ]
 
     public let options: Options
@@ -99,10 +102,11 @@ public struct SampleGenerator: Sendable {
         var refundDays: [(product: String, day: Int64)] = []
         var records = 0
         var transactions = 0
+        var appReceipts = 0
         var story: (String, String)?
     }
 
-    func chunk(_ index: Int, jws: SampleJWS) -> Chunk {
+    func chunk(_ index: Int, jws: SampleJWS, envelope: SignedReceiptEnvelope) -> Chunk {
         let life = life(index)
         let to = options.to.millisecondsSince1970
         let emitter = LifeEmitter(life: life, jws: jws, to: to)
@@ -115,6 +119,12 @@ public struct SampleGenerator: Sendable {
             var receipts: [UInt8] = []
             emitter.notificationsV1(into: &chunk.files[3], receipts: &receipts)
             chunk.files[2] = receipts
+        }
+        // Some customers' apps also sent their app receipt (a channel of its own, whatever the format).
+        let receiptPlan = life.appReceiptPlan(seed: options.seed, to: to)
+        if let receiptPlan {
+            emitter.appReceipt(receiptPlan, envelope: envelope, into: &chunk.files[4])
+            chunk.appReceipts = 1
         }
         chunk.records = chunk.files.reduce(0) { $0 + $1.count { $0 == 0x0A } }
         chunk.transactions = life.transactions.count
@@ -132,6 +142,7 @@ public struct SampleGenerator: Sendable {
         truth.string("environment", life.environment)
         truth.string("story", life.story)
         truth.string("originalTransactionId", life.firstOriginalTransactionId)
+        truth.int("appReceiptCreated", receiptPlan?.createdAt)
         let instants = life.instants(to: to).map { at -> String in
             var states = JSONText()
             for (name, state) in life.expectedStates(at: at).sorted(by: { $0.key < $1.key }) { states.string(name, state) }
@@ -162,6 +173,7 @@ public struct SampleGenerator: Sendable {
         var spikes = SpikeCounter()
         var summary = Summary()
         let jws = SampleJWS()
+        let envelope = SignedReceiptEnvelope(signer: jws.signer)
         let block = 64
         var start = 0
         while start < options.customers {
@@ -171,7 +183,7 @@ public struct SampleGenerator: Sendable {
             let first = start
             DispatchQueue.concurrentPerform(iterations: 2) { half in
                 let range = half == 0 ? 0..<(count / 2) : (count / 2)..<count
-                for offset in range { chunks.set(offset, chunk(first + offset, jws: jws)) }
+                for offset in range { chunks.set(offset, chunk(first + offset, jws: jws, envelope: envelope)) }
             }
             for chunk in chunks.values {
                 for (file, bytes) in zip(files, chunk.files) { file.write(bytes) }
@@ -180,6 +192,7 @@ public struct SampleGenerator: Sendable {
                 spikes.add(chunk.refundDays)
                 summary.records += chunk.records
                 summary.transactions += chunk.transactions
+                summary.appReceipts += chunk.appReceipts
                 if let story = chunk.story { summary.stories.append(story) }
             }
             summary.customers += count
