@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
         .target(name: "ReceiptModel"),
@@ -63,17 +64,18 @@ let package = Package(
             dependencies: [
                 "ReceiptModel", "ReceiptDecoding", "Entitlements", "Samples", "Ledger", "LedgerSQLite", "LedgerPostgres",
                 "DeskUI", "CursesBackend", .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         .executableTarget(name: "receiptdesk", dependencies: ["ReceiptDeskCLI"]),
-        // libFuzzer harnesses (scripts/fuzz); ThemeLoader.swift is a link to the CLI's file, so the theme parser
-        // is fuzzed without building the CLI's storage backends.
+        // libFuzzer harnesses (scripts/fuzz); ThemeLoader.swift and CSVRows.swift are links to the CLI's files, so
+        // the theme and CSV readers are fuzzed without building the CLI's storage backends.
         .executableTarget(
             name: "receiptdesk-fuzz",
             dependencies: [
                 "ReceiptModel", "ReceiptDecoding", "Entitlements", "DeskUI",
                 .product(name: "X509", package: "swift-certificates"), .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "CSV", package: "CSV.swift"),
             ],
             path: "Sources/ReceiptDeskFuzz"
         ),

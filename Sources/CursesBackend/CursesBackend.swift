@@ -6,6 +6,10 @@ import Glibc
 public struct TerminalError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public var description: String { message }
+
+    public init(message: String) {
+        self.message = message
+    }
 }
 
 /// The only code that calls ncurses: starts and ends the screen, draws the cells that changed, reads keys.

@@ -53,21 +53,17 @@ public struct Catalog: Sendable {
     /// The longest `duration_days` a catalog may give: a hundred years.
     public static let maximumDurationDays: Int64 = 36_500
 
-    /// Parses `product_id,entitlement,type,duration_days,price_tier` lines. The first line is skipped
+    /// Reads the rows of a catalog file: `product_id,entitlement[,type,duration_days,price_tier]`, each
+    /// with the line it came from (the CLI reads the CSV and passes the values). The first row is skipped
     /// when it is the header (its first field is exactly `product_id`); a product whose id merely starts
     /// with `product_id` is a product. `duration_days` is a whole number from 1 to 36 500.
-    public static func parse(csv text: String) throws(CatalogError) -> Catalog {
+    public static func parse(rows: [(line: Int, fields: [String])]) throws(CatalogError) -> Catalog {
         var products: [CatalogProduct] = []
-        var sawContent = false
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
-            let isFirst = !sawContent
-            sawContent = true
-            if isFirst && fields[0] == "product_id" { continue }
+        for (position, row) in rows.enumerated() {
+            let fields = row.fields.map { $0.trimmingWhitespace() }
+            if position == 0 && fields.first == "product_id" { continue }
             guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else {
-                throw CatalogError(line: number + 1, message: "expected product_id,entitlement[,type,duration_days,price_tier]")
+                throw CatalogError(line: row.line, message: "expected product_id,entitlement[,type,duration_days,price_tier]")
             }
             var product = CatalogProduct(productId: fields[0], entitlement: fields[1])
             if fields.count > 2, !fields[2].isEmpty {
@@ -80,14 +76,14 @@ public struct Catalog: Sendable {
                 }
             }
             if fields.count > 3, !fields[3].isEmpty {
-                guard let days = Int64(fields[3]) else { throw CatalogError(line: number + 1, message: "duration_days \(fields[3].prefix(40)) is not a whole number") }
+                guard let days = Int64(fields[3]) else { throw CatalogError(line: row.line, message: "duration_days \(fields[3].prefix(40)) is not a whole number") }
                 guard (1...maximumDurationDays).contains(days) else {
-                    throw CatalogError(line: number + 1, message: "duration_days must be from 1 to \(maximumDurationDays), not \(days)")
+                    throw CatalogError(line: row.line, message: "duration_days must be from 1 to \(maximumDurationDays), not \(days)")
                 }
                 product.durationMilliseconds = days * 86_400_000
             }
             if fields.count > 4, !fields[4].isEmpty {
-                guard let tier = Int(fields[4]) else { throw CatalogError(line: number + 1, message: "price_tier \(fields[4].prefix(40)) is not a whole number") }
+                guard let tier = Int(fields[4]) else { throw CatalogError(line: row.line, message: "price_tier \(fields[4].prefix(40)) is not a whole number") }
                 product.priceTier = tier
             }
             products.append(product)
@@ -96,7 +92,7 @@ public struct Catalog: Sendable {
     }
 }
 
-/// A catalog file that cannot be read, with its line.
+/// A catalog or rules file that cannot be read, with its line.
 public struct CatalogError: Error, Sendable, CustomStringConvertible {
     public var line: Int
     public var message: String

@@ -144,12 +144,12 @@ public struct NotificationFact: Sendable {
 }
 
 /// A refund flag: a rule's finding with a stable id (the same facts always give the same id), and
-/// its triage status (`open`, `acknowledged`, `resolved`) once stored.
+/// its triage status once stored.
 public struct RefundFlag: Hashable, Sendable {
     public var id: String
     public var rule: String
     public var severity: Severity
-    public var status: String
+    public var status: FlagStatus
     public var customerId: Int64?
     public var transactionId: String?
     public var productId: String?
@@ -159,7 +159,7 @@ public struct RefundFlag: Hashable, Sendable {
     public var detail: String
 
     public init(
-        id: String, rule: String, severity: Severity, status: String = "open", customerId: Int64?, transactionId: String?,
+        id: String, rule: String, severity: Severity, status: FlagStatus = .open, customerId: Int64?, transactionId: String?,
         productId: String?, amount: Int64?, currency: String?, at: Timestamp, detail: String
     ) {
         self.id = id

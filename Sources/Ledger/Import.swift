@@ -79,21 +79,21 @@ struct BatchWriter {
         for (position, input) in records.enumerated() {
             let record = input.record
             let hash = hashes[position]
-            let status: String
+            let status: RecordStatus
             if !record.isOK {
-                status = "rejected"
+                status = .rejected
             } else if knownHashes.contains(hash) {
-                status = "duplicate"
+                status = .duplicate
             } else {
-                status = "imported"
+                status = .imported
                 knownHashes.insert(hash)
             }
             let rawValues: [SQLValue] = [
-                .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .text(status),
+                .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .of(status),
                 .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
                 record.isOK ? .null : .blob(input.bytes),
             ]
-            let needsId = status == "imported" && (!record.renewalInfos.isEmpty || record.notification != nil)
+            let needsId = status == .imported && (!record.renewalInfos.isEmpty || record.notification != nil)
             var rawId: Int64 = 0
             if needsId {
                 // A second importer of the same file may have written this record already: it is theirs.
@@ -108,15 +108,15 @@ struct BatchWriter {
             if !alreadyWritten.contains(input.index) {
                 alreadyWritten.insert(input.index)
                 added.raw += 1
-                if status == "rejected" { added.rejected += 1 }
+                if status == .rejected { added.rejected += 1 }
             }
             counts.read += 1
             switch status {
-            case "imported": counts.imported += 1
-            case "duplicate": counts.duplicate += 1
-            default: counts.rejected += 1
+            case .imported: counts.imported += 1
+            case .duplicate: counts.duplicate += 1
+            case .rejected: counts.rejected += 1
             }
-            guard status == "imported" else { continue }
+            guard status == .imported else { continue }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.
             let recordSeen = record.notification?.signedDate ?? record.receipt?.requestDate ?? record.receipt?.receiptCreationDate ?? now
@@ -131,17 +131,17 @@ struct BatchWriter {
                     pending[t.transactionId] = (t, seen, false)
                 }
                 order.append(t.transactionId)
-                identity.append(CustomerIdentifier(kind: "originalTransactionId", value: t.originalTransactionId ?? t.transactionId))
-                if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
+                identity.append(CustomerIdentifier(kind: .originalTransactionId, value: t.originalTransactionId ?? t.transactionId))
+                if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: .appAccountToken, value: token)) }
             }
             for r in record.renewalInfos {
                 renewalRows.append(
                     [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
                 added.renewals += 1
                 if let original = r.originalTransactionId {
-                    identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
+                    identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
                 }
-                if let token = r.appAccountToken { identity.append(CustomerIdentifier(kind: "appAccountToken", value: token)) }
+                if let token = r.appAccountToken { identity.append(CustomerIdentifier(kind: .appAccountToken, value: token)) }
             }
             if let n = record.notification {
                 let transaction = record.transactions.first
@@ -159,7 +159,7 @@ struct BatchWriter {
                     added.notifications += 1
                 }
                 if let original = n.originalTransactionId {
-                    identity.append(CustomerIdentifier(kind: "originalTransactionId", value: original))
+                    identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
                 }
             }
             linker.link(identity)
@@ -226,7 +226,7 @@ struct BatchWriter {
         var recount = Set<Int64>()
         var keysToResolve = Set<String>()
         for change in changed {
-            let identifier = CustomerIdentifier(kind: "originalTransactionId", value: change.key)
+            let identifier = CustomerIdentifier(kind: .originalTransactionId, value: change.key)
             if change.contribution == nil, let owner = link.owner[identifier] {
                 additions[owner, default: CustomerStats()].add(change.transaction)
                 continue
@@ -305,8 +305,8 @@ struct CustomerLinker {
                 """,
                 chunk.map(SQLValue.text))
             {
-                if let kind = row[0].text, let value = row[1].text, let id = row[2].int {
-                    owner[CustomerIdentifier(kind: kind, value: value)] = id
+                if let value = row[1].text, let id = row[2].int {
+                    owner[CustomerIdentifier(kind: try row[0].decode(IdentifierKind.self, column: "customer_ids.kind"), value: value)] = id
                 }
             }
         }
@@ -344,7 +344,7 @@ struct CustomerLinker {
         }
         try c.insertRows(
             into: "customer_ids", columns: ["kind", "value", "customer_id"],
-            rows: dirty.map { [.text($0.kind), .text($0.value), .int(find(owner[$0]!))] },
+            rows: dirty.map { [.of($0.kind), .text($0.value), .int(find(owner[$0]!))] },
             onConflict: "ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id")
         for (identifier, id) in owner { result.owner[identifier] = find(id) }
         groups.removeAll()

@@ -52,9 +52,10 @@ extension SQLLedger: LedgerReading {
     public func flagCounts() async throws -> [FlagCount] {
         try await database.read { c in
             try c.query("SELECT severity, status, COUNT(*) FROM flags GROUP BY severity, status ORDER BY severity, status", [])
-                .compactMap { row in
-                    guard let severity = row[0].text.flatMap(Severity.init(rawValue:)) else { return nil }
-                    return FlagCount(severity: severity, status: row[1].text ?? "", count: Int(row[2].int ?? 0))
+                .map { row in
+                    FlagCount(
+                        severity: try row[0].decode(Severity.self, column: "flags.severity"),
+                        status: try row[1].decode(FlagStatus.self, column: "flags.status"), count: Int(row[2].int ?? 0))
                 }
         }
     }
@@ -103,8 +104,9 @@ extension SQLLedger: LedgerReading {
             return try c.query(sql + " ORDER BY id", arguments).map { row in
                 TriageEntry(
                     flagId: row[0].text, customerId: row[1].int, at: Timestamp(millisecondsSince1970: row[2].int ?? 0),
-                    operatorName: row[3].text ?? "", action: row[4].text ?? "", note: row[5].text, fromStatus: row[6].text,
-                    toStatus: row[7].text)
+                    operatorName: row[3].text ?? "", action: try row[4].decode(TriageAction.self, column: "triage_log.action"),
+                    note: row[5].text, fromStatus: try row[6].decodeIfPresent(FlagStatus.self, column: "triage_log.from_status"),
+                    toStatus: try row[7].decodeIfPresent(FlagStatus.self, column: "triage_log.to_status"))
             }
         }
     }
@@ -190,7 +192,7 @@ enum Queries {
             SELECT kind, value FROM customer_ids WHERE customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?)
             ORDER BY kind, value
             """, [.int(id), .int(id)]
-        ).map { CustomerIdentifier(kind: $0[0].text ?? "", value: $0[1].text ?? "") }
+        ).map { CustomerIdentifier(kind: try $0[0].decode(IdentifierKind.self, column: "customer_ids.kind"), value: $0[1].text ?? "") }
     }
 
     /// A filter whose prefix holds more identifiers than this is dense: its customers are found by walking
@@ -334,7 +336,8 @@ enum Queries {
                 """, chunk.map(SQLValue.int) + chunk.map(SQLValue.int))
             {
                 guard let id = row[0].int else { continue }
-                out[id, default: []].append(CustomerIdentifier(kind: row[1].text ?? "", value: row[2].text ?? ""))
+                out[id, default: []].append(
+                    CustomerIdentifier(kind: try row[1].decode(IdentifierKind.self, column: "customer_ids.kind"), value: row[2].text ?? ""))
             }
         }
         return out
@@ -343,8 +346,8 @@ enum Queries {
     static func records(_ c: any SQLConnection, customer requested: Int64) throws -> CustomerRecords {
         let id = try resolve(c, requested)
         let identifiers = try identifiers(c, customer: id)
-        let originals = identifiers.filter { $0.kind == "originalTransactionId" }.map(\.value)
-        let tokens = identifiers.filter { $0.kind == "appAccountToken" }.map(\.value)
+        let originals = identifiers.filter { $0.kind == .originalTransactionId }.map(\.value)
+        let tokens = identifiers.filter { $0.kind == .appAccountToken }.map(\.value)
         var transactions: [String: Transaction] = [:]
         var firstSeen: [String: Timestamp] = [:]
         func load(_ sql: String, _ values: [String]) throws {
@@ -390,7 +393,7 @@ enum Queries {
 
     static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
         let filters: [(clause: String, value: SQLValue?)] = [
-            ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map(SQLValue.text)),
+            ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map { SQLValue.of($0) }),
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
             ("customer_id = ?", query.customerId.map(SQLValue.int)),
         ]
@@ -417,10 +420,10 @@ enum Queries {
         } else {
             rows = try page([], [], limit: query.limit)
         }
-        return rows.map { row in
+        return try rows.map { row in
             RefundFlag(
-                id: row[0].text ?? "", rule: row[1].text ?? "", severity: Severity(rawValue: row[2].text ?? "") ?? .medium,
-                status: row[3].text ?? "",
+                id: row[0].text ?? "", rule: row[1].text ?? "", severity: try row[2].decode(Severity.self, column: "flags.severity"),
+                status: try row[3].decode(FlagStatus.self, column: "flags.status"),
                 customerId: row[4].int, transactionId: row[5].text, productId: row[6].text, amount: row[7].int,
                 currency: row[8].text, at: Timestamp(millisecondsSince1970: row[9].int ?? 0), detail: row[10].text ?? "")
         }

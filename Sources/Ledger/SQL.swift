@@ -40,6 +40,22 @@ extension SQLValue {
     public static func of(_ value: Timestamp?) -> SQLValue { value.map { .int($0.millisecondsSince1970) } ?? .null }
     /// 1, 0 or `.null`.
     public static func of(_ value: Bool?) -> SQLValue { value.map { .int($0 ? 1 : 0) } ?? .null }
+    /// The raw value as `.text`, or `.null`.
+    public static func of<Value: RawRepresentable<String>>(_ value: Value?) -> SQLValue { of(value?.rawValue) }
+
+    /// The stored text as one of `Value`'s cases. A value this version does not know (a row written by
+    /// hand, or by a newer version) is an error naming the column and the value, never a silent default.
+    public func decode<Value: RawRepresentable<String>>(_ type: Value.Type, column: String) throws -> Value {
+        guard let text, let value = Value(rawValue: text) else {
+            throw LedgerError(code: "badRow", message: "\(column) holds \(text.map { "\"\($0.prefix(40))\"" } ?? "NULL"), which this receiptdesk does not know")
+        }
+        return value
+    }
+
+    /// Like ``decode(_:column:)``, with NULL as nil.
+    public func decodeIfPresent<Value: RawRepresentable<String>>(_ type: Value.Type, column: String) throws -> Value? {
+        isNull ? nil : try decode(type, column: column)
+    }
 }
 
 /// The SQL dialect a backend speaks; the ledger writes portable SQL and fills in these few words.

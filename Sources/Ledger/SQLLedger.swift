@@ -95,11 +95,11 @@ public final class SQLLedger: Sendable {
     // MARK: Identity
 
     /// Ties an external account id to a token or original transaction id (`customers.csv`).
-    public func linkExternal(_ externalId: String, kind: String, value: String, now: Timestamp) async throws {
+    public func linkExternal(_ externalId: String, kind: IdentifierKind, value: String, now: Timestamp) async throws {
         try await database.write { c in
             var writer = CustomerLinker(connection: c, now: now)
             writer.link([
-                CustomerIdentifier(kind: "external", value: externalId), CustomerIdentifier(kind: kind, value: value),
+                CustomerIdentifier(kind: .external, value: externalId), CustomerIdentifier(kind: kind, value: value),
             ])
             try StatsWriter.apply(c, link: try writer.flush())
             try Counters.bump(c)
@@ -119,7 +119,7 @@ public final class SQLLedger: Sendable {
                 for row in try c.query(
                     "SELECT id, customer_id, status FROM flags WHERE id IN (\(placeholders(chunk.count)))", chunk.map(SQLValue.text))
                 {
-                    if let id = row[0].text { known[id] = (row[1].int, row[2].text == "open") }
+                    if let id = row[0].text { known[id] = (row[1].int, try row[2].decode(FlagStatus.self, column: "flags.status") == .open) }
                 }
             }
             var opened = 0
@@ -155,8 +155,8 @@ public final class SQLLedger: Sendable {
     }
 
     /// Moves a flag through its lifecycle and appends the change to the triage log.
-    /// - Parameter action: `ack`, `resolve` or `reopen`.
-    public func triage(flagId: String, action: String, operatorName: String, note: String?, now: Timestamp) async throws
+    /// - Parameter action: `ack`, `resolve` or `reopen` (a note moves no flag: ``noteCustomer(_:operatorName:note:now:)``).
+    public func triage(flagId: String, action: TriageAction, operatorName: String, note: String?, now: Timestamp) async throws
         -> RefundFlag
     {
         try await triageChange(flagId: flagId, action: action, operatorName: operatorName, note: note, now: now).flag
@@ -167,23 +167,18 @@ public final class SQLLedger: Sendable {
     /// With `expecting` (an undo: the status your own change set), a flag someone else changed since is left
     /// as it is: nothing is written and `from` is the flag's status now.
     public func triageChange(
-        flagId: String, action: String, operatorName: String, note: String?, now: Timestamp, expecting: String? = nil
-    ) async throws -> (flag: RefundFlag, from: String) {
-        let target: String
-        switch action {
-        case "ack": target = "acknowledged"
-        case "resolve": target = "resolved"
-        case "reopen": target = "open"
-        default: throw LedgerError(code: "usage", message: "triage action must be ack, resolve or reopen")
+        flagId: String, action: TriageAction, operatorName: String, note: String?, now: Timestamp, expecting: FlagStatus? = nil
+    ) async throws -> (flag: RefundFlag, from: FlagStatus) {
+        guard let target = action.target else {
+            throw LedgerError(code: "usage", message: "a triage action moves a flag: ack, resolve or reopen, not \(action.rawValue)")
         }
         return try await database.write { c in
-            guard let row = try c.query("SELECT status, customer_id FROM flags WHERE id = ?", [.text(flagId)]).first,
-                let current = row[0].text
-            else {
+            guard let row = try c.query("SELECT status, customer_id FROM flags WHERE id = ?", [.text(flagId)]).first else {
                 throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
             }
+            let current = try row[0].decode(FlagStatus.self, column: "flags.status")
             if current == target {
-                throw LedgerError(code: "noChange", message: "flag \(flagId) is already \(target)")
+                throw LedgerError(code: "noChange", message: "flag \(flagId) is already \(target.rawValue)")
             }
             if let expecting, current != expecting {
                 guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
@@ -191,12 +186,12 @@ public final class SQLLedger: Sendable {
                 }
                 return (flag, current)
             }
-            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.text(target), .of(now), .text(flagId)])
+            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.of(target), .of(now), .text(flagId)])
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [.text(flagId), .of(now), .text(operatorName), .text(action), .of(note), .text(current), .text(target)])
-            if current == "open" || target == "open" {
-                try Counters.add(c, .openFlags, target == "open" ? 1 : -1)
+                [.text(flagId), .of(now), .text(operatorName), .of(action), .of(note), .of(current), .of(target)])
+            if current == .open || target == .open {
+                try Counters.add(c, .openFlags, target == .open ? 1 : -1)
                 if let customer = row[1].int { try StatsWriter.recountOpenFlags(c, [customer]) }
             }
             try Counters.bump(c)
@@ -211,8 +206,8 @@ public final class SQLLedger: Sendable {
     public func noteCustomer(_ customerId: Int64, operatorName: String, note: String, now: Timestamp) async throws {
         try await database.write { c in
             try c.execute(
-                "INSERT INTO triage_log (customer_id, at, operator, action, note) VALUES (?, ?, ?, 'note', ?)",
-                [.int(customerId), .of(now), .text(operatorName), .text(note)])
+                "INSERT INTO triage_log (customer_id, at, operator, action, note) VALUES (?, ?, ?, ?, ?)",
+                [.int(customerId), .of(now), .text(operatorName), .of(TriageAction.note), .text(note)])
             try Counters.bump(c)
         }
     }

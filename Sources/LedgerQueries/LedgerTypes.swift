@@ -63,11 +63,10 @@ public struct LedgerOverview: Sendable, Equatable {
 
 /// One identifier of a customer.
 public struct CustomerIdentifier: Hashable, Sendable {
-    /// `originalTransactionId`, `appAccountToken` or `external`.
-    public var kind: String
+    public var kind: IdentifierKind
     public var value: String
 
-    public init(kind: String, value: String) {
+    public init(kind: IdentifierKind, value: String) {
         self.kind = kind
         self.value = value
     }
@@ -230,7 +229,7 @@ public struct CustomerRecords: Sendable {
 
 /// A filter over flags, newest first, paged by a cursor.
 public struct FlagQuery: Sendable, Equatable {
-    public var status: String?
+    public var status: FlagStatus?
     public var rule: String?
     public var since: Timestamp?
     public var customerId: Int64?
@@ -239,7 +238,7 @@ public struct FlagQuery: Sendable, Equatable {
     public var limit: Int
 
     public init(
-        status: String? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil, after: FlagCursor? = nil,
+        status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil, after: FlagCursor? = nil,
         limit: Int = 100
     ) {
         self.status = status
@@ -269,10 +268,10 @@ public struct FlagCursor: Sendable, Hashable {
 /// How many flags of one severity are in one status.
 public struct FlagCount: Sendable, Hashable {
     public var severity: Severity
-    public var status: String
+    public var status: FlagStatus
     public var count: Int
 
-    public init(severity: Severity, status: String, count: Int) {
+    public init(severity: Severity, status: FlagStatus, count: Int) {
         self.severity = severity
         self.status = status
         self.count = count
@@ -285,14 +284,14 @@ public struct TriageEntry: Sendable, Equatable {
     public var customerId: Int64?
     public var at: Timestamp
     public var operatorName: String
-    public var action: String
+    public var action: TriageAction
     public var note: String?
-    public var fromStatus: String?
-    public var toStatus: String?
+    public var fromStatus: FlagStatus?
+    public var toStatus: FlagStatus?
 
     public init(
-        flagId: String?, customerId: Int64?, at: Timestamp, operatorName: String, action: String, note: String?,
-        fromStatus: String?, toStatus: String?
+        flagId: String?, customerId: Int64?, at: Timestamp, operatorName: String, action: TriageAction, note: String?,
+        fromStatus: FlagStatus?, toStatus: FlagStatus?
     ) {
         self.flagId = flagId
         self.customerId = customerId

@@ -146,7 +146,7 @@ struct Bench: AsyncParsableCommand {
             }
         }
         guard counts.rejected == 0 else {
-            throw CLIError(message: "bench: \(counts.rejected) generated records were rejected on import", code: 1)
+            throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on import")
         }
         let written = try await ledger.database.read { c in
             try ["sources", "raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
@@ -189,7 +189,7 @@ struct Bench: AsyncParsableCommand {
             for id in data.ids(kind, count: 400) {
                 let start = ContinuousClock.now
                 guard let customer = try await ledger.customerId(matching: id) else {
-                    throw CLIError(message: "bench: lookup by \(kind.rawValue) \(id) found nothing", code: 1)
+                    throw CLIError.notFound("bench: lookup by \(kind.rawValue) \(id) found nothing")
                 }
                 let records = try await ledger.customerRecords(customer)
                 let pureStart = ContinuousClock.now
@@ -244,7 +244,7 @@ struct Bench: AsyncParsableCommand {
 
     /// Lines of an NDJSON file, up to `limit` bytes (whole lines).
     static func lines(_ path: String, limit: Int) throws -> (records: [[UInt8]], bytes: Int) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(message: "bench: cannot read \(path)", code: 1) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError.usage("bench: cannot read \(path)") }
         defer { try? handle.close() }
         let bytes = [UInt8](handle.readData(ofLength: limit))
         var records: [[UInt8]] = []
@@ -271,7 +271,7 @@ struct Bench: AsyncParsableCommand {
                 }
             }
         }
-        if let failure { throw CLIError(message: "bench: generated record rejected: \(failure)", code: 1) }
+        if let failure { throw CLIError.rejected("bench: generated record rejected: \(failure)") }
         return max(seconds(elapsed), 1e-9)
     }
 

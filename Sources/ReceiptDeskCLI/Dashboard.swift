@@ -74,9 +74,9 @@ struct Dashboard {
         let backend: CursesBackend
         do {
             backend = try CursesBackend(environment: environment)
-        } catch let error as TerminalError {
+        } catch {
             try? await opened.ledger.close()
-            throw CLIError(message: error.message, code: 2)
+            throw error
         }
         var state = AppState(
             width: 80, height: 24, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
@@ -113,9 +113,7 @@ struct Dashboard {
     func openDemo() async throws -> Opened {
         let explicit = environment["RECEIPTDESK_SAMPLE_DATA"].flatMap { $0.isEmpty ? nil : $0 }
         guard let directory = explicit ?? DemoLedger.locateSampleData() else {
-            throw CLIError(
-                message: "no ledger configured and no SampleData/ to show a demo from: give --ledger URL or --files PATH, or set RECEIPTDESK_LEDGER",
-                code: 3)
+            throw CLIError.ledgerUnavailable("no ledger configured and no SampleData/ to show a demo from: give --ledger URL or --files PATH, or set RECEIPTDESK_LEDGER")
         }
         let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment) { building in
             if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (a few seconds, once)…\n".utf8)) }
@@ -141,11 +139,11 @@ struct Dashboard {
                     let at = isDemo ? demoNow.adding(milliseconds: currentTimestamp().millisecondsSince1970 % 86_400_000) : currentTimestamp()
                     do {
                         let result = try await ledger.triageChange(
-                            flagId: id, action: action.rawValue, operatorName: who, note: note, now: at, expecting: expecting)
+                            flagId: id, action: action, operatorName: who, note: note, now: at, expecting: expecting)
                         changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
                     } catch let error as LedgerError where error.code == "noChange" {
                         // Already there: nothing to write. An undo reports it (someone put it back first).
-                        if expecting != nil { changes.append(TriageChange(flagId: id, from: action.target, to: action.target)) }
+                        if expecting != nil, let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
                     }
                 }
                 return changes
@@ -157,7 +155,7 @@ struct Dashboard {
             loadTheme: { name in try themes.load(name) },
             writeFile: { path, contents in
                 guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)) else {
-                    throw CLIError(message: "cannot write \(path)", code: 2)
+                    throw CLIError.usage("cannot write \(path)")
                 }
             })
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Entitlements
 import Foundation
 import Ledger
+import LedgerQueries
 import ReceiptDecoding
 import ReceiptModel
 
@@ -27,9 +28,7 @@ struct DataOptions: ParsableArguments {
     /// customer mapping. Reads never write: a stored ledger is linked by `import --customers`.
     func open(now: Timestamp) async throws -> SQLLedger {
         if let customers, source.files.isEmpty {
-            throw CLIError(
-                message: "--customers links accounts into the ledger, which is a write, and reads never write: run receiptdesk import --customers \(customers)",
-                code: 2)
+            throw CLIError.usage("--customers links accounts into the ledger, which is a write, and reads never write: run receiptdesk import --customers \(customers)")
         }
         let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
         if let customers { try await Self.linkCustomers(customers, into: ledger, now: now) }
@@ -42,24 +41,23 @@ struct DataOptions: ParsableArguments {
         try await link(try customerMapping(path), into: ledger, now: now)
     }
 
-    static func link(_ mapping: [(account: String, kind: String, value: String)], into ledger: SQLLedger, now: Timestamp) async throws {
+    static func link(_ mapping: [(account: String, kind: IdentifierKind, value: String)], into ledger: SQLLedger, now: Timestamp) async throws {
         for entry in mapping { try await ledger.linkExternal(entry.account, kind: entry.kind, value: entry.value, now: now) }
     }
 
-    /// The lines of an operator mapping file, all checked before any is linked.
-    static func customerMapping(_ path: String) throws -> [(account: String, kind: String, value: String)] {
-        var mapping: [(account: String, kind: String, value: String)] = []
-        for (line, entry) in try read(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let fields = entry.split(separator: ",", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespacesAndNewlines)
-            }
-            if (line == 0 && fields.first == "customer_id") || entry.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { continue }
-            guard fields.count == 3, ["originalTransactionId", "appAccountToken"].contains(fields[1]), !fields[0].isEmpty, !fields[2].isEmpty
+    /// The rows of an operator mapping file (`customer_id,kind,value`; a first row whose first field is
+    /// `customer_id` is the header), all checked before any is linked.
+    static func customerMapping(_ path: String) throws -> [(account: String, kind: IdentifierKind, value: String)] {
+        var mapping: [(account: String, kind: IdentifierKind, value: String)] = []
+        for (position, row) in CSVRows.parse(try read(path)).enumerated() {
+            let fields = row.fields
+            if position == 0 && fields.first == "customer_id" { continue }
+            guard fields.count == 3, let kind = IdentifierKind(rawValue: fields[1]), kind != .external, !fields[0].isEmpty,
+                !fields[2].isEmpty
             else {
-                throw CLIError(
-                    message: "\(path) line \(line + 1): expected customer_id,originalTransactionId|appAccountToken,value", code: 2)
+                throw CLIError.usage("\(path) line \(row.line): expected customer_id,originalTransactionId|appAccountToken,value")
             }
-            mapping.append((fields[0], fields[1], fields[2]))
+            mapping.append((fields[0], kind, fields[2]))
         }
         return mapping
     }
@@ -82,7 +80,7 @@ struct DataOptions: ParsableArguments {
         do {
             return try Catalog.parse(csv: try read(catalog))
         } catch let error as CatalogError {
-            throw CLIError(message: "\(catalog) \(error)", code: 2)
+            throw CLIError.usage("\(catalog) \(error)")
         }
     }
 
@@ -94,7 +92,7 @@ struct DataOptions: ParsableArguments {
         do {
             return try FlagRules.parse(try read(path))
         } catch let error as CatalogError {
-            throw CLIError(message: "\(path) \(error)", code: 2)
+            throw CLIError.usage("\(path) \(error)")
         }
     }
 
@@ -102,7 +100,7 @@ struct DataOptions: ParsableArguments {
 
     static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(message: "cannot read \(path)", code: 2)
+            throw CLIError.usage("cannot read \(path)")
         }
         return String(decoding: data, as: UTF8.self)
     }

@@ -51,7 +51,7 @@ struct Decode: AsyncParsableCommand {
             output.line("\(total) record\(total == 1 ? "" : "s"): \(total - rejected) ok, \(rejected) rejected")
         }
         output.flush()
-        if rejected > 0 { throw ExitCode(1) }
+        if rejected > 0 { throw CLIError.rejected() }
     }
 }
 

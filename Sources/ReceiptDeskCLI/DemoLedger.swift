@@ -54,7 +54,7 @@ enum DemoLedger {
             do {
                 try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw CLIError(message: "cannot create the demo cache directory \(directory): \(error.localizedDescription)", code: 3)
+                throw CLIError.ledgerUnavailable("cannot create the demo cache directory \(directory): \(error.localizedDescription)")
             }
             // One builder at a time: a second dashboard started meanwhile waits here, then finds it built.
             let lock = Glibc.open(directory + "/demo.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
@@ -105,7 +105,7 @@ enum DemoLedger {
             let paths = manifest.dataFiles.map { directory + "/" + $0 }
             let counts = try await ImportRun(ledger: ledger, decoder: decoder, rules: FlagRules(), quiet: true).run(paths: paths, now: now)
             if counts.rejected > 0 {
-                throw CLIError(message: "SampleData has \(counts.rejected) records the demo cannot import; regenerate it", code: 3)
+                throw CLIError.ledgerUnavailable("SampleData has \(counts.rejected) records the demo cannot import; regenerate it")
             }
             if let mapping = manifest.customerMapping {
                 try await DataOptions.linkCustomers(directory + "/" + mapping, into: ledger, now: now)
@@ -121,13 +121,13 @@ enum DemoLedger {
     /// A decoder that trusts Apple's roots and the demo's TEST root, judging validity at each signedDate.
     static func decoder(trusting rootPath: String, now: Timestamp) throws -> RecordDecoder {
         guard let data = FileManager.default.contents(atPath: rootPath) else {
-            throw CLIError(message: "the demo trust root \(rootPath) is missing", code: 3)
+            throw CLIError.ledgerUnavailable("the demo trust root \(rootPath) is missing")
         }
         let demoRoot: Certificate
         do {
             demoRoot = try Certificate(pemEncoded: String(decoding: data, as: UTF8.self))
         } catch {
-            throw CLIError(message: "\(rootPath) is not a PEM certificate", code: 3)
+            throw CLIError.ledgerUnavailable("\(rootPath) is not a PEM certificate")
         }
         let roots = [try Certificate(derEncoded: AppleRoots.rootCAG3DER), demoRoot]
         let policy = VerificationPolicy(trustRoots: roots, validationTime: .signedDate)
@@ -141,7 +141,7 @@ enum DemoLedger {
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let now = (object["now"] as? NSNumber)?.int64Value
         else {
-            throw CLIError(message: "\(path) is missing or has no \"now\": regenerate SampleData (see SampleData/README.md)", code: 3)
+            throw CLIError.ledgerUnavailable("\(path) is missing or has no \"now\": regenerate SampleData (see SampleData/README.md)")
         }
         return Manifest(
             now: Timestamp(millisecondsSince1970: now),
@@ -158,7 +158,7 @@ enum DemoLedger {
     static func contentHash(_ directory: String) throws -> String {
         let fm = FileManager.default
         guard let names = fm.enumerator(atPath: directory)?.compactMap({ $0 as? String }) else {
-            throw CLIError(message: "cannot read \(directory)", code: 3)
+            throw CLIError.ledgerUnavailable("cannot read \(directory)")
         }
         var summary: [UInt8] = []
         for name in names.sorted() {

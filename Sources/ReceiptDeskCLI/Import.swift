@@ -68,6 +68,6 @@ struct Import: AsyncParsableCommand {
         }
         try await store.close()
         print("total: \(total)")
-        if total.rejected > 0 { throw ExitCode(1) }
+        if total.rejected > 0 { throw CLIError.rejected() }
     }
 }

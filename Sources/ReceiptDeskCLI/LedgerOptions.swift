@@ -35,7 +35,7 @@ struct LedgerOptions: ParsableArguments {
 
     /// The error for a write asked for while read-only: says what was refused and why, exit 2.
     static func refuse(_ write: String) -> CLIError {
-        CLIError(message: "read-only: \(write) writes to the ledger and is refused (--read-only or RECEIPTDESK_READ_ONLY)", code: 2)
+        CLIError.usage("read-only: \(write) writes to the ledger and is refused (--read-only or RECEIPTDESK_READ_ONLY)")
     }
 
     /// The ledger URL: the one given, else `RECEIPTDESK_LEDGER`, else the XDG data file.
@@ -85,11 +85,11 @@ struct LedgerOptions: ParsableArguments {
             } else if url == "memory:" {
                 database = try SQLiteDatabase.open(path: nil)
             } else {
-                throw CLIError(message: "--ledger takes sqlite:PATH or postgres://..., not \(url.prefix(40))", code: 2)
+                throw CLIError.usage("--ledger takes sqlite:PATH or postgres://..., not \(url.prefix(40))")
             }
             return try await SQLLedger.open(database, now: now, readOnly: readOnly)
         } catch let error as LedgerError {
-            throw CLIError(message: error.message, code: 3)
+            throw CLIError.ledgerUnavailable(error.message)
         }
     }
 }
@@ -137,7 +137,7 @@ struct ImportRun {
                 }
             } catch let error as LedgerError {
                 progress.clear()
-                throw CLIError(message: "\(path): \(error.message)", code: error.code == "cannotOpen" ? 3 : 1)
+                throw LedgerError(code: error.code, message: "\(path): \(error.message)")
             }
             progress.clear()
             if shown > shownLimit {

@@ -40,15 +40,14 @@ struct Lookup: AsyncParsableCommand {
         let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
         let catalog = try data.loadCatalog()
         guard let customer = try await ledger.customerId(matching: id) else {
-            FileHandle.standardError.write(Data("receiptdesk: no customer matches \(safe(id))\n".utf8))
-            throw ExitCode(1)
+            throw CLIError.notFound("no customer matches \(safe(id))")
         }
         let records = try await ledger.customerRecords(customer)
         let history = records.history
         let entitlements = history.entitlements(at: instant, catalog: catalog)
         let timeline = history.timeline(upTo: instant, catalog: catalog)
         let flags = try await ledger.flags(FlagQuery(customerId: records.id, limit: 500))
-        let notes = try await ledger.triageLog(flagId: nil, customerId: records.id).filter { $0.action == "note" }
+        let notes = try await ledger.triageLog(flagId: nil, customerId: records.id).filter { $0.action == .note }
         let output = Output()
         if json {
             var w = JSONWriter()
@@ -58,7 +57,7 @@ struct Lookup: AsyncParsableCommand {
             w.beginArray("identifiers")
             for identifier in records.identifiers {
                 w.beginObject()
-                w.string("kind", identifier.kind)
+                w.string("kind", identifier.kind.rawValue)
                 w.string("value", identifier.value)
                 w.endObject()
             }
@@ -116,7 +115,7 @@ struct Lookup: AsyncParsableCommand {
                 output.line("  note \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))")
             }
             for flag in flags {
-                output.line("  \(flag.status.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
+                output.line("  \(flag.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
             }
         }
         output.flush()
@@ -181,7 +180,7 @@ extension JSONWriter {
         string("id", flag.id)
         string("rule", flag.rule)
         string("severity", flag.severity.rawValue)
-        string("status", flag.status)
+        string("status", flag.status.rawValue)
         string("transactionId", flag.transactionId)
         if full {
             string("customerId", flag.customerId.map { "C\($0)" })

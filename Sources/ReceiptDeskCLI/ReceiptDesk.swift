@@ -25,26 +25,12 @@ public struct ReceiptDesk: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let error as CLIError {
-            FileHandle.standardError.write(Data("receiptdesk: \(error.message)\n".utf8))
-            Foundation.exit(error.code)
         } catch {
-            let code = exitCode(for: error)
-            let message = fullMessage(for: error)
-            if code == .success {
-                if !message.isEmpty { print(message) }
-                Foundation.exit(0)
+            let status = ExitStatus.of(error)
+            if let message = status.message {
+                if status.toStandardOutput { print(message) } else { FileHandle.standardError.write(Data((message + "\n").utf8)) }
             }
-            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
-            if code == .validationFailure { Foundation.exit(2) }
-            Foundation.exit(code.rawValue)
+            Foundation.exit(status.code)
         }
     }
-}
-
-/// An error with its exit code, printed once by ``ReceiptDesk/runMain()``.
-struct CLIError: Error, CustomStringConvertible {
-    var message: String
-    var code: Int32
-    var description: String { message }
 }

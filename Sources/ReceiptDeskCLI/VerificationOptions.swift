@@ -42,7 +42,7 @@ struct VerificationOptions: ParsableArguments {
     func extraRootBytes() throws -> [[UInt8]] {
         try trustRoots.map { path in
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError(message: "cannot read trust root \(path)", code: 2)
+                throw CLIError.usage("cannot read trust root \(path)")
             }
             let bytes = [UInt8](data)
             do {
@@ -51,7 +51,7 @@ struct VerificationOptions: ParsableArguments {
                 try serializer.serialize(certificate)
                 return serializer.serializedBytes
             } catch {
-                throw CLIError(message: "\(path) is not a PEM or DER certificate", code: 2)
+                throw CLIError.usage("\(path) is not a PEM or DER certificate")
             }
         }
     }

@@ -15,7 +15,7 @@ enum FuzzHarness: String, CaseIterable, Sendable {
     case receipt
     /// Refund rules files (`FlagRules.parse`).
     case rules
-    /// Product catalog CSV (`Catalog.parse(csv:)`).
+    /// Product catalog CSV, read as the CLI reads it (`CSVRows`, `Catalog.parse(rows:)`).
     case catalog
     /// Theme TOML (`ThemeLoader.parse`), then resolution and colour-depth adaptation.
     case theme

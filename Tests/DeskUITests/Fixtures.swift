@@ -43,8 +43,8 @@ enum Fixture {
         return CustomerRecords(
             id: 42,
             identifiers: [
-                CustomerIdentifier(kind: "originalTransactionId", value: "1000"),
-                CustomerIdentifier(kind: "appAccountToken", value: "7d3b9a0e-0000-4000-8000-000000000042"),
+                CustomerIdentifier(kind: .originalTransactionId, value: "1000"),
+                CustomerIdentifier(kind: .appAccountToken, value: "7d3b9a0e-0000-4000-8000-000000000042"),
             ],
             transactions: transactions,
             firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
@@ -66,13 +66,13 @@ enum Fixture {
 
     static let customers: [CustomerSummary] = [
         CustomerSummary(
-            id: 42, identifiers: [CustomerIdentifier(kind: "originalTransactionId", value: "1000")], transactionCount: 6,
+            id: 42, identifiers: [CustomerIdentifier(kind: .originalTransactionId, value: "1000")], transactionCount: 6,
             lastPurchase: at(-10), latestExpiry: at(2), revokedCount: 1, environments: ["Production"], openFlags: 2),
         CustomerSummary(
-            id: 43, identifiers: [CustomerIdentifier(kind: "external", value: "山田太郎-アカウント")], transactionCount: 1,
+            id: 43, identifiers: [CustomerIdentifier(kind: .external, value: "山田太郎-アカウント")], transactionCount: 1,
             lastPurchase: at(-200), latestExpiry: at(-170), revokedCount: 0, environments: ["Sandbox"], openFlags: 0),
         CustomerSummary(
-            id: 44, identifiers: [CustomerIdentifier(kind: "appAccountToken", value: "tok\u{1B}[2Jhostile\u{202E}txt")],
+            id: 44, identifiers: [CustomerIdentifier(kind: .appAccountToken, value: "tok\u{1B}[2Jhostile\u{202E}txt")],
             transactionCount: 3, lastPurchase: at(-1), latestExpiry: nil, revokedCount: 0, environments: ["Production", "Sandbox"],
             openFlags: 0),
     ]
@@ -82,7 +82,7 @@ enum Fixture {
             transactions: 1_234_567, customers: 98_765, sources: 12, rawRecords: 1_300_000, rejectedRecords: 3, revokedTransactions: 4_321,
             openFlags: 3, renewalInfos: 5, notifications: 6, lastImport: at(-1)),
         refunds90: RefundSeries(firstDay: at(-89), counts: (0..<90).map { $0 == 80 ? 40 : ($0 * 7) % 5 }),
-        flagCounts: [FlagCount(severity: .high, status: "open", count: 1), FlagCount(severity: .medium, status: "open", count: 2)],
+        flagCounts: [FlagCount(severity: .high, status: .open, count: 1), FlagCount(severity: .medium, status: .open, count: 2)],
         spikes: [
             RefundFlag(
                 id: "refund-spike:pro.monthly:2025-02-20", rule: "refund-spike", severity: .high, customerId: nil, transactionId: nil,

@@ -113,14 +113,14 @@ struct ReducerTests {
             ])
         // The bulk action resolved both: one undo covers both.
         let both = [
-            TriageChange(flagId: "quick-refund:2004", from: "open", to: "resolved"),
-            TriageChange(flagId: "app-issue:2004", from: "open", to: "resolved"),
+            TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved),
+            TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved),
         ]
         let effects = reduce(&state, .triaged(both, undo: false))
-        #expect(effects == [.loadFlags(FlagQuery(status: "open", limit: 200), append: false)])
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
         #expect(state.marked.isEmpty)
         let undo = Effect.triage(
-            flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true, expecting: "resolved")
+            flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true, expecting: .resolved)
         #expect(reduce(&state, .key(.char("u"))) == [undo])
         // Until the compensating entries are written the action stays undoable: a failed write can be retried.
         _ = reduce(&state, .failed("ledger unavailable", unavailable: false))
@@ -130,8 +130,8 @@ struct ReducerTests {
             &state,
             .triaged(
                 [
-                    TriageChange(flagId: "quick-refund:2004", from: "resolved", to: "open"),
-                    TriageChange(flagId: "app-issue:2004", from: "acknowledged", to: "acknowledged"),
+                    TriageChange(flagId: "quick-refund:2004", from: .resolved, to: .open),
+                    TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .acknowledged),
                 ], undo: true))
         #expect(state.undoStack.isEmpty)
         #expect(state.message?.text == "undone: quick-refund:2004 back to open; left as someone else set them since: app-issue:2004 (acknowledged)")

@@ -97,16 +97,16 @@ extension LedgerConformanceTests {
                     detail: "flag \(i)"))
         }
         try await ledger.saveFlags(flags, now: testNow)
-        var status: [String: String] = Dictionary(uniqueKeysWithValues: flags.map { ($0.id, "open") })
+        var status: [String: FlagStatus] = Dictionary(uniqueKeysWithValues: flags.map { ($0.id, .open) })
         for flag in flags.enumerated() where flag.offset % 3 == 0 {
-            _ = try await ledger.triage(flagId: flag.element.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
-            status[flag.element.id] = "acknowledged"
+            _ = try await ledger.triage(flagId: flag.element.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
+            status[flag.element.id] = .acknowledged
         }
         let since = testNow.adding(milliseconds: 2 * 3_600_000)
         let queries: [FlagQuery] = [
-            FlagQuery(limit: 4), FlagQuery(status: "open", limit: 3), FlagQuery(status: "acknowledged", limit: 5),
+            FlagQuery(limit: 4), FlagQuery(status: .open, limit: 3), FlagQuery(status: .acknowledged, limit: 5),
             FlagQuery(rule: "app-issue", limit: 2), FlagQuery(since: since, limit: 3), FlagQuery(customerId: 2, limit: 3),
-            FlagQuery(status: "open", rule: "quick-refund", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
+            FlagQuery(status: .open, rule: "quick-refund", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
         ]
         for query in queries {
             let expected = flags.filter { flag in
@@ -128,13 +128,13 @@ extension LedgerConformanceTests {
         }
         let counts = try await ledger.flagCounts()
         for severity in [Severity.low, .medium, .high, .critical] {
-            for state in ["open", "acknowledged"] {
+            for state in [FlagStatus.open, .acknowledged] {
                 let expected = flags.filter { $0.severity == severity && status[$0.id] == state }.count
                 let found = counts.first { $0.severity == severity && $0.status == state }?.count ?? 0
                 #expect(found == expected, "\(severity) \(state)")
             }
         }
-        #expect(try await ledger.overview().openFlags == status.values.filter { $0 == "open" }.count)
+        #expect(try await ledger.overview().openFlags == status.values.filter { $0 == .open }.count)
         try await ledger.close()
     }
 
@@ -143,7 +143,7 @@ extension LedgerConformanceTests {
         let ledger = try await backend.ledger()
         try await expectFiguresAgree(ledger)
         // The corpus: every input kind, rejections, duplicates, notifications, renewal infos.
-        for file in Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
+        for file in try Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
         try await expectFiguresAgree(ledger)
         var world = World()
         try await world.build(into: ledger, checkEachStep: true)
@@ -152,7 +152,7 @@ extension LedgerConformanceTests {
         try await importText(refund, path: "late-refund.ndjson", into: ledger)
         try await importText(refund, path: "late-refund.ndjson", into: ledger)
         try await expectFiguresAgree(ledger)
-        for file in Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
+        for file in try Corpus.files.prefix(40) { try await importFile(file, into: ledger) }
         try await expectFiguresAgree(ledger)
         try await ledger.close()
     }
@@ -182,7 +182,7 @@ extension LedgerConformanceTests {
             return
         }
         try await expectChange("beginning a source")
-        let importer = Importer(ledger: ledger, decoder: testDecoder())
+        let importer = Importer(ledger: ledger, decoder: try testDecoder())
         _ = try await ledger.importBatch(sourceId: sourceId, await importer.decode(pieces, path: "c.ndjson"), now: testNow)
         try await expectChange("an import batch")
         _ = try await ledger.completeSource(sourceId, now: testNow)
@@ -201,16 +201,16 @@ extension LedgerConformanceTests {
         _ = try await watcher.triageLog(flagId: nil, customerId: 1)
         try await expectNoChange("reads")
 
-        try await ledger.linkExternal("account-1", kind: "originalTransactionId", value: "oc1", now: testNow)
+        try await ledger.linkExternal("account-1", kind: .originalTransactionId, value: "oc1", now: testNow)
         try await expectChange("linking an external id")
-        try await ledger.linkExternal("account-1", kind: "originalTransactionId", value: "oc2", now: testNow)
+        try await ledger.linkExternal("account-1", kind: .originalTransactionId, value: "oc2", now: testNow)
         try await expectChange("a link that merges two customers")
         let flag = RefundFlag(
             id: "quick-refund:c1", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "c1", productId: "p",
             amount: 1, currency: "USD", at: testNow, detail: "d")
         try await ledger.saveFlags([flag], now: testNow)
         try await expectChange("saving flags")
-        _ = try await ledger.triage(flagId: flag.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
+        _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
         try await expectChange("triage")
         try await ledger.noteCustomer(1, operatorName: "ana", note: "called", now: testNow)
         try await expectChange("a customer note")
@@ -259,7 +259,7 @@ extension LedgerConformanceTests {
     func migrationFromVersion1(_ backend: Backend) async throws {
         let (database, other) = try await backend.twoConnections()
         let ledger = try await SQLLedger.open(database, now: testNow)
-        for file in Corpus.files.prefix(25) { try await importFile(file, into: ledger) }
+        for file in try Corpus.files.prefix(25) { try await importFile(file, into: ledger) }
         var world = World()
         try await world.build(into: ledger)
         let overview = try await ledger.overview()
@@ -330,7 +330,7 @@ struct World {
     /// Tokens and external ids by person, beyond `o-i`.
     var extraIdentifiers: [Int: Set<String>] = [:]
     /// Flags by person, with their status.
-    var flags: [(person: Int, flag: RefundFlag, status: String)] = []
+    var flags: [(person: Int, flag: RefundFlag, status: FlagStatus)] = []
 
     static let count = 260
 
@@ -382,8 +382,8 @@ struct World {
         if checkEachStep { try await expectFiguresAgree(ledger) }
 
         // An operator's mapping ties two more people together.
-        try await ledger.linkExternal("account-77", kind: "originalTransactionId", value: "o-40", now: testNow)
-        try await ledger.linkExternal("account-77", kind: "originalTransactionId", value: "o-41", now: testNow)
+        try await ledger.linkExternal("account-77", kind: .originalTransactionId, value: "o-40", now: testNow)
+        try await ledger.linkExternal("account-77", kind: .originalTransactionId, value: "o-41", now: testNow)
         extraIdentifiers[40, default: []].insert("account-77")
         if checkEachStep { try await expectFiguresAgree(ledger) }
 
@@ -397,14 +397,14 @@ struct World {
                     transactionId: "t-\(i)-\(k)", productId: "pro.monthly", amount: 999, currency: "USD",
                     at: Self.base.adding(milliseconds: Int64(i % 5) * 3_600_000), detail: "refunded soon after purchase")
                 saved.append(flag)
-                flags.append((i, flag, "open"))
+                flags.append((i, flag, .open))
             }
         }
         try await ledger.saveFlags(saved, now: testNow)
         if checkEachStep { try await expectFiguresAgree(ledger) }
         for index in flags.indices where flags[index].person % 18 == 0 {
-            _ = try await ledger.triage(flagId: flags[index].flag.id, action: "ack", operatorName: "ana", note: nil, now: testNow)
-            flags[index].status = "acknowledged"
+            _ = try await ledger.triage(flagId: flags[index].flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
+            flags[index].status = .acknowledged
         }
         // Found again by the rules: statuses are kept, nothing opens twice.
         try await ledger.saveFlags(saved, now: testNow)
@@ -440,9 +440,12 @@ struct World {
             let id = try #require(try await ledger.customerId(matching: "o-\(i)"))
             personToCustomer[i] = id
             out[id, default: Customer(id: id)].transactions += people[i]
-            out[id]!.identifiers.formUnion(["o-\(i)"] + (extraIdentifiers[i] ?? []))
+            out[id, default: Customer(id: id)].identifiers.formUnion(["o-\(i)"] + (extraIdentifiers[i] ?? []))
         }
-        for entry in flags where entry.status == "open" { out[personToCustomer[entry.person]!]!.openFlags += 1 }
+        for entry in flags where entry.status == .open {
+            let id = try #require(personToCustomer[entry.person], "person \(entry.person) has a flag but no customer")
+            out[id, default: Customer(id: id)].openFlags += 1
+        }
         return out
     }
 }

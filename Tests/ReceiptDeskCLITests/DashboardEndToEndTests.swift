@@ -184,13 +184,13 @@ struct DashboardEndToEndTests {
         let database = try SQLiteDatabase.open(path: String(ledger.url.dropFirst("sqlite:".count)))
         let opened = try await SQLLedger.open(database, now: Timestamp(millisecondsSince1970: 0), readOnly: true)
         let quick = try await opened.triageLog(flagId: "quick-refund:5002", customerId: nil)
-        #expect(quick.map(\.action) == ["ack"])
+        #expect(quick.map(\.action) == [.ack])
         #expect(quick.first?.operatorName == "ana")
         let issue = try await opened.triageLog(flagId: "app-issue:5002", customerId: nil)
-        #expect(issue.map(\.action) == ["resolve", "reopen"])
+        #expect(issue.map(\.action) == [.resolve, .reopen])
         #expect(issue.first?.note == "duplicate of ticket 42")
         #expect(issue.last?.note == "undo of resolved")
-        #expect(issue.map(\.toStatus) == ["resolved", "open"])
+        #expect(issue.map(\.toStatus) == [.resolved, .open])
         try await opened.close()
     }
 

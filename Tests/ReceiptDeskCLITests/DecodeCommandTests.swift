@@ -64,7 +64,7 @@ struct DecodeCommandTests {
         #expect(result.status == 0)
         #expect(!result.stdout.contains("\u{1b}"))
         #expect(!result.stdout.contains("\u{07}"))
-        #expect(result.stdout.contains("\\u{1b}[2J"))
+        #expect(result.stdout.contains("\\e[2J"))
     }
 
     @Test("--no-verify marks signed records skipped, loudly")

@@ -9,7 +9,7 @@ public struct EffectHandlers: Sendable {
     /// Appends triage changes to the log (ack/resolve/reopen); returns what changed. With `expecting` (an
     /// undo), a flag whose status is no longer that is left alone and returned unchanged (`from == to`).
     public var triage:
-        @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?, _ expecting: String?) async throws -> [TriageChange]
+        @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?, _ expecting: FlagStatus?) async throws -> [TriageChange]
     /// Understands `:at` text (ISO 8601 or milliseconds).
     public var parseInstant: @Sendable (String) -> Timestamp?
     /// Loads a theme by name.
@@ -19,7 +19,7 @@ public struct EffectHandlers: Sendable {
 
     public init(
         reader: any LedgerReading,
-        triage: @escaping @Sendable ([String], TriageAction, String?, String?) async throws -> [TriageChange],
+        triage: @escaping @Sendable ([String], TriageAction, String?, FlagStatus?) async throws -> [TriageChange],
         parseInstant: @escaping @Sendable (String) -> Timestamp?,
         loadTheme: @escaping @Sendable (String) throws -> Theme,
         writeFile: @escaping @Sendable (String, String) throws -> Void
@@ -36,8 +36,8 @@ public struct EffectHandlers: Sendable {
         async let counts = reader.overview()
         async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil)
         async let flagCounts = reader.flagCounts()
-        async let spikes = reader.flags(FlagQuery(status: "open", rule: "refund-spike", limit: 20))
-        async let consumption = reader.flags(FlagQuery(status: "open", rule: "consumption-request", limit: 20))
+        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", limit: 20))
+        async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", limit: 20))
         return OverviewData(
             counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
             consumptionRequests: try await consumption)

@@ -87,12 +87,12 @@ public func exportCSV(_ state: AppState) -> String {
         rows.append(["field", "value"])
         rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
     case .refunds:
-        filter += " status=\(state.flagStatus ?? "all")"
+        filter += " status=\(state.flagStatus?.rawValue ?? "all")"
         if let text = state.flagFilter { filter += " filter=\(text)" }
         rows.append(["id", "rule", "severity", "status", "customer", "transactionId", "productId", "amount", "currency", "at", "detail"])
         for f in visibleFlags(state) {
             rows.append([
-                f.id, f.rule, f.severity.rawValue, f.status, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "",
+                f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "",
                 f.productId ?? "", f.amount.map(formatMilliunits) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
             ])
         }

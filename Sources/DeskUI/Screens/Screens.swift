@@ -14,7 +14,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let c = data.counts
     var y = body.y + 1
     let refunds30 = data.refunds90.counts.suffix(30).reduce(0, +)
-    let openFlags = data.flagCounts.filter { $0.status == "open" }.reduce(0) { $0 + $1.count }
+    let openFlags = data.flagCounts.filter { $0.status == .open }.reduce(0) { $0 + $1.count }
     let tiles: [(String, String, String)] = [
         ("customers", Format.count(c.customers), "ui.accent"),
         ("transactions", Format.count(c.transactions), "ui.accent"),
@@ -55,7 +55,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let severities: [Severity] = [.high, .medium, .low]
     for (index, severity) in severities.enumerated() {
-        let count = data.flagCounts.filter { $0.severity == severity && $0.status == "open" }.reduce(0) { $0 + $1.count }
+        let count = data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count }
         let role = severity == .high ? "status.danger" : severity == .medium ? "status.warn" : "ui.text"
         _ = p.text(severity.rawValue, x: half + 1, y: y + index, role: role, width: 8)
         _ = p.text(Format.count(count), x: half + 10, y: y + index, role: role, width: 8)
@@ -121,7 +121,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         switch column {
         case 0: return TableCell(c.displayId, role: "ui.accent")
         case 1:
-            let id = c.identifiers.first { $0.kind == "external" } ?? c.identifiers.first { $0.kind == "originalTransactionId" } ?? c.identifiers.first
+            let id = c.identifiers.first { $0.kind == .external } ?? c.identifiers.first { $0.kind == .originalTransactionId } ?? c.identifiers.first
             return TableCell(id.map { $0.value } ?? "-")
         case 2: return TableCell(c.environments.map { $0 == "Production" ? "prod" : $0 == "Sandbox" ? "sbx" : String($0.prefix(4)) }.joined(separator: "+"))
         case 3: return TableCell(Format.count(c.transactionCount))
@@ -171,7 +171,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let records = detail.records
     var y = body.y
     // Identity: every id a person could paste, flowing over up to two lines; the rest counted.
-    let order = ["originalTransactionId": 0, "external": 1, "appAccountToken": 2]
+    let order: [IdentifierKind: Int] = [.originalTransactionId: 0, .external: 1, .appAccountToken: 2]
     let identifiers = records.identifiers.enumerated().sorted {
         (order[$0.element.kind] ?? 3, $0.offset) < (order[$1.element.kind] ?? 3, $1.offset)
     }.map(\.element)
@@ -179,7 +179,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let lastIdentityLine = y + 1
     var shown = 0
     for identifier in identifiers {
-        let kind = identifier.kind == "originalTransactionId" ? "original" : identifier.kind == "appAccountToken" ? "token" : identifier.kind
+        let kind = switch identifier.kind {
+        case .originalTransactionId: "original"
+        case .appAccountToken: "token"
+        case .external: "external"
+        }
         let width = DisplayWidth.of(kind) + 1 + DisplayWidth.of(identifier.value)
         let more = identifiers.count - shown > 1 ? 10 : 0
         if x + width + more >= state.width - 1 {
@@ -197,7 +201,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     y += 1
     let facts = view.facts
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
-    let openFlags = detail.flags.filter { $0.status == "open" }
+    let openFlags = detail.flags.filter { $0.status == .open }
     var line = "first seen \(Format.day(facts.firstSeen))  \(facts.environments.joined(separator: "+"))  \(facts.transactionCount) txs  "
     line += "\(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
     // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
@@ -386,12 +390,12 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
 
 func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let flags = visibleFlags(state)
-    var title = "Refund flags: \(state.flagStatus ?? "all")  \(flags.count) shown"
+    var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")  \(flags.count) shown"
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {
-        _ = p.text("no flags \(state.flagStatus.map { "\($0) " } ?? "")here (f changes the status shown)", x: 1, y: body.y + 2, role: "ui.text.muted")
+        _ = p.text("no flags \(state.flagStatus.map { "\($0.rawValue) " } ?? "")here (f changes the status shown)", x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
     let columns = [
@@ -408,13 +412,18 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 0: return TableCell(state.marked.contains(f.id) ? "*" : " ", role: "ui.mark")
         case 1: return TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
         case 2: return TableCell(f.rule)
-        case 3: return TableCell(f.status == "acknowledged" ? "acked" : f.status, role: f.status == "open" ? "status.warn" : f.status == "resolved" ? "status.ok" : "ui.text")
+        case 3:
+            switch f.status {
+            case .open: return TableCell("open", role: "status.warn")
+            case .acknowledged: return TableCell("acked", role: "ui.text")
+            case .resolved: return TableCell("resolved", role: "status.ok")
+            }
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
         case 5: return TableCell(f.productId ?? "-")
         case 6: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
         case 7: return TableCell(Format.span(clampedDifference(instant, f.at.millisecondsSince1970)), role: "ui.text.muted")
         default:
-            guard f.rule == "consumption-request", f.status == "open" else { return TableCell("") }
+            guard f.rule == "consumption-request", f.status == .open else { return TableCell("") }
             let left = clampedDifference(clampedSum(f.at.millisecondsSince1970, 12 * 3_600_000), instant)
             return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
         }

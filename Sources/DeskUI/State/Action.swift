@@ -39,7 +39,7 @@ public enum Effect: Sendable, Equatable {
     case loadImports
     case loadRaw(Int64)
     /// `expecting`, on an undo: the status the undone change set; a flag someone changed since is left alone.
-    case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: String? = nil)
+    case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: FlagStatus? = nil)
     case parseInstant(String)
     case copy(String)
     case export(path: String, contents: String)

@@ -124,36 +124,13 @@ public struct StatusMessage: Sendable, Equatable {
 /// A triage change this session made, so `u` can append its compensating entry.
 public struct TriageChange: Sendable, Equatable {
     public var flagId: String
-    public var from: String
-    public var to: String
+    public var from: FlagStatus
+    public var to: FlagStatus
 
-    public init(flagId: String, from: String, to: String) {
+    public init(flagId: String, from: FlagStatus, to: FlagStatus) {
         self.flagId = flagId
         self.from = from
         self.to = to
-    }
-}
-
-/// The flag lifecycle actions the dashboard writes.
-public enum TriageAction: String, Sendable, Equatable {
-    case ack, resolve, reopen
-
-    /// The status a flag is in after this action.
-    public var target: String {
-        switch self {
-        case .ack: "acknowledged"
-        case .resolve: "resolved"
-        case .reopen: "open"
-        }
-    }
-
-    /// The action that moves a flag to `status`.
-    public init(toReach status: String) {
-        switch status {
-        case "acknowledged": self = .ack
-        case "resolved": self = .resolve
-        default: self = .reopen
-        }
     }
 }
 
@@ -206,7 +183,7 @@ public struct AppState: Sendable {
     public var transactionScroll = ListPosition()
 
     public var flags: [RefundFlag] = []
-    public var flagStatus: String? = "open"
+    public var flagStatus: FlagStatus? = .open
     public var flagList = ListPosition()
     public var flagFilter: String?
     public var marked: Set<String> = []

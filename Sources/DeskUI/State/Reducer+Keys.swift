@@ -110,10 +110,10 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             return []
         }
         let byTarget = Dictionary(grouping: batch, by: \.from)
-        return byTarget.keys.sorted().map { from in
+        return byTarget.keys.sorted { $0.rawValue < $1.rawValue }.map { from in
             let changes = byTarget[from] ?? []
             return .triage(
-                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to)", undo: true,
+                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to.rawValue)", undo: true,
                 expecting: changes[0].to)
         }
     case .mark:
@@ -128,7 +128,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.message = StatusMessage("sorted by \(next.label)")
         return [.loadCustomers(pageQuery(state), append: false)]
     case .cycleStatus:
-        let order: [String?] = ["open", "acknowledged", "resolved", nil]
+        let order: [FlagStatus?] = FlagStatus.allCases + [nil]
         let index = order.firstIndex(of: state.flagStatus) ?? 0
         state.flagStatus = order[(index + 1) % order.count]
         state.flagList = ListPosition()
@@ -282,7 +282,7 @@ func selectedId(_ state: AppState) -> String? {
     switch state.screen {
     case .customers:
         guard let row = state.customerPage.rows[safe: state.customerList.selected] else { return nil }
-        return row.identifiers.first { $0.kind == "originalTransactionId" }?.value ?? row.displayId
+        return row.identifiers.first { $0.kind == .originalTransactionId }?.value ?? row.displayId
     case .customer:
         guard let detail = state.customer, let view = state.customerView else { return nil }
         let position = state.customerPositions[state.customerPane].selected
@@ -305,7 +305,7 @@ private func triageTargets(_ state: AppState) -> [String] {
         return visibleFlags(state)[safe: state.flagList.selected].map { [$0.id] } ?? []
     case .customer:
         // On a customer, triage acts on the customer's open flags.
-        return state.customer?.flags.filter { $0.status == "open" }.map(\.id) ?? []
+        return state.customer?.flags.filter { $0.status == .open }.map(\.id) ?? []
     default:
         return []
     }

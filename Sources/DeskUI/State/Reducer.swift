@@ -101,16 +101,16 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             let undone = changes.filter { $0.from != $0.to }
             let left = changes.filter { $0.from == $0.to }
             var parts: [String] = []
-            if !undone.isEmpty { parts.append("undone: " + undone.map { "\($0.flagId) back to \($0.to)" }.joined(separator: ", ")) }
+            if !undone.isEmpty { parts.append("undone: " + undone.map { "\($0.flagId) back to \($0.to.rawValue)" }.joined(separator: ", ")) }
             if !left.isEmpty {
-                parts.append("left as someone else set them since: " + left.map { "\($0.flagId) (\($0.to))" }.joined(separator: ", "))
+                parts.append("left as someone else set them since: " + left.map { "\($0.flagId) (\($0.to.rawValue))" }.joined(separator: ", "))
             }
             state.message = StatusMessage(
                 parts.isEmpty ? "nothing to undo: the flags were already back" : parts.joined(separator: "; "),
                 kind: left.isEmpty ? .info : .error)
         } else if case let changes = changes.filter({ $0.from != $0.to }), !changes.isEmpty {
             state.undoStack.append(changes)
-            let verb = changes.first.map { $0.to } ?? "changed"
+            let verb = changes.first.map { $0.to.rawValue } ?? "changed"
             state.message = StatusMessage("\(changes.count) flag\(changes.count == 1 ? "" : "s") \(verb) (u undoes)")
         }
         state.marked = []

@@ -1,0 +1,145 @@
+import Foundation
+import Ledger
+import ReceiptDecoding
+import ReceiptModel
+
+/// Reads an input in chunks and splits it into records, so memory does not grow with its size.
+struct ChunkedFile {
+    static let chunkSize = 1 << 20
+
+    private let descriptor: Int32
+    private let path: String
+    private var buffer = [UInt8](repeating: 0, count: chunkSize)
+    private var splitter: RecordSplitter
+    private var finished = false
+    /// Bytes read so far.
+    private(set) var bytesRead: Int64 = 0
+
+    /// The largest record kept by default: a longer one is rejected with its size, never held whole.
+    static let defaultMaxRecordBytes = 64 << 20
+
+    /// Opens `path` (`-` is standard input).
+    init(_ path: String, maxRecordBytes: Int = defaultMaxRecordBytes) throws {
+        self.path = path
+        splitter = RecordSplitter(maxRecordBytes: maxRecordBytes)
+        if path == "-" {
+            descriptor = STDIN_FILENO
+        } else {
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else {
+                throw CLIError.usage("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            descriptor = fd
+        }
+    }
+
+    /// The records completed by the next chunk; `nil` once the input is exhausted.
+    mutating func next() throws -> [RecordSplitter.Piece]? {
+        if finished { return nil }
+        let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, ChunkedFile.chunkSize) }
+        if count < 0 {
+            throw CLIError.usage("error while reading \(path): \(String(cString: strerror(errno)))")
+        }
+        if count == 0 {
+            finished = true
+            if descriptor != STDIN_FILENO { close(descriptor) }
+            return splitter.finish()
+        }
+        bytesRead += Int64(count)
+        return buffer.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// Standard input kept in a temporary file: unlinked at once (nothing is left behind, even on a kill),
+    /// read through `path` (`/proc/self/fd/N`) while `descriptor` stays open; `close()` when done.
+    struct Spool {
+        let descriptor: Int32
+        var path: String { "/proc/self/fd/\(descriptor)" }
+        func close() { _ = Foundation.close(descriptor) }
+    }
+
+    /// Copies standard input into an unlinked file under `$TMPDIR`, in chunks.
+    static func spoolStandardInput() throws -> Spool {
+        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/receiptdesk-stdin-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw CLIError.usage("cannot keep standard input in \(directory): \(String(cString: strerror(errno)))")
+        }
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        let spool = Spool(descriptor: descriptor)
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(STDIN_FILENO, $0.baseAddress, chunkSize) }
+            let readError = errno
+            if count < 0 && readError == EINTR { continue }
+            if count < 0 {
+                spool.close()
+                throw CLIError.usage("error while reading standard input: \(String(cString: strerror(readError)))")
+            }
+            if count == 0 { break }
+            var written = 0
+            while written < count {
+                let n = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+                let writeError = errno
+                if n < 0 && writeError == EINTR { continue }
+                guard n > 0 else {
+                    spool.close()
+                    throw CLIError.usage("cannot keep standard input in \(directory): \(String(cString: strerror(writeError)))")
+                }
+                written += n
+            }
+        }
+        return spool
+    }
+
+    /// The path, content hash and size of a file, read once in chunks.
+    static func sourceInfo(_ path: String) throws -> SourceInfo {
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw CLIError.usage("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var hash = CanonicalJSON.StreamingHash()
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        var size: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, chunkSize) }
+            if count < 0 { throw CLIError.usage("error while reading \(path)") }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            size += Int64(count)
+        }
+        return SourceInfo(path: path, sha256: hash.hexDigest(), size: size)
+    }
+
+    /// Expands directories into the data files below them, sorted; plain paths pass through.
+    static func expand(_ paths: [String]) throws -> [String] {
+        var out: [String] = []
+        // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
+        let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard path == "-" || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CLIError.usage("no such file: \(path)")
+            }
+            guard isDirectory.boolValue else {
+                out.append(path)
+                continue
+            }
+            guard let enumerator = FileManager.default.enumerator(atPath: path) else { continue }
+            var found: [String] = []
+            for case let relative as String in enumerator {
+                let name = (relative as NSString).lastPathComponent
+                if name.hasPrefix(".") { continue }
+                let full = (path as NSString).appendingPathComponent(relative)
+                var inner: ObjCBool = false
+                _ = FileManager.default.fileExists(atPath: full, isDirectory: &inner)
+                if inner.boolValue { continue }
+                if skipped.contains((name as NSString).pathExtension.lowercased()) { continue }
+                found.append(full)
+            }
+            out.append(contentsOf: found.sorted())
+        }
+        return out
+    }
+}

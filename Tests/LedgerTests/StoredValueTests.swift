@@ -1,0 +1,36 @@
+import Entitlements
+import Ledger
+import LedgerQueries
+import Testing
+
+@Suite("stored statuses, actions and kinds read back as enums; an unknown one is an error, never a default")
+struct StoredValueTests {
+    @Test("every case round-trips through its stored text")
+    func roundTrip() throws {
+        for status in FlagStatus.allCases { #expect(try SQLValue.of(status).decode(FlagStatus.self, column: "c") == status) }
+        for action in TriageAction.allCases { #expect(try SQLValue.of(action).decode(TriageAction.self, column: "c") == action) }
+        for kind in IdentifierKind.allCases { #expect(try SQLValue.of(kind).decode(IdentifierKind.self, column: "c") == kind) }
+        for status in RecordStatus.allCases { #expect(try SQLValue.of(status).decode(RecordStatus.self, column: "c") == status) }
+        #expect(try SQLValue.null.decodeIfPresent(FlagStatus.self, column: "c") == nil)
+    }
+
+    @Test("a value this version does not know names its column and value")
+    func unknown() {
+        do {
+            _ = try SQLValue.text("pending").decode(FlagStatus.self, column: "flags.status")
+            Issue.record("decoded")
+        } catch let error as LedgerError {
+            #expect(error.code == "badRow")
+            #expect(error.message == "flags.status holds \"pending\", which this receiptdesk does not know")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect(throws: LedgerError.self) { try SQLValue.null.decode(TriageAction.self, column: "triage_log.action") }
+    }
+
+    @Test("each triage action's target status, and the action that reaches each status")
+    func actions() {
+        #expect(TriageAction.allCases.map(\.target) == [.acknowledged, .resolved, .open, nil])
+        for status in FlagStatus.allCases { #expect(TriageAction(toReach: status).target == status) }
+    }
+}
