@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@Suite("lookup, refunds and triage, as support and on-call run them", .serialized, .ownThreads)
+struct LookupCommandTests {
+    static func ledgerWithHistory() throws -> String {
+        let path = ImportCommandTests.temporary("lookup.sqlite")
+        // A subscription bought 2025-03-01, renewed 2025-04-01, refunded (app issue) 2025-04-02.
+        let file = ImportCommandTests.temporary("history.json")
+        let json = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"501","original_transaction_id":"500","web_order_line_item_id":"w501","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"},{"transaction_id":"502","original_transaction_id":"500","web_order_line_item_id":"w502","product_id":"pro.monthly","purchase_date_ms":"1743465600000","expires_date_ms":"1746057600000","cancellation_date_ms":"1743552000000","cancellation_reason":"1","quantity":"1"}]}"#
+        FileManager.default.createFile(atPath: file, contents: Data(json.utf8))
+        let result = try Binary.run(["import", "--ledger", "sqlite:\(path)", file])
+        guard result.status == 0 else { throw CLIFailure(message: "the history did not import: \(result.stderr)") }
+        return path
+    }
+
+    @Test("lookup at two instants gives the two answers a support agent needs")
+    func twoInstants() throws {
+        let ledger = try Self.ledgerWithHistory()
+        let before = try Binary.run(["lookup", "w502", "--ledger", "sqlite:\(ledger)", "--at", "2025-03-15", "--json"])
+        #expect(before.status == 0)
+        let early = try Binary.json(before.stdout)
+        let earlyStates = (early["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+        #expect(earlyStates == ["active"])
+        #expect((early["customer"] as? [String: Any])?["id"] as? String != nil)
+        #expect(early["at"] as? Int == 1_741_996_800_000)
+        let after = try Binary.json(try Binary.run(["lookup", "502", "--ledger", "sqlite:\(ledger)", "--at", "1743638400000", "--json"]).stdout)
+        let entitlement = try #require((after["entitlements"] as? [[String: Any]])?.first)
+        #expect(entitlement["state"] as? String == "revoked")
+        #expect(entitlement["transactionId"] as? String == "502")
+        let kinds = (after["timeline"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }
+        #expect(kinds == ["subscribed", "renewed", "refunded"])
+        let rules = Set((after["flags"] as? [[String: Any]])?.compactMap { $0["rule"] as? String } ?? [])
+        #expect(rules == ["quick-refund", "app-issue"])
+        let human = try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--at", "2025-04-03"])
+        #expect(human.stdout.contains("REVOKED"))
+        #expect(human.stdout.contains("refunded"))
+        #expect(try Binary.run(["lookup", "nobody", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        #expect(try Binary.run(["note", "w501", "called about a double charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
+        let noted = try Binary.json(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)
+        let notes = try #require(noted["notes"] as? [[String: Any]])
+        #expect(notes.first?["note"] as? String == "called about a double charge")
+        #expect(notes.first?["operator"] as? String == "ana")
+        let summary = try #require(noted["summary"] as? [String: Any])
+        #expect(summary["transactions"] as? Int == 2)
+        #expect(summary["refunds"] as? Int == 1)
+        #expect(summary["environments"] as? [String] == ["Production"])
+        #expect(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--at", "yesterday"]).status == 2)
+    }
+
+    @Test("refunds lists the queue; triage acknowledges and resolves with a note")
+    func refundsAndTriage() throws {
+        let ledger = try Self.ledgerWithHistory()
+        let list = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json"])
+        #expect(list.status == 0)
+        let flags = try list.lines.map(Binary.json)
+        #expect(Set(flags.compactMap { $0["rule"] as? String }) == ["quick-refund", "app-issue"])
+        #expect(flags.allSatisfy { $0["status"] as? String == "open" && $0["productId"] as? String == "pro.monthly" })
+        let id = try #require(flags.first { $0["rule"] as? String == "quick-refund" }?["id"] as? String)
+        #expect(try Binary.run(["triage", id, "--ack", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
+        let resolved = try Binary.run(["triage", id, "--resolve", "--note", "accidental purchase", "--ledger", "sqlite:\(ledger)", "--json"])
+        #expect(try Binary.json(resolved.stdout)["status"] as? String == "resolved")
+        let open = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--status", "open", "--json"]).lines
+        #expect(open.count == 1)
+        let csv = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--csv", "--rule", "quick-refund"]).lines
+        #expect(csv.first == "id,rule,severity,status,customer_id,transaction_id,product_id,amount,currency,at,detail")
+        #expect(csv.count == 2)
+        #expect(try Binary.run(["triage", "no-such-flag", "--ack", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
+    }
+
+    @Test("--files decodes files into an in-memory ledger: nothing needs importing first")
+    func filesInMemory() throws {
+        let file = "\(Binary.corpus)/imdhemy__laravel-in-app-purchases/appstore-server-notification.json"
+        let result = try Binary.run(["lookup", "1000000746095599", "--files", file, "--at", "2020-11-25T08:27:00Z", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let states = (try Binary.json(result.stdout)["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+        #expect(states == ["active"])
+        let refunds = try Binary.run(["refunds", "--files", file, "--json"])
+        #expect(refunds.status == 0)
+        #expect(refunds.stdout.isEmpty)
+    }
+}
