@@ -8,9 +8,10 @@ import Testing
 struct EntitlementRulesTests {
     typealias B = HistoryBuilder
 
-    func state(_ history: CustomerHistory, at days: Double) -> Entitlement {
+    /// The one entitlement at `days`; a history with another number of them fails the test (not the run).
+    func state(_ history: CustomerHistory, at days: Double) throws -> Entitlement {
         let all = history.entitlements(at: B.at(days))
-        precondition(all.count == 1, "expected one entitlement, got \(all.map(\.name))")
+        try #require(all.count == 1, "expected one entitlement, got \(all.map(\.name))")
         return all[0]
     }
 
@@ -27,45 +28,45 @@ struct EntitlementRulesTests {
     }
 
     @Test("renewals: active in each paid period, expired after the last")
-    func renewals() async {
+    func renewals() async throws {
         var b = B()
         b.period("1", from: 0, to: 30)
         b.period("2", from: 30, to: 60)
         b.period("3", from: 60, to: 90)
-        let h = await b.history()
-        #expect(state(h, at: 45).state == .active)
-        #expect(state(h, at: 45).transactionId == "2")
-        #expect(state(h, at: 95).state == .expired)
+        let h = try await b.history()
+        #expect(try state(h, at: 45).state == .active)
+        #expect(try state(h, at: 45).transactionId == "2")
+        #expect(try state(h, at: 95).state == .expired)
         #expect(kinds(h) == [.subscribed, .renewed, .renewed, .expired])
         #expect(kinds(h, upTo: 45) == [.subscribed, .renewed])
         #expect(flags(h).isEmpty)
     }
 
     @Test("a refund for an app issue within 48 hours: revoked, refunded, quick-refund and app-issue")
-    func quickAppIssueRefund() async {
+    func quickAppIssueRefund() async throws {
         var b = B()
         b.period("1", from: 0, to: 30, cancelled: 0.125, reason: 1)
-        let h = await b.history()
-        let e = state(h, at: 1)
+        let h = try await b.history()
+        let e = try state(h, at: 1)
         #expect(e.state == .revoked)
         #expect(e.revocationReason == .appIssue)
-        #expect(state(h, at: 0.1).state == .active)
+        #expect(try state(h, at: 0.1).state == .active)
         #expect(kinds(h) == [.subscribed, .refunded])
         #expect(!kinds(h).contains(.autoRenewDisabled))
         #expect(flags(h) == ["app-issue", "quick-refund"])
     }
 
     @Test("a trial that converted, then expired after the customer turned renewal off")
-    func trialConvertedThenOptOut() async {
+    func trialConvertedThenOptOut() async throws {
         var b = B()
         b.period("1", from: 0, to: 7, trial: true)
         b.period("2", from: 7, to: 37)
         b.renewal(seen: 20, autoRenew: false, intent: 1)
-        let h = await b.history()
-        #expect(state(h, at: 3).state == .active)
-        #expect(state(h, at: 3).reason.contains("trial"))
-        #expect(state(h, at: 25).willRenew == false)
-        let after = state(h, at: 40)
+        let h = try await b.history()
+        #expect(try state(h, at: 3).state == .active)
+        #expect(try state(h, at: 3).reason.contains("trial"))
+        #expect(try state(h, at: 25).willRenew == false)
+        let after = try state(h, at: 40)
         #expect(after.state == .expired)
         #expect(after.expirationIntent == .customerCancelled)
         #expect(kinds(h) == [.trialStarted, .trialConverted, .autoRenewDisabled, .expired])
@@ -74,14 +75,14 @@ struct EntitlementRulesTests {
     }
 
     @Test("billing failure: grace period grants access until it ends; billing retry without grace does not")
-    func graceVersusRetry() async {
+    func graceVersusRetry() async throws {
         var grace = B()
         grace.period("1", from: 0, to: 30)
         grace.renewal(seen: 30, autoRenew: true, retry: true, grace: 46)
-        let g = await grace.history()
-        #expect(state(g, at: 35).state == .gracePeriod)
-        #expect(state(g, at: 35).state.grantsAccess)
-        #expect(state(g, at: 50).state == .billingRetry)
+        let g = try await grace.history()
+        #expect(try state(g, at: 35).state == .gracePeriod)
+        #expect(try state(g, at: 35).state.grantsAccess)
+        #expect(try state(g, at: 50).state == .billingRetry)
         #expect(kinds(g).contains(.gracePeriodStarted))
 
         var retry = B()
@@ -89,27 +90,27 @@ struct EntitlementRulesTests {
         retry.renewal(seen: 30, autoRenew: true, retry: true)
         retry.renewal(seen: 33, autoRenew: true, retry: false)
         retry.period("2", from: 33, to: 63)
-        let r = await retry.history()
-        #expect(state(r, at: 31).state == .billingRetry)
-        #expect(!state(r, at: 31).state.grantsAccess)
-        #expect(state(r, at: 40).state == .active)
+        let r = try await retry.history()
+        #expect(try state(r, at: 31).state == .billingRetry)
+        #expect(try !state(r, at: 31).state.grantsAccess)
+        #expect(try state(r, at: 40).state == .active)
         let events = kinds(r, upTo: 40)
         #expect(events.contains(.billingIssue) && events.contains(.billingRecovered))
         #expect(!events.contains(.gracePeriodStarted))
     }
 
     @Test("an upgrade mid-period supersedes the old period from the upgrade on; its prorated cancellation is not a refund")
-    func upgrade() async {
+    func upgrade() async throws {
         var b = B()
         b.period("0", product: "pro.monthly", from: -30, to: 0)
         b.period("1", product: "pro.monthly", from: 0, to: 30, upgraded: true, cancelled: 10)
         b.period("2", product: "pro.yearly", from: 10, to: 375)
-        let h = await b.history()
-        let e = state(h, at: 15)
+        let h = try await b.history()
+        let e = try state(h, at: 15)
         #expect(e.state == .active)
         #expect(e.productId == "pro.yearly")
         // Before the upgrade, the upgraded period is what covered the customer, though the data says upgraded.
-        let before = state(h, at: 5)
+        let before = try state(h, at: 5)
         #expect(before.state == .active)
         #expect(before.productId == "pro.monthly")
         // Known: the timeline skips the upgraded period, so it tells a lapse between period 0 and the upgrade
@@ -122,11 +123,11 @@ struct EntitlementRulesTests {
     }
 
     @Test("non-consumables are owned; a refunded one is revoked")
-    func nonConsumables() async {
+    func nonConsumables() async throws {
         var b = B()
         b.period("1", product: "lifetime", from: 0, to: nil)
         b.period("2", product: "stickers", from: 1, to: nil, cancelled: 5)
-        let h = await b.history()
+        let h = try await b.history()
         let all = Dictionary(uniqueKeysWithValues: h.entitlements(at: B.at(10), catalog: Catalog([
             CatalogProduct(productId: "lifetime", entitlement: "lifetime", type: .nonConsumable),
             CatalogProduct(productId: "stickers", entitlement: "stickers", type: .nonConsumable),
@@ -136,72 +137,72 @@ struct EntitlementRulesTests {
     }
 
     @Test("a family-shared purchase revoked: familyRevoked, never refunded")
-    func familyRevoke() async {
+    func familyRevoke() async throws {
         var b = B()
         b.period("1", from: 0, to: 30, ownership: "FAMILY_SHARED")
-        b.notificationV2("REVOKE", at: 10, transactionId: "1", revocationType: "FAMILY_REVOKE")
-        let h = await b.history()
-        #expect(state(h, at: 5).state == .active)
-        #expect(state(h, at: 12).state == .revoked)
-        #expect(state(h, at: 12).revocationType == .familyRevoke)
+        try b.notificationV2("REVOKE", at: 10, transactionId: "1", revocationType: "FAMILY_REVOKE")
+        let h = try await b.history()
+        #expect(try state(h, at: 5).state == .active)
+        #expect(try state(h, at: 12).state == .revoked)
+        #expect(try state(h, at: 12).revocationType == .familyRevoke)
         #expect(kinds(h) == [.subscribed, .familyRevoked])
         #expect(!kinds(h).contains(.refunded))
         #expect(flags(h) == ["family-revoke"])
     }
 
     @Test("a lapse and a resubscribe")
-    func lapse() async {
+    func lapse() async throws {
         var b = B()
         b.period("1", from: 0, to: 30)
         b.period("2", from: 40, to: 70)
-        let h = await b.history()
-        #expect(state(h, at: 35).state == .expired)
-        #expect(state(h, at: 45).state == .active)
+        let h = try await b.history()
+        #expect(try state(h, at: 35).state == .expired)
+        #expect(try state(h, at: 45).state == .active)
         #expect(kinds(h, upTo: 50) == [.subscribed, .expired, .lapsed, .resubscribed])
         #expect(h.timeline(upTo: B.at(50)).first { $0.kind == .lapsed }?.detail.contains("10 days") == true)
     }
 
     @Test("three refunds by one customer within 90 days: serial-refunder; two are not")
-    func serialRefunder() async {
+    func serialRefunder() async throws {
         var b = B()
         b.period("1", product: "a", from: 0, to: 30, original: "1", cancelled: 20)
         b.period("2", product: "b", from: 10, to: 40, original: "2", cancelled: 50)
-        let two = await b.history()
+        let two = try await b.history()
         #expect(!flags(two).contains("serial-refunder"))
         b.period("3", product: "c", from: 60, to: 90, original: "3", cancelled: 80)
-        let three = await b.history()
+        let three = try await b.history()
         #expect(flags(three).filter { $0 == "serial-refunder" }.count == 1)
     }
 
     @Test("a V1 CANCEL notification is a refund, not an opt-out")
-    func v1Cancel() async {
+    func v1Cancel() async throws {
         var b = B()
         b.period("1", from: 0, to: 30)
         b.notificationV1("CANCEL", at: 5)
-        let h = await b.history()
+        let h = try await b.history()
         #expect(kinds(h).contains(.refunded))
         #expect(!kinds(h).contains(.autoRenewDisabled))
     }
 
     @Test("a refund reversed reinstates access")
-    func refundReversed() async {
+    func refundReversed() async throws {
         var b = B()
         b.period("1", from: 0, to: 30, cancelled: 5)
-        b.notificationV2("REFUND_REVERSED", at: 8, transactionId: "1")
-        let h = await b.history()
-        #expect(state(h, at: 6).state == .revoked)
-        #expect(state(h, at: 10).state == .active)
+        try b.notificationV2("REFUND_REVERSED", at: 8, transactionId: "1")
+        let h = try await b.history()
+        #expect(try state(h, at: 6).state == .revoked)
+        #expect(try state(h, at: 10).state == .active)
         #expect(kinds(h, upTo: 20) == [.subscribed, .refunded, .refundReversed])
         #expect(flags(h).contains("refund-reversed"))
     }
 
     @Test("a consumption request past its deadline; renewal turned off right after is Apple's doing")
-    func consumptionRequest() async {
+    func consumptionRequest() async throws {
         var b = B()
         b.period("1", from: 0, to: 30)
-        b.notificationV2("CONSUMPTION_REQUEST", at: 3, transactionId: "1")
-        b.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 3.01, transactionId: "1")
-        let h = await b.history()
+        try b.notificationV2("CONSUMPTION_REQUEST", at: 3, transactionId: "1")
+        try b.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 3.01, transactionId: "1")
+        let h = try await b.history()
         let timeline = h.timeline(upTo: B.at(10))
         #expect(timeline.map(\.kind) == [.subscribed, .consumptionRequested, .autoRenewDisabled])
         #expect(timeline.last?.detail.contains("by Apple after a refund request") == true)
@@ -243,12 +244,12 @@ struct EntitlementRulesTests {
     }
 
     @Test("timeline events carry when they were learned; late knowledge is shown")
-    func seenAt() async {
+    func seenAt() async throws {
         var b = B()
         b.period("1", from: 0, to: 30)
-        var h = await b.history()
+        var h = try await b.history()
         h.firstSeen["1"] = B.at(2)
-        let event = h.timeline(upTo: B.at(10)).first!
+        let event = try #require(h.timeline(upTo: B.at(10)).first)
         #expect(event.at == B.at(0))
         #expect(event.seenAt == B.at(2))
         #expect(event.learnedLate)
@@ -261,9 +262,10 @@ struct EntitlementRulesTests {
             t.price = price
             t.currency = currency
             t.environment = .production
-            t.purchaseDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day)
+            let purchase = Timestamp(millisecondsSince1970: B.t0 + day * B.day)
+            t.purchaseDate = purchase
             if let refund {
-                t.revocationDate = t.purchaseDate!.adding(milliseconds: B.hour)
+                t.revocationDate = purchase.adding(milliseconds: B.hour)
                 t.revocationPercentage = refund
             }
             return t

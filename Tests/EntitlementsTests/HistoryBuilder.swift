@@ -7,7 +7,9 @@ import X509
 /// Builds small customer histories the way they arrive: legacy verifyReceipt JSON, and V2 notifications
 /// signed by the Samples CA, decoded by the real decoder.
 struct HistoryBuilder {
-    static let ca = try! TestCA()
+    /// The test CA, made once. Should making it fail, every test that signs fails with the error; the run goes on.
+    private static let madeCA = Result { try TestCA() }
+    static func ca() throws -> TestCA { try madeCA.get() }
     static let day: Int64 = 86_400_000
     static let hour: Int64 = 3_600_000
     /// 2025-01-01T00:00:00Z.
@@ -52,17 +54,18 @@ struct HistoryBuilder {
     }
 
     /// A V2 notification signed by the test CA; `transaction` is a JWS payload to nest.
-    mutating func notificationV2(_ type: String, subtype: String? = nil, at: Double, transactionId: String? = nil, original: String = "100", product: String = "pro.monthly", revocationType: String? = nil) {
+    mutating func notificationV2(_ type: String, subtype: String? = nil, at: Double, transactionId: String? = nil, original: String = "100", product: String = "pro.monthly", revocationType: String? = nil) throws {
+        let signer = JWSSigner(ca: try Self.ca())
         var data = #""bundleId":"com.example","environment":"Production""#
         if let transactionId {
             var payload = #"{"transactionId":"\#(transactionId)","originalTransactionId":"\#(original)","productId":"\#(product)","signedDate":\#(Self.at(at).millisecondsSince1970),"environment":"Production","bundleId":"com.example""#
             if let revocationType { payload += #","revocationType":"\#(revocationType)","revocationDate":\#(Self.at(at).millisecondsSince1970),"inAppOwnershipType":"FAMILY_SHARED""# }
             payload += "}"
-            data += #","signedTransactionInfo":"\#(JWSSigner(ca: Self.ca).sign(json: payload))""#
+            data += #","signedTransactionInfo":"\#(signer.sign(json: payload))""#
         }
         let subtypeField = subtype.map { #""subtype":"\#($0)","# } ?? ""
         let body = #"{"notificationType":"\#(type)",\#(subtypeField)"notificationUUID":"\#(type)-\#(at)","version":"2.0","signedDate":\#(Self.at(at).millisecondsSince1970),"data":{\#(data)}}"#
-        notifications.append(#"{"signedPayload":"\#(JWSSigner(ca: Self.ca).sign(json: body))"}"#)
+        notifications.append(#"{"signedPayload":"\#(signer.sign(json: body))"}"#)
     }
 
     /// A V1 notification with the given type at a time.
@@ -76,28 +79,31 @@ struct HistoryBuilder {
     }
 
     /// Decodes everything and assembles the history, as the ledger would.
-    func history() async -> CustomerHistory {
-        let roots = [AppleRoots.rootCAG3DER, Self.ca.rootDER].map { try! Certificate(derEncoded: $0) }
+    /// - Throws: ``Failure`` naming the part of the history that did not decode (a mistake in the test).
+    func history() async throws -> CustomerHistory {
+        let roots = try [AppleRoots.rootCAG3DER, Self.ca().rootDER].map { try Certificate(derEncoded: $0) }
         let decoder = RecordDecoder(verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: roots)), now: Self.at(0))
         var transactions: [Transaction] = []
         var firstSeen: [String: Timestamp] = [:]
         if !entries.isEmpty {
             let receipt = #"{"status":0,"environment":"Production","latest_receipt_info":[\#(entries.joined(separator: ","))]}"#
             let record = await decoder.decode(Array(receipt.utf8), provenance: Provenance(path: "history", index: 0))
-            precondition(record.isOK, "\(record.error!)")
+            if let error = record.error { throw Failure(description: "the history's receipt did not decode: \(error)") }
             transactions = record.transactions
             for t in transactions { firstSeen[t.transactionId] = t.purchaseDate }
         }
         var seenRenewals: [CustomerHistory.SeenRenewal] = []
         for (json, seen) in renewals {
             let record = await decoder.decode(Array(#"{"status":0,"pending_renewal_info":[\#(json)]}"#.utf8), provenance: Provenance(path: "renewal", index: 0))
-            seenRenewals.append(.init(info: record.renewalInfos[0], seenAt: seen))
+            if let error = record.error { throw Failure(description: "a renewal info did not decode: \(error)") }
+            guard let info = record.renewalInfos.first else { throw Failure(description: "a renewal record held no renewal info") }
+            seenRenewals.append(.init(info: info, seenAt: seen))
         }
         var seenNotifications: [CustomerHistory.SeenNotification] = []
         for json in notifications {
             let record = await decoder.decode(Array(json.utf8), provenance: Provenance(path: "notification", index: 0))
-            precondition(record.isOK, "\(record.error!)")
-            let n = record.notification!
+            if let error = record.error { throw Failure(description: "a notification did not decode: \(error)") }
+            guard let n = record.notification else { throw Failure(description: "a notification record held no notification") }
             for t in record.transactions {
                 if let index = transactions.firstIndex(where: { $0.transactionId == t.transactionId }) {
                     transactions[index].merge(t)
@@ -108,5 +114,10 @@ struct HistoryBuilder {
             seenNotifications.append(.init(notification: n, seenAt: n.signedDate ?? Self.at(0), transactionId: record.transactions.first?.transactionId ?? n.originalTransactionId))
         }
         return CustomerHistory(transactions: transactions, firstSeen: firstSeen, renewals: seenRenewals, notifications: seenNotifications)
+    }
+
+    /// A history the test described that does not decode: the test is wrong, and says how.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
     }
 }

@@ -18,7 +18,10 @@ struct BulkImportTests {
         _ = try SampleGenerator(.init(customers: 200, seed: 11)).write(to: directory)
         var out: [(String, [UInt8])] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory + "/data").sorted() {
-            out.append(("data/\(name)", [UInt8](FileManager.default.contents(atPath: directory + "/data/" + name)!)))
+            guard let data = FileManager.default.contents(atPath: directory + "/data/" + name) else {
+                throw Corpus.MissingFile(path: directory + "/data/" + name)
+            }
+            out.append(("data/\(name)", [UInt8](data)))
         }
         var lines: [String] = []
         for i in 0..<120 {
@@ -33,7 +36,10 @@ struct BulkImportTests {
         return out
     }
 
-    static let decoder = testDecoder(extraRoots: [SampleCA.rootDER])
+    /// One decoder for the suite (its chain cache is shared, as an import's is). Should making it fail, each test
+    /// that decodes fails with the error; the run goes on.
+    private static let madeDecoder = Result { try testDecoder(extraRoots: [SampleCA.rootDER]) }
+    static func decoder() throws -> RecordDecoder { try madeDecoder.get() }
 
     /// What a ledger holds, as rows that do not depend on the order ids were handed out in.
     static func contents(_ ledger: SQLLedger) async throws -> [String: [[SQLValue]]] {
@@ -60,6 +66,7 @@ struct BulkImportTests {
     @Test("a bulk import stores exactly what SQLite stores; the same records again are all duplicates")
     func sameRowsAsSQLite() async throws {
         let inputs = try Self.inputs()
+        let decoder = try Self.decoder()
         var stored: [Backend: [String: [[SQLValue]]]] = [:]
         for backend in Backend.available {
             let ledger = try await backend.ledger()
@@ -68,7 +75,7 @@ struct BulkImportTests {
                 counts =
                     counts
                     + (try await importBytes(
-                        input.bytes, path: input.path, into: ledger, decoder: Self.decoder, batchSize: 500))
+                        input.bytes, path: input.path, into: ledger, decoder: decoder, batchSize: 500))
             }
             #expect(counts.reconciles)
             #expect(counts.rejected >= 40)
@@ -92,7 +99,7 @@ struct BulkImportTests {
                 again =
                     again
                     + (try await importBytes(
-                        input.bytes + [10], path: "again/" + input.path, into: ledger, decoder: Self.decoder,
+                        input.bytes + [10], path: "again/" + input.path, into: ledger, decoder: decoder,
                         batchSize: 500))
             }
             #expect(again.imported == 0)
@@ -140,7 +147,8 @@ struct BulkImportTests {
             Issue.record("expected a new source")
             return
         }
-        let importer = Importer(ledger: ledger, decoder: Self.decoder, batchSize: 200)
+        let decoder = try Self.decoder()
+        let importer = Importer(ledger: ledger, decoder: decoder, batchSize: 200)
         for start in [0, 200] {
             let batch = await importer.decode(Array(pieces[start..<start + 200]), path: input.path)
             _ = try await ledger.importBatch(sourceId: id, batch, now: testNow)
@@ -160,8 +168,8 @@ struct BulkImportTests {
         let (first, second) = try await backend.twoConnections()
         let a = try await SQLLedger.open(first, now: testNow)
         let b = try await SQLLedger.open(second, now: testNow)
-        async let countsA = importBytes(input.bytes, path: input.path, into: a, decoder: Self.decoder, batchSize: 150)
-        async let countsB = importBytes(input.bytes, path: input.path, into: b, decoder: Self.decoder, batchSize: 150)
+        async let countsA = importBytes(input.bytes, path: input.path, into: a, decoder: decoder, batchSize: 150)
+        async let countsB = importBytes(input.bytes, path: input.path, into: b, decoder: decoder, batchSize: 150)
         let (ca, cb) = try await (countsA, countsB)
         #expect(ca.read == pieces.count && cb.read == pieces.count)
         #expect(ca.reconciles && cb.reconciles)

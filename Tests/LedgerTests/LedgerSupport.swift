@@ -54,9 +54,16 @@ enum Corpus {
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus")
 
     /// Every purchase-data file of the corpus (not its notes and certificates).
+    /// - Throws: ``MissingFile`` when the corpus is not beside the project: no test reads it as empty.
     static var files: [String] {
+        get throws {
+            try filesBelowRoot()
+        }
+    }
+
+    private static func filesBelowRoot() throws -> [String] {
         let skip: Set<String> = ["md", "cer", "der", "p8"]
-        let enumerator = FileManager.default.enumerator(atPath: root.path)!
+        guard let enumerator = FileManager.default.enumerator(atPath: root.path) else { throw MissingFile(path: root.path) }
         var out: [String] = []
         for case let relative as String in enumerator {
             let url = root.appendingPathComponent(relative)
@@ -67,21 +74,29 @@ enum Corpus {
         }
         return out.sorted()
     }
+
+    /// A corpus file or folder that is not there.
+    struct MissingFile: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "nothing at \(path) (the corpus is ../shared/corpus; see its SOURCES.md)" }
+    }
 }
 
-func testDecoder(extraRoots: [[UInt8]] = []) -> RecordDecoder {
-    let roots = ([AppleRoots.rootCAG3DER] + extraRoots).map { try! Certificate(derEncoded: $0) }
+func testDecoder(extraRoots: [[UInt8]] = []) throws -> RecordDecoder {
+    let roots = try ([AppleRoots.rootCAG3DER] + extraRoots).map { try Certificate(derEncoded: $0) }
     return RecordDecoder(
         verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: roots)), receiptRoots: [AppleRoots.incRootDER] + extraRoots,
         now: testNow)
 }
 
-/// Imports bytes as one source through the real importer, in small batches.
+/// Imports bytes as one source through the real importer, in small batches (decoded by ``testDecoder(extraRoots:)``
+/// unless given a decoder).
 @discardableResult
 func importBytes(
-    _ bytes: [UInt8], path: String, into ledger: SQLLedger, decoder: RecordDecoder = testDecoder(), batchSize: Int = 3,
+    _ bytes: [UInt8], path: String, into ledger: SQLLedger, decoder: RecordDecoder? = nil, batchSize: Int = 3,
     now: Timestamp = testNow
 ) async throws -> ImportCounts {
+    let decoder = try decoder ?? testDecoder()
     var splitter = RecordSplitter()
     var chunks: [[RecordSplitter.Piece]] = [splitter.feed(bytes), splitter.finish()]
     let info = SourceInfo(path: path, sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
@@ -97,5 +112,6 @@ func importText(_ text: String, path: String, into ledger: SQLLedger, now: Times
 
 @discardableResult
 func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCounts {
-    try await importBytes([UInt8](FileManager.default.contents(atPath: path)!), path: path, into: ledger)
+    guard let data = FileManager.default.contents(atPath: path) else { throw Corpus.MissingFile(path: path) }
+    return try await importBytes([UInt8](data), path: path, into: ledger)
 }

@@ -35,7 +35,7 @@ struct BadInputTests {
     @Test("each bad record is rejected with its code and place; its neighbours decode", arguments: cases)
     func rejection(_ testCase: Case) async throws {
         let input = [Self.good, testCase.record, Self.good].joined(separator: "\n") + "\n"
-        let records = await decodeText(input)
+        let records = try await decodeText(input)
         #expect(records.count == 3)
         #expect(records[0].isOK && records[2].isOK)
         #expect(records[0].transactions.first?.transactionId == "7")
@@ -47,20 +47,20 @@ struct BadInputTests {
     }
 
     @Test("an empty input is reported as one rejected record, never skipped silently")
-    func emptyInput() async {
+    func emptyInput() async throws {
         for text in ["", "\n\n  \n"] {
-            let records = await decodeText(text)
+            let records = try await decodeText(text)
             #expect(records.count == 1)
             #expect(records.first?.error?.code == "emptyInput")
         }
-        #expect(await decodeText("{\"status\":21006}\n\n").count == 1)
+        #expect(try await decodeText("{\"status\":21006}\n\n").count == 1)
     }
 
     @Test("nesting deeper than the bound is refused, not recursed into")
     func deepNesting() async throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         let input = "{\"status\":0,\"x\":" + deep + "}"
-        let record = try #require(await decodeText(input).first)
+        let record = try #require(try await decodeText(input).first)
         #expect(record.error?.code == "nestingTooDeep")
     }
 
@@ -69,14 +69,14 @@ struct BadInputTests {
         var bytes = Array(#"{"status":0,"environment":""#.utf8)
         bytes += [0xC3, 0x28]
         bytes += Array(#""}"#.utf8)
-        let record = try #require(await decodeAll(bytes).first)
+        let record = try #require(try await decodeAll(bytes).first)
         #expect(record.error?.code == "invalidUTF8")
     }
 
     @Test("a truncated last document in a file is reported, earlier ones decode")
     func truncatedPrettyDocument() async throws {
         let input = "{\n  \"status\": 21006,\n  \"receipt\": {\"in_app\": []}\n}\n{\n  \"status\": 0,\n  \"receipt\": {\n"
-        let records = await decodeText(input)
+        let records = try await decodeText(input)
         #expect(records.count == 2)
         #expect(records[0].isOK)
         #expect(records[1].error?.code == "truncatedJSON")
@@ -84,7 +84,7 @@ struct BadInputTests {
 
     @Test("a masked value is a warning, not a rejection")
     func maskedValue() async throws {
-        let record = try #require(await decodeText(#"{"status":0,"latest_receipt_info":{"transaction_id":"9","expires_date":"*****"}}"#).first)
+        let record = try #require(try await decodeText(#"{"status":0,"latest_receipt_info":{"transaction_id":"9","expires_date":"*****"}}"#).first)
         #expect(record.isOK)
         #expect(record.transactions.first?.expiresDate == nil)
         #expect(record.warnings.contains { $0.contains("masked") })

@@ -6,7 +6,7 @@ import Testing
 struct CorpusDecodingTests {
     @Test("RevenueCat's verifyReceipt: 9 distinct transactions from 18 entries, one trial")
     func revenueCatVerifyReceipt() async throws {
-        let records = await decodeCorpus("RevenueCat__purchases-ios/verifyReceiptSample1.txt")
+        let records = try await decodeCorpus("RevenueCat__purchases-ios/verifyReceiptSample1.txt")
         let record = try #require(records.first)
         #expect(records.count == 1)
         #expect(record.kind == .verifyReceipt)
@@ -34,7 +34,7 @@ struct CorpusDecodingTests {
 
     @Test("laravel's V1 notification: 54 transactions, 4 upgraded, renewal turned off")
     func laravelNotificationV1() async throws {
-        let record = try #require(await decodeCorpus("imdhemy__laravel-in-app-purchases/appstore-server-notification.json").first)
+        let record = try #require(try await decodeCorpus("imdhemy__laravel-in-app-purchases/appstore-server-notification.json").first)
         #expect(record.kind == .notificationV1)
         #expect(record.isOK)
         #expect(record.transactions.count == 54)
@@ -57,7 +57,7 @@ struct CorpusDecodingTests {
     @Test("itunes-iap response2: 18 distinct transactions although in_app has 13")
     func staleInApp() async throws {
         let record = try #require(
-            await decodeCorpus("youknowone__itunes-iap/EXTRACTED_conftest.py_itunes_autorenew_response2.json").first)
+            try await decodeCorpus("youknowone__itunes-iap/EXTRACTED_conftest.py_itunes_autorenew_response2.json").first)
         #expect(record.isOK)
         #expect(record.receipt?.inAppCount == 13)
         #expect(record.transactions.count == 18)
@@ -68,7 +68,7 @@ struct CorpusDecodingTests {
     @Test("iOS 6-style response3: object-form receipt and latest_receipt_info, ms-string expires_date")
     func iOS6ObjectForm() async throws {
         let record = try #require(
-            await decodeCorpus("youknowone__itunes-iap/EXTRACTED_conftest.py_itunes_autorenew_response3.json").first)
+            try await decodeCorpus("youknowone__itunes-iap/EXTRACTED_conftest.py_itunes_autorenew_response3.json").first)
         #expect(record.isOK)
         #expect(record.kind == .verifyReceipt)
         #expect(record.transactions.count == 1)
@@ -82,7 +82,7 @@ struct CorpusDecodingTests {
 
     @Test("aporat's synthetic response with numbers where strings are expected decodes leniently")
     func lenientNumbers() async throws {
-        let record = try #require(await decodeCorpus("aporat__store-receipt-validator/inAppPurchaseResponse.json").first)
+        let record = try #require(try await decodeCorpus("aporat__store-receipt-validator/inAppPurchaseResponse.json").first)
         #expect(record.isOK)
         #expect(record.transactions.count == 4)
         let ids = record.transactions.map(\.transactionId)
@@ -98,7 +98,7 @@ struct CorpusDecodingTests {
 
     @Test("V1 with top-level PROD: unified_receipt's Production wins; auto_renew_status \"true\"")
     func v1Environment() async throws {
-        let record = try #require(await decodeCorpus("aporat__store-receipt-validator/serverNotificationRequest.json").first)
+        let record = try #require(try await decodeCorpus("aporat__store-receipt-validator/serverNotificationRequest.json").first)
         #expect(record.notification?.environment == .production)
         #expect(record.notification?.autoRenewStatus == true)
         #expect(record.transactions.first?.environment == .production)
@@ -108,12 +108,12 @@ struct CorpusDecodingTests {
 
     @Test("error responses and iOS 6 transaction receipts are rejected with the right reason")
     func rejectedCorpusFiles() async throws {
-        let status = try #require(await decodeCorpus("aporat__store-receipt-validator/inAppPurchaseInvalidReceiptResponse.json").first)
+        let status = try #require(try await decodeCorpus("aporat__store-receipt-validator/inAppPurchaseInvalidReceiptResponse.json").first)
         #expect(status.error?.code == "appleStatus")
         #expect(status.error?.message.contains("21002") == true)
         #expect(status.kind == .verifyReceipt)
         for file in ["apple__app-store-server-library-swift/mock_signed_data/legacyTransaction", "voltrue2__in-app-purchase/apple"] {
-            let record = try #require(await decodeCorpus(file).first)
+            let record = try #require(try await decodeCorpus(file).first)
             #expect(record.error?.code == "legacyTransactionReceipt", "\(file)")
             #expect(!record.raw.isEmpty)
         }
@@ -121,7 +121,7 @@ struct CorpusDecodingTests {
 
     @Test("decoded JWS payload models keep every field, known and unknown")
     func payloadModels() async throws {
-        let record = try #require(await decodeCorpus("apple__app-store-server-library-swift/models/signedTransaction.json").first)
+        let record = try #require(try await decodeCorpus("apple__app-store-server-library-swift/models/signedTransaction.json").first)
         let t = try #require(record.transactions.first)
         #expect(t.transactionId == "23456")
         #expect(t.price == 10990)
@@ -134,21 +134,21 @@ struct CorpusDecodingTests {
         #expect(t.extra["commitmentInfo"]?["totalBillingPeriods"] == .number("12"))
 
         let revoked = try #require(
-            await decodeCorpus("apple__app-store-server-library-swift/models/signedTransactionWithRevocation.json").first?.transactions.first)
+            try await decodeCorpus("apple__app-store-server-library-swift/models/signedTransactionWithRevocation.json").first?.transactions.first)
         #expect(revoked.revocationType == .refundProrated)
         #expect(revoked.revocationPercentage == 50000)
 
-        let renewal = try #require(await decodeCorpus("apple__app-store-server-library-swift/models/signedRenewalInfo.json").first?.renewalInfos.first)
+        let renewal = try #require(try await decodeCorpus("apple__app-store-server-library-swift/models/signedRenewalInfo.json").first?.renewalInfos.first)
         #expect(renewal.isInBillingRetryPeriod == true)
         #expect(renewal.gracePeriodExpiresDate?.millisecondsSince1970 == 1_698_148_900_000)
         #expect(renewal.eligibleWinBackOfferIds == ["eligible1", "eligible2"])
         #expect(renewal.extra["renewalBillingPlanType"] == .string("MONTHLY"))
 
-        let summary = try #require(await decodeCorpus("apple__app-store-server-library-swift/models/signedSummaryNotification.json").first)
+        let summary = try #require(try await decodeCorpus("apple__app-store-server-library-swift/models/signedSummaryNotification.json").first)
         #expect(summary.notification?.subtype == .summary)
         #expect(summary.notification?.summary?["succeededCount"] == .number("5"))
 
-        let history = try #require(await decodeCorpus("apple__app-store-server-library-swift/models/transactionHistoryResponse.json").first)
+        let history = try #require(try await decodeCorpus("apple__app-store-server-library-swift/models/transactionHistoryResponse.json").first)
         #expect(history.kind == .serverAPIResponse)
         #expect(history.isOK)
         #expect(history.warnings.count == 2)
@@ -156,14 +156,14 @@ struct CorpusDecodingTests {
 
     @Test("Xcode JWS: fractional milliseconds floor, year-0001 dates survive, marked unsigned")
     func xcodeJWS() async throws {
-        let record = try #require(await decodeCorpus("apple__app-store-server-library-swift/xcode/xcode-signed-transaction").first)
+        let record = try #require(try await decodeCorpus("apple__app-store-server-library-swift/xcode/xcode-signed-transaction").first)
         #expect(record.verification == .unsigned)
         let t = try #require(record.transactions.first)
         #expect(t.purchaseDate?.millisecondsSince1970 == 1_697_679_936_049)
         #expect(t.expiresDate?.millisecondsSince1970 == 1_700_358_336_049)
         #expect(t.environment == .xcode)
         #expect(t.extra["deviceVerificationNonce"] != nil)
-        let app = try #require(await decodeCorpus("apple__app-store-server-library-swift/xcode/xcode-signed-app-transaction").first)
+        let app = try #require(try await decodeCorpus("apple__app-store-server-library-swift/xcode/xcode-signed-app-transaction").first)
         #expect(app.kind == .appReceipt)
         #expect(app.receipt?.originalPurchaseDate?.millisecondsSince1970 == -62_135_769_600_000)
         #expect(app.verification == .unsigned)

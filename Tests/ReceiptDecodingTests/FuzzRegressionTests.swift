@@ -19,7 +19,7 @@ struct FuzzRegressionTests {
     func receiptWithRefusedRSAKey() async throws {
         let url = Self.fixtures.appendingPathComponent("receipt/crash-855df111f42f7aba78b729aeb36dc597cf0b6df3")
         let der = [UInt8](try Data(contentsOf: url))
-        let record = await makeDecoder().decode(der, provenance: Provenance(path: "fuzz", index: 0))
+        let record = try await makeDecoder().decode(der, provenance: Provenance(path: "fuzz", index: 0))
         #expect(record.kind == .appReceipt)
         #expect(record.verification == .failed)
         #expect(record.error?.code == "signatureInvalid")

@@ -7,7 +7,7 @@ struct ModelTests {
     @Test("unknown enum values are kept and printed back unchanged")
     func unknownEnums() async throws {
         let json = #"{"transactionId":"1","type":"Future Product","offerType":9,"inAppOwnershipType":"SOMETHING_NEW","revocationType":"REFUND_FUTURE","environment":"Moon"}"#
-        let t = try #require(await decodeText(json).first?.transactions.first)
+        let t = try #require(try await decodeText(json).first?.transactions.first)
         #expect(t.type == .unknown("Future Product"))
         #expect(t.offerType == .unknown(9))
         #expect(t.inAppOwnershipType?.rawValue == "SOMETHING_NEW")
@@ -28,7 +28,7 @@ struct ModelTests {
     ])
     func legacyOffers(flag: String, offer: OfferType, discount: OfferDiscountType?, identifier: String?) async throws {
         let json = #"{"status":0,"latest_receipt_info":[{"transaction_id":"1",\#(flag)}]}"#
-        let t = try #require(await decodeText(json).first?.transactions.first)
+        let t = try #require(try await decodeText(json).first?.transactions.first)
         #expect(t.offerType == offer)
         #expect(t.offerDiscountType == discount)
         #expect(t.offerIdentifier == identifier)
@@ -41,7 +41,7 @@ struct ModelTests {
     func spellings(_ body: String) async throws {
         let fields = body.replacingOccurrences(of: "\"auto\"", with: "\"auto_renew_status\"")
         let json = #"{"status":0,"latest_receipt_info":[{"transaction_id":1,\#(fields)}],"pending_renewal_info":[{\#(fields)}]}"#
-        let record = try #require(await decodeText(json).first)
+        let record = try #require(try await decodeText(json).first)
         #expect(record.transactions.first?.isUpgraded == true)
         #expect(record.transactions.first?.transactionId == "1")
         #expect(record.renewalInfos.first?.autoRenewStatus == .on)
@@ -50,7 +50,7 @@ struct ModelTests {
     @Test("human dates are used only when the _ms field is absent")
     func humanDates() async throws {
         let json = #"{"status":0,"latest_receipt_info":[{"transaction_id":"1","purchase_date":"2021-03-01 07:00:00 Etc/GMT","expires_date":"2021-03-01 07:00:00 Etc/GMT","expires_date_ms":"1614582000123"}]}"#
-        let t = try #require(await decodeText(json).first?.transactions.first)
+        let t = try #require(try await decodeText(json).first?.transactions.first)
         #expect(t.purchaseDate == Timestamp.utc(year: 2021, month: 3, day: 1, hour: 7))
         #expect(t.expiresDate?.millisecondsSince1970 == 1_614_582_000_123)
     }

@@ -7,11 +7,11 @@ import Testing
 struct RealSignatureTests {
     @Test("Apple-signed V2 notification and renewal info verify against Apple Root CA - G3 at their signedDate")
     func appleSigned() async throws {
-        let notification = try #require(await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json").first)
+        let notification = try #require(try await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json").first)
         #expect(notification.verification == .verified)
         #expect(notification.notification?.notificationType == .test)
         #expect(notification.notification?.bundleId == "com.Abilities")
-        let renewal = try #require(await decodeCorpus("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws").first)
+        let renewal = try #require(try await decodeCorpus("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws").first)
         #expect(renewal.verification == .verified)
         #expect(renewal.renewalInfos.first?.originalTransactionId == "2000000335310644")
         #expect(renewal.renewalInfos.first?.autoRenewProductId == "co.ringalarm.swtich.quarterly2")
@@ -19,21 +19,21 @@ struct RealSignatureTests {
 
     @Test("judged at today's date instead, the expired Apple leaf is refused")
     func appleSignedNow() async throws {
-        let decoder = makeDecoder(validationTime: .at(testNow))
-        let record = try #require(await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json", decoder: decoder).first)
+        let decoder = try makeDecoder(validationTime: .at(testNow))
+        let record = try #require(try await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json", decoder: decoder).first)
         #expect(record.error?.code == "certificateExpired")
     }
 
     @Test("Apple's test-CA mock data verifies only with testCA.der trusted")
     func mockSignedData() async throws {
-        let testCA = Corpus.bytes("apple__app-store-server-library-swift/certs/testCA.der")
-        let trusting = makeDecoder(extraRoots: [testCA])
+        let testCA = try Corpus.bytes("apple__app-store-server-library-swift/certs/testCA.der")
+        let trusting = try makeDecoder(extraRoots: [testCA])
         for file in ["testNotification", "transactionInfo", "renewalInfo"] {
             let path = "apple__app-store-server-library-swift/mock_signed_data/\(file)"
-            let record = try #require(await decodeCorpus(path, decoder: trusting).first)
+            let record = try #require(try await decodeCorpus(path, decoder: trusting).first)
             #expect(record.isOK, "\(file): \(record.error?.description ?? "")")
             #expect(record.verification == .verified, "\(file)")
-            let untrusted = try #require(await decodeCorpus(path).first)
+            let untrusted = try #require(try await decodeCorpus(path).first)
             #expect(untrusted.error?.code == "chainInvalid", "\(file)")
         }
     }
@@ -65,7 +65,7 @@ struct RealSignatureTests {
 
     @Test("every PKCS#7 receipt in the corpus parses, with its entry count and signature result", arguments: receipts)
     func receipt(_ c: ReceiptCase) async throws {
-        let record = try #require(await decodeCorpus(c.file).first)
+        let record = try #require(try await decodeCorpus(c.file).first)
         #expect(record.kind == .appReceipt)
         #expect(record.isOK, "\(record.error?.description ?? "")")
         #expect(record.receipt?.inAppCount == c.entries)
@@ -77,43 +77,43 @@ struct RealSignatureTests {
 
     @Test("receipt details: trial flag, consumable type, offer id, empty attributes meaning absent")
     func receiptDetails() async throws {
-        let product = try #require(await decodeCorpus("imdhemy__laravel-in-app-purchases/product-receipt.json").first)
+        let product = try #require(try await decodeCorpus("imdhemy__laravel-in-app-purchases/product-receipt.json").first)
         let consumables = product.transactions.filter { $0.type == .consumable }
         #expect(consumables.map(\.productId) == ["boost"])
         #expect(consumables.first?.expiresDate == nil)
         #expect(consumables.first?.webOrderLineItemId == nil)
-        let legacy = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-sandbox-legacy").first)
+        let legacy = try #require(try await decodeCorpus("tikhop__TPInAppReceipt/receipt-sandbox-legacy").first)
         #expect(legacy.transactions.filter { $0.offerDiscountType == .freeTrial }.count == 1)
         #expect(Set(legacy.transactions.compactMap(\.originalTransactionId)).count == 1)
-        let production = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-production").first)
+        let production = try #require(try await decodeCorpus("tikhop__TPInAppReceipt/receipt-production").first)
         #expect(production.transactions.filter { $0.offerIdentifier == "org.getpure.pure.Month.Offer.3M.PayToGo" }.count == 2)
         #expect(production.transactions.allSatisfy { $0.environment == .production })
-        let xcode = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode").first)
+        let xcode = try #require(try await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode").first)
         #expect(xcode.receipt?.expirationDate == Timestamp.utc(year: 4001, month: 1, day: 1))
         #expect(xcode.transactions.first?.transactionId == "0")
-        let mindnode = try #require(await decodeCorpus("IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt").first)
+        let mindnode = try #require(try await decodeCorpus("IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt").first)
         #expect(mindnode.transactions.filter { $0.type == .nonConsumable }.count == 2)
     }
 
     @Test("Xcode receipts verify once the StoreKit test certificate is trusted")
     func xcodeTrusted() async throws {
-        let storeKit = Corpus.bytes("tikhop__TPInAppReceipt/StoreKitTestCertificate.cer")
-        let record = try #require(await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode", decoder: makeDecoder(extraRoots: [storeKit])).first)
+        let storeKit = try Corpus.bytes("tikhop__TPInAppReceipt/StoreKitTestCertificate.cer")
+        let record = try #require(try await decodeCorpus("tikhop__TPInAppReceipt/receipt-xcode", decoder: makeDecoder(extraRoots: [storeKit])).first)
         #expect(record.verification == .verified)
     }
 
     @Test("a receipt whose payload was altered fails its signature check and is rejected")
     func tamperedReceipt() async throws {
-        let text = Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt").filter { $0 > 0x20 }
-        var der = Array(Data(base64Encoded: Data(text))!)
+        let text = try Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt").filter { $0 > 0x20 }
+        var der = Array(try #require(Data(base64Encoded: Data(text)), "the corpus receipt is base64"))
         // Change one character of the bundle id inside the signed payload.
         let needle = Array("com.revenuecat.sampleapp".utf8)
         let at = try #require((0...(der.count - needle.count)).first { Array(der[$0..<($0 + needle.count)]) == needle })
         der[at] = UInt8(ascii: "C")
-        let record = await makeDecoder().decode(der, provenance: Provenance(path: "tampered", index: 0))
+        let record = try await makeDecoder().decode(der, provenance: Provenance(path: "tampered", index: 0))
         #expect(record.error?.code == "signatureInvalid")
         #expect(record.verification == .failed)
-        let skipped = await makeDecoder(verify: false).decode(der, provenance: Provenance(path: "tampered", index: 0))
+        let skipped = try await makeDecoder(verify: false).decode(der, provenance: Provenance(path: "tampered", index: 0))
         #expect(skipped.verification == .skipped)
         #expect(skipped.receipt?.bundleId == "Com.revenuecat.sampleapp")
     }

@@ -68,8 +68,8 @@ struct ReceiptAttributeTests {
         attribute(1704, ia5("2025-05-01T10:00:00Z")), attribute(1705, utf8("1000")),
     ]
 
-    func decode(_ der: [UInt8], decoder: RecordDecoder = makeDecoder()) async -> DecodedRecord {
-        await decoder.decode(der, provenance: Provenance(path: "receipt", index: 0))
+    func decode(_ der: [UInt8], decoder: RecordDecoder? = nil) async throws -> DecodedRecord {
+        try await (decoder ?? makeDecoder()).decode(der, provenance: Provenance(path: "receipt", index: 0))
     }
 
     // MARK: Attributes
@@ -77,7 +77,7 @@ struct ReceiptAttributeTests {
     @Test("a well-formed unsigned receipt decodes; empty values and empty strings are absent")
     func wellFormed() async throws {
         let entry = Self.goodEntry + [Self.attribute(1708, []), Self.attribute(1712, Self.ia5("")), Self.attribute(1721, Self.utf8(""))]
-        let record = await decode(Self.envelope(Self.payload(inApp: [entry])))
+        let record = try await decode(Self.envelope(Self.payload(inApp: [entry])))
         #expect(record.isOK, "\(String(describing: record.error))")
         #expect(record.verification == .unsigned)
         let t = try #require(record.transactions.first)
@@ -95,25 +95,25 @@ struct ReceiptAttributeTests {
             (1711, tlv(0x02, [0x01, 0, 0, 0, 0, 0, 0, 0, 0]), "attribute 1711 in in_app[0] does not fit in 64 bits"),
             (1705, tlv(0x0C, [0xC3, 0x28]), "attribute 1705 in in_app[0] is not UTF-8"),
         ])
-    func wrongType(type: Int, value: [UInt8], message: String) async {
+    func wrongType(type: Int, value: [UInt8], message: String) async throws {
         // The first attribute of a type wins, so the malformed one goes first.
         let ordered = [Self.attribute(type, value)] + Self.goodEntry
-        let record = await decode(Self.envelope(Self.payload(inApp: [ordered])))
+        let record = try await decode(Self.envelope(Self.payload(inApp: [ordered])))
         #expect(record.error?.code == "malformedAttribute")
         #expect(record.error?.message.contains(message) == true, "\(String(describing: record.error))")
     }
 
     @Test("a receipt-level attribute of the wrong type is a rejection too")
-    func receiptLevelWrongType() async {
-        let record = await decode(Self.envelope(Self.payload(bundle: Self.integer(5), inApp: [Self.goodEntry])))
+    func receiptLevelWrongType() async throws {
+        let record = try await decode(Self.envelope(Self.payload(bundle: Self.integer(5), inApp: [Self.goodEntry])))
         #expect(record.error?.code == "malformedAttribute")
         #expect(record.error?.message.contains("attribute 2 in the receipt") == true)
     }
 
     @Test("an attribute whose value is not an OCTET STRING is a rejection")
-    func valueNotOctets() async {
+    func valueNotOctets() async throws {
         let odd = Self.tlv(0x30, Self.integer(1702) + Self.integer(1) + Self.utf8("pro"))
-        let record = await decode(Self.envelope(Self.payload(inApp: [[odd] + Self.goodEntry])))
+        let record = try await decode(Self.envelope(Self.payload(inApp: [[odd] + Self.goodEntry])))
         #expect(record.error?.code == "malformedAttribute")
         #expect(record.error?.message.contains("attribute 1702") == true)
     }
@@ -121,11 +121,11 @@ struct ReceiptAttributeTests {
     // MARK: Signature checks
 
     @Test("a configured receipt root that is not a certificate is a warning on the record, not skipped in silence")
-    func unusableRoot() async {
+    func unusableRoot() async throws {
         let decoder = RecordDecoder(
             verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: [])),
             receiptRoots: [AppleRoots.incRootDER, [0x30, 0x03, 0x02, 0x01, 0x00]], now: testNow)
-        let record = await decode(Self.envelope(Self.payload(inApp: [Self.goodEntry])), decoder: decoder)
+        let record = try await decode(Self.envelope(Self.payload(inApp: [Self.goodEntry])), decoder: decoder)
         #expect(record.isOK)
         #expect(record.warnings.contains { $0.contains("app receipt trust root 2 of 2 is not a DER certificate") }, "\(record.warnings)")
     }
@@ -148,11 +148,11 @@ struct ReceiptAttributeTests {
         let ca = try TestCA()
         var serializer = DER.Serializer()
         try serializer.serialize(ca.root)
-        let decoder = makeDecoder(extraRoots: [serializer.serializedBytes])
-        let dated = await decode(try Self.signed(Self.payload(inApp: [Self.goodEntry]), ca: ca), decoder: decoder)
+        let decoder = try makeDecoder(extraRoots: [serializer.serializedBytes])
+        let dated = try await decode(try Self.signed(Self.payload(inApp: [Self.goodEntry]), ca: ca), decoder: decoder)
         #expect(dated.verification == .verified, "\(String(describing: dated.error))")
         #expect(dated.warnings.isEmpty)
-        let undated = await decode(try Self.signed(Self.payload(created: nil, inApp: [Self.goodEntry]), ca: ca), decoder: decoder)
+        let undated = try await decode(try Self.signed(Self.payload(created: nil, inApp: [Self.goodEntry]), ca: ca), decoder: decoder)
         #expect(undated.verification == .verified, "\(String(describing: undated.error))")
         #expect(undated.warnings.contains { $0.contains("no creation date (attribute 12)") && $0.contains(testNow.iso8601) })
     }
@@ -165,7 +165,7 @@ struct ReceiptAttributeTests {
         let needle = Array("pro.lifetime".utf8)
         let at = try #require((0...(tampered.count - needle.count)).first { Array(tampered[$0..<($0 + needle.count)]) == needle })
         tampered[at] ^= 0x01
-        let record = await decode(tampered)
+        let record = try await decode(tampered)
         #expect(record.error?.code == "signatureInvalid")
         #expect(record.error?.message.contains("does not verify with the signer's key") == true, "\(String(describing: record.error))")
     }

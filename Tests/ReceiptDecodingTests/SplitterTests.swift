@@ -8,41 +8,41 @@ struct SplitterTests {
     static let v1 = #"{"notification_type":"DID_RENEW","unified_receipt":{"status":0,"latest_receipt_info":[{"transaction_id":"1"}]}}"#
 
     @Test("NDJSON: one record per line, with byte offsets")
-    func ndjson() async {
+    func ndjson() async throws {
         let text = Self.v1 + "\n" + Self.v1 + "\n\n" + Self.v1
-        let records = await decodeText(text)
+        let records = try await decodeText(text)
         #expect(records.map(\.provenance.index) == [0, 1, 2])
         #expect(records.map(\.provenance.byteOffset) == [0, Int64(Self.v1.utf8.count + 1), Int64(2 * Self.v1.utf8.count + 3)])
         #expect(records.allSatisfy { $0.kind == .notificationV1 && $0.isOK })
     }
 
     @Test("a JSON array of documents: one record per element")
-    func array() async {
-        let records = await decodeText("[" + Self.v1 + " ,\n" + Self.v1 + "]")
+    func array() async throws {
+        let records = try await decodeText("[" + Self.v1 + " ,\n" + Self.v1 + "]")
         #expect(records.count == 2)
         #expect(records.allSatisfy { $0.isOK })
     }
 
     @Test("pretty-printed documents one after another")
-    func concatenatedPretty() async {
+    func concatenatedPretty() async throws {
         let pretty = "{\n \"status\": 0,\n \"latest_receipt_info\": [ {\"transaction_id\": \"}{\"} ]\n}\n"
-        let records = await decodeText(pretty + pretty)
+        let records = try await decodeText(pretty + pretty)
         #expect(records.count == 2)
         #expect(records.allSatisfy { $0.transactions.first?.transactionId == "}{" })
     }
 
     @Test("bare JWS, one per line")
-    func jwsLines() async {
-        let jws = String(decoding: Corpus.bytes("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws"), as: UTF8.self)
+    func jwsLines() async throws {
+        let jws = try String(decoding: Corpus.bytes("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws"), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let records = await decodeText(jws + "\n" + jws + "\n")
+        let records = try await decodeText(jws + "\n" + jws + "\n")
         #expect(records.count == 2)
         #expect(records.allSatisfy { $0.kind == .signedRenewalInfo && $0.verification == .verified })
     }
 
     @Test("a base64 receipt wrapped over many lines is one record")
     func wrappedBase64() async throws {
-        let base64 = String(decoding: Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt"), as: UTF8.self)
+        let base64 = try String(decoding: Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt"), as: UTF8.self)
         var wrapped = ""
         var line = ""
         for character in base64 where !character.isWhitespace {
@@ -53,14 +53,14 @@ struct SplitterTests {
             }
         }
         wrapped += line + "\n"
-        let records = await decodeText(wrapped)
+        let records = try await decodeText(wrapped)
         #expect(records.count == 1)
         #expect(records.first?.kind == .appReceipt)
         #expect(records.first?.receipt?.inAppCount == 9)
     }
 
     @Test("a record larger than the limit is cut and reported, the next one decodes")
-    func oversize() async {
+    func oversize() async throws {
         var splitter = RecordSplitter(maxRecordBytes: 150)
         let big = #"{"status":0,"pad":""# + String(repeating: "x", count: 200) + #""}"#
         var pieces = splitter.feed(Array((Self.v1 + "\n" + big + "\n" + Self.v1 + "\n").utf8))
@@ -68,7 +68,7 @@ struct SplitterTests {
         #expect(pieces.count == 3)
         #expect(pieces.map(\.oversize) == [false, true, false])
         #expect(pieces[1].bytes.count <= 1024)
-        let decoded = await makeDecoder().decode(pieces[1], path: "big")
+        let decoded = try await makeDecoder().decode(pieces[1], path: "big")
         #expect(decoded.error?.code == "recordTooLarge")
     }
 }

@@ -11,8 +11,15 @@ enum Corpus {
 
     static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
 
-    static func bytes(_ relative: String) -> [UInt8] {
-        [UInt8](FileManager.default.contents(atPath: path(relative)) ?? Data())
+    /// The file's bytes; a file that is not there fails the test that wanted it (it is not read as empty).
+    static func bytes(_ relative: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path(relative)) else { throw MissingFile(path: path(relative)) }
+        return [UInt8](data)
+    }
+
+    struct MissingFile: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "no corpus file at \(path) (see ../shared/corpus/SOURCES.md)" }
     }
 }
 
@@ -23,18 +30,20 @@ let testNow = Timestamp.utc(year: 2026, month: 1, day: 1)
 func makeDecoder(
     extraRoots: [[UInt8]] = [], verify: Bool = true, bundleId: String? = nil, environment: Environment? = nil,
     validationTime: VerificationPolicy.ValidationTime = .signedDate
-) -> RecordDecoder {
-    let roots = ([AppleRoots.rootCAG3DER] + extraRoots).map { try! Certificate(derEncoded: $0) }
+) throws -> RecordDecoder {
+    let roots = try ([AppleRoots.rootCAG3DER] + extraRoots).map { try Certificate(derEncoded: $0) }
     let policy = VerificationPolicy(
         trustRoots: roots, bundleId: bundleId, environment: environment, validationTime: validationTime,
         verifySignatures: verify)
     return RecordDecoder(verifier: JWSVerifier(policy: policy), receiptRoots: [AppleRoots.incRootDER] + extraRoots, now: testNow)
 }
 
-/// Splits `bytes` in awkward chunk sizes (so records straddle chunks) and decodes every record.
-func decodeAll(_ bytes: [UInt8], path: String = "input", decoder: RecordDecoder = makeDecoder(), chunk: Int = 7) async
+/// Splits `bytes` in awkward chunk sizes (so records straddle chunks) and decodes every record
+/// (with ``makeDecoder(extraRoots:verify:bundleId:environment:validationTime:)``'s decoder unless given one).
+func decodeAll(_ bytes: [UInt8], path: String = "input", decoder: RecordDecoder? = nil, chunk: Int = 7) async throws
     -> [DecodedRecord]
 {
+    let decoder = try decoder ?? makeDecoder()
     var splitter = RecordSplitter()
     var pieces: [RecordSplitter.Piece] = []
     var start = 0
@@ -49,10 +58,10 @@ func decodeAll(_ bytes: [UInt8], path: String = "input", decoder: RecordDecoder 
     return records
 }
 
-func decodeText(_ text: String, decoder: RecordDecoder = makeDecoder()) async -> [DecodedRecord] {
-    await decodeAll(Array(text.utf8), decoder: decoder)
+func decodeText(_ text: String, decoder: RecordDecoder? = nil) async throws -> [DecodedRecord] {
+    try await decodeAll(Array(text.utf8), decoder: decoder)
 }
 
-func decodeCorpus(_ relative: String, decoder: RecordDecoder = makeDecoder()) async -> [DecodedRecord] {
-    await decodeAll(Corpus.bytes(relative), path: relative, decoder: decoder, chunk: 4096)
+func decodeCorpus(_ relative: String, decoder: RecordDecoder? = nil) async throws -> [DecodedRecord] {
+    try await decodeAll(Corpus.bytes(relative), path: relative, decoder: decoder, chunk: 4096)
 }

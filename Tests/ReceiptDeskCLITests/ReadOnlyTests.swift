@@ -5,9 +5,11 @@ import Testing
 /// ledger file's bytes, which a write of any kind (rows, counters, migrations) would change.
 @Suite("read-only: reads never write, and every write is refused", .serialized, .ownThreads)
 struct ReadOnlyTests {
-    static func bytes(_ path: String) -> Data {
-        // The WAL holds what was not checkpointed yet: both files together are the ledger.
-        (FileManager.default.contents(atPath: path) ?? Data()) + (FileManager.default.contents(atPath: path + "-wal") ?? Data())
+    /// The ledger's bytes. A ledger file that is not there fails the test: two missing files would compare equal.
+    static func bytes(_ path: String) throws -> Data {
+        let ledger = try #require(FileManager.default.contents(atPath: path), "no ledger file at \(path)")
+        // The WAL holds what was not checkpointed yet (there may be none): both files together are the ledger.
+        return ledger + (FileManager.default.contents(atPath: path + "-wal") ?? Data())
     }
 
     @Test("lookup, refunds and the flag queue leave the ledger's bytes as they were")
@@ -17,7 +19,7 @@ struct ReadOnlyTests {
         // Rules under which one refund makes a serial refunder: a refresh would store a third flag.
         let rules = ImportCommandTests.temporary("serial.rules")
         FileManager.default.createFile(atPath: rules, contents: Data("serial-refunder.count = 1\n".utf8))
-        let before = Self.bytes(path)
+        let before = try Self.bytes(path)
         for arguments in [
             ["lookup", "500", "--ledger", url], ["lookup", "500", "--ledger", url, "--json"],
             ["refunds", "--ledger", url], ["refunds", "--ledger", url, "--json"], ["refunds", "--ledger", url, "--csv"],
@@ -26,7 +28,7 @@ struct ReadOnlyTests {
             let result = try Binary.run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
         }
-        #expect(Self.bytes(path) == before, "a read command wrote to the ledger")
+        #expect(try Self.bytes(path) == before, "a read command wrote to the ledger")
         // The queue still lists what import found, without a refresh.
         let flags = try Binary.run(["refunds", "--ledger", url, "--json"]).lines
         #expect(flags.count == 2)
@@ -36,7 +38,7 @@ struct ReadOnlyTests {
         let refused = try Binary.run(["lookup", "500", "--ledger", url, "--customers", mapping])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("import --customers"), "\(refused.stderr)")
-        #expect(Self.bytes(path) == before)
+        #expect(try Self.bytes(path) == before)
         let more = ImportCommandTests.temporary("more.ndjson")
         ImportCommandTests.writeTransactions(count: 2, to: more, prefix: "m")
         let imported = try Binary.run(["import", "--ledger", url, "--customers", mapping, more])
@@ -55,7 +57,7 @@ struct ReadOnlyTests {
             try Binary.run(["refunds", "--ledger", url, "--json"]).lines.first.map(Binary.json)?["id"] as? String)
         let input = ImportCommandTests.temporary("more.ndjson")
         ImportCommandTests.writeTransactions(count: 3, to: input, prefix: "ro")
-        let before = Self.bytes(path)
+        let before = try Self.bytes(path)
         let writes: [(String, [String])] = [
             ("import", ["import", "--ledger", url, input]),
             ("triage", ["triage", flag, "--ack", "--ledger", url]),
@@ -71,12 +73,12 @@ struct ReadOnlyTests {
                 #expect(result.stderr.contains("read-only: \(name) writes to the ledger and is refused"), "\(name) with \(how): \(result.stderr)")
             }
         }
-        #expect(Self.bytes(path) == before, "a refused write changed the ledger")
+        #expect(try Self.bytes(path) == before, "a refused write changed the ledger")
         let read = try Binary.run(["lookup", "500", "--ledger", url, "--read-only", "--json"])
         #expect(read.status == 0, "\(read.stderr)")
         #expect(try Binary.json(read.stdout)["customer"] != nil)
         // Without read-only the same writes go through.
         #expect(try Binary.run(["triage", flag, "--ack", "--ledger", url]).status == 0)
-        #expect(Self.bytes(path) != before)
+        #expect(try Self.bytes(path) != before)
     }
 }
