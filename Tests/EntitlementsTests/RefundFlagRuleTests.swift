@@ -1,0 +1,133 @@
+import Entitlements
+import ReceiptModel
+import Testing
+
+/// The refund rules that look at one refund's amount and timing (DESIGN section 7): `partial-refund`
+/// (revocationPercentage under 100 000), `late-refund` (refunded once most of the period was used) and
+/// `high-value` (a refunded price at or above a threshold), each at and either side of its threshold.
+@Suite("Refund flags: partial, late and high-value refunds")
+struct RefundFlagRuleTests {
+    static let t0 = Timestamp.utc(year: 2025, month: 1, day: 1)
+    static let day: Int64 = 86_400_000
+
+    /// A refund a rule is asked about: a 30-day period bought at t0 unless said otherwise, refunded on a
+    /// later day (past the 48 hours of `quick-refund`, so that rule stays quiet).
+    struct Case: CustomTestStringConvertible, Sendable {
+        var name: String
+        var price: Int64 = 9_990
+        var percentage: Int64?
+        /// The period's end in days after t0; nil for a purchase without one (a non-consumable).
+        var expiresDay: Double? = 30
+        var refundDay: Double? = 10
+        var upgraded = false
+        var familyRevoke = false
+        /// The flags expected: rule and detail.
+        var flags: [(rule: String, detail: String)]
+        var testDescription: String { name }
+
+        var transaction: Transaction {
+            var t = Transaction(transactionId: "T1")
+            t.originalTransactionId = "O1"
+            t.productId = expiresDay == nil ? "lifetime" : "pro.monthly"
+            t.type = expiresDay == nil ? .nonConsumable : .autoRenewableSubscription
+            t.purchaseDate = RefundFlagRuleTests.t0
+            t.expiresDate = expiresDay.map(RefundFlagRuleTests.at)
+            t.price = price
+            t.currency = "USD"
+            t.revocationDate = refundDay.map(RefundFlagRuleTests.at)
+            t.revocationPercentage = percentage
+            if upgraded { t.isUpgraded = true }
+            if familyRevoke {
+                t.inAppOwnershipType = .familyShared
+                t.revocationType = .familyRevoke
+            }
+            return t
+        }
+    }
+
+    static func at(_ days: Double) -> Timestamp { t0.adding(milliseconds: Int64(days * Double(day))) }
+
+    static let cases: [Case] = [
+        Case(name: "a full refund a third into the period, under the high-value price: no flag", flags: []),
+        // partial-refund: revocationPercentage below 100 000 (thousandths of a percent).
+        Case(name: "half refunded: partial-refund", percentage: 50_000, flags: [("partial-refund", "partial refund of 50.0%")]),
+        Case(
+            name: "one thousandth of a percent short of full: partial-refund", percentage: 99_999,
+            flags: [("partial-refund", "partial refund of 99.999%")]),
+        Case(name: "100 000 is a full refund: no partial-refund", percentage: 100_000, flags: []),
+        // late-refund: at least 75 % of the period had passed when it was refunded.
+        Case(
+            name: "refunded exactly 75 % into the period: late-refund", refundDay: 22.5,
+            flags: [("late-refund", "refunded after 75% of the period was used")]),
+        Case(name: "refunded a little before 75 %: no late-refund", refundDay: 22.4, flags: []),
+        Case(
+            name: "refunded after the period ended: late-refund at 100 %", refundDay: 40,
+            flags: [("late-refund", "refunded after 100% of the period was used")]),
+        Case(name: "a purchase without a period is never late", expiresDay: nil, refundDay: 300, flags: []),
+        // high-value: a refunded price of 100 000 milliunits (100.00) or more.
+        Case(name: "a refunded price of exactly 100.00: high-value", price: 100_000, flags: [("high-value", "refund of 100.0 USD")]),
+        Case(name: "a refunded price of 99.999: no high-value", price: 99_999, flags: []),
+        Case(name: "an expensive purchase that was not refunded: no flag", price: 500_000, refundDay: nil, flags: []),
+        // What is not a refund raises none of the three.
+        Case(
+            name: "a family member's revoked access is no refund, whatever its price or timing", price: 500_000, percentage: 50_000,
+            refundDay: 29, familyRevoke: true, flags: [("family-revoke", "family sharing access revoked")]),
+        Case(name: "an upgrade's prorated cancellation is no refund", price: 500_000, refundDay: 29, upgraded: true, flags: []),
+        allThree,
+    ]
+
+    /// All three at once, each with its own flag: 250.00, a quarter refunded, 28 of 30 days in.
+    static let allThree = Case(
+        name: "a late partial refund of an expensive period: all three", price: 250_000, percentage: 25_000, refundDay: 28,
+        flags: [
+            ("high-value", "refund of 250.0 USD"), ("late-refund", "refunded after 93% of the period was used"),
+            ("partial-refund", "partial refund of 25.0%"),
+        ])
+
+    @Test("each rule fires at its threshold and not below it", arguments: cases)
+    func thresholds(_ c: Case) {
+        let flags = FlagRules().evaluate(
+            refunds: [RefundFact(transaction: c.transaction, customerId: 7)], notifications: [], now: Self.at(400))
+        let found = flags.map { ($0.rule, $0.detail) }.sorted { $0.0 < $1.0 }
+        #expect(found.map(\.0) == c.flags.map(\.rule))
+        #expect(found.map(\.1) == c.flags.map(\.detail))
+        for flag in flags {
+            // A flag names what it is about: its id, the transaction, the customer and the money.
+            #expect(flag.id == "\(flag.rule):T1")
+            #expect(flag.transactionId == "T1" && flag.customerId == 7)
+            #expect(flag.amount == c.price && flag.currency == "USD")
+            #expect(flag.at == Self.at(c.refundDay ?? -1))
+            #expect(flag.status == .open)
+        }
+    }
+
+    @Test("default severities: partial-refund low, late-refund and high-value medium")
+    func severities() {
+        let flags = FlagRules().evaluate(
+            refunds: [RefundFact(transaction: Self.allThree.transaction, customerId: 7)], notifications: [], now: Self.at(400))
+        let severities = Dictionary(uniqueKeysWithValues: flags.map { ($0.rule, $0.severity) })
+        #expect(severities == ["partial-refund": .low, "late-refund": .medium, "high-value": .medium])
+    }
+
+    @Test("a rules file moves each threshold, changes a severity, or switches a rule off")
+    func rulesFile() throws {
+        let t = Self.allThree.transaction
+        func rules(_ text: String) throws -> [String: Severity] {
+            let flags = try FlagRules.parse(text).evaluate(
+                refunds: [RefundFact(transaction: t, customerId: 7)], notifications: [], now: Self.at(400))
+            return Dictionary(uniqueKeysWithValues: flags.map { ($0.rule, $0.severity) })
+        }
+        #expect(try rules("high-value.price = 250001") == ["partial-refund": .low, "late-refund": .medium])
+        #expect(try rules("late-refund.share = 0.95") == ["partial-refund": .low, "high-value": .medium])
+        #expect(try rules("partial-refund.enabled = false\nhigh-value.severity = critical") == ["late-refund": .medium, "high-value": .critical])
+
+        // Lowered thresholds catch what the defaults let pass.
+        var early = t
+        early.revocationDate = Self.at(16)  // 53 % into the period
+        early.price = 50_000
+        let lowered = try FlagRules.parse("late-refund.share = 0.5\nhigh-value.price = 50000").evaluate(
+            refunds: [RefundFact(transaction: early, customerId: 7)], notifications: [], now: Self.at(400))
+        #expect(lowered.map(\.rule).sorted() == ["high-value", "late-refund", "partial-refund"])
+        #expect(lowered.first { $0.rule == "late-refund" }?.detail == "refunded after 53% of the period was used")
+    }
+}
