@@ -41,11 +41,12 @@ struct HistoryBuilder {
         entries.append("{" + fields.joined(separator: ",") + "}")
     }
 
-    /// A `pending_renewal_info` entry as seen at a time.
-    mutating func renewal(seen: Double, autoRenew: Bool, original: String = "100", retry: Bool = false, grace: Double? = nil, intent: Int? = nil, product: String = "pro.monthly") {
+    /// A `pending_renewal_info` entry as seen at a time; `renewsTo` is the product the next period will be
+    /// (a pending downgrade or crossgrade), by default `product`.
+    mutating func renewal(seen: Double, autoRenew: Bool, original: String = "100", retry: Bool = false, grace: Double? = nil, intent: Int? = nil, product: String = "pro.monthly", renewsTo: String? = nil) {
         var fields = [
             #""original_transaction_id":"\#(original)""#, #""auto_renew_status":"\#(autoRenew ? 1 : 0)""#,
-            #""auto_renew_product_id":"\#(product)""#, #""product_id":"\#(product)""#,
+            #""auto_renew_product_id":"\#(renewsTo ?? product)""#, #""product_id":"\#(product)""#,
             #""is_in_billing_retry_period":"\#(retry ? 1 : 0)""#,
         ]
         if let grace { fields.append(#""grace_period_expires_date_ms":"\#(Self.at(grace).millisecondsSince1970)""#) }
@@ -53,8 +54,19 @@ struct HistoryBuilder {
         renewals.append(("{" + fields.joined(separator: ",") + "}", Self.at(seen)))
     }
 
-    /// A V2 notification signed by the test CA; `transaction` is a JWS payload to nest.
-    mutating func notificationV2(_ type: String, subtype: String? = nil, at: Double, transactionId: String? = nil, original: String = "100", product: String = "pro.monthly", revocationType: String? = nil) throws {
+    /// The renewal info a V2 notification carries (`signedRenewalInfo`), signed as of the notification.
+    struct SignedRenewal {
+        var autoRenew = true
+        var retry = false
+        /// The end of the grace period, in days after 2025-01-01.
+        var grace: Double?
+        /// The product the next period will be, by default the notification's.
+        var renewsTo: String?
+    }
+
+    /// A V2 notification signed by the test CA, with a signed transaction when `transactionId` is given and a
+    /// signed renewal info when `renewal` is.
+    mutating func notificationV2(_ type: String, subtype: String? = nil, at: Double, transactionId: String? = nil, original: String = "100", product: String = "pro.monthly", revocationType: String? = nil, renewal: SignedRenewal? = nil) throws {
         let signer = JWSSigner(ca: try Self.ca())
         var data = #""bundleId":"com.example","environment":"Production""#
         if let transactionId {
@@ -62,6 +74,12 @@ struct HistoryBuilder {
             if let revocationType { payload += #","revocationType":"\#(revocationType)","revocationDate":\#(Self.at(at).millisecondsSince1970),"inAppOwnershipType":"FAMILY_SHARED""# }
             payload += "}"
             data += #","signedTransactionInfo":"\#(signer.sign(json: payload))""#
+        }
+        if let renewal {
+            var payload = #"{"originalTransactionId":"\#(original)","productId":"\#(product)","autoRenewProductId":"\#(renewal.renewsTo ?? product)","autoRenewStatus":\#(renewal.autoRenew ? 1 : 0),"isInBillingRetryPeriod":\#(renewal.retry),"signedDate":\#(Self.at(at).millisecondsSince1970),"environment":"Production""#
+            if let grace = renewal.grace { payload += #","gracePeriodExpiresDate":\#(Self.at(grace).millisecondsSince1970)"# }
+            payload += "}"
+            data += #","signedRenewalInfo":"\#(signer.sign(json: payload))""#
         }
         let subtypeField = subtype.map { #""subtype":"\#($0)","# } ?? ""
         let body = #"{"notificationType":"\#(type)",\#(subtypeField)"notificationUUID":"\#(type)-\#(at)","version":"2.0","signedDate":\#(Self.at(at).millisecondsSince1970),"data":{\#(data)}}"#
@@ -104,6 +122,10 @@ struct HistoryBuilder {
             let record = await decoder.decode(Array(json.utf8), provenance: Provenance(path: "notification", index: 0))
             if let error = record.error { throw Failure(description: "a notification did not decode: \(error)") }
             guard let n = record.notification else { throw Failure(description: "a notification record held no notification") }
+            // As the ledger keeps them: a renewal info is seen when it was signed, else when its notification was.
+            for info in record.renewalInfos {
+                seenRenewals.append(.init(info: info, seenAt: info.signedDate ?? n.signedDate ?? Self.at(0)))
+            }
             for t in record.transactions {
                 if let index = transactions.firstIndex(where: { $0.transactionId == t.transactionId }) {
                     transactions[index].merge(t)

@@ -1,0 +1,99 @@
+import Entitlements
+import ReceiptModel
+import Testing
+
+/// DID_FAIL_TO_RENEW as Apple sends it (DESIGN section 6, Apple's table for billing trouble): a V2
+/// notification carrying the renewal info that says whether Apple is retrying and until when the grace
+/// period lasts; and the older V1 notification, which says only that billing failed.
+@Suite("DID_FAIL_TO_RENEW: grace period, billing retry, recovery")
+struct BillingFailureTests {
+    typealias B = HistoryBuilder
+
+    @Test("with a grace period: access continues until it ends, then billing retry without access")
+    func gracePeriod() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2(
+            "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", at: 30, transactionId: "1",
+            renewal: B.SignedRenewal(retry: true, grace: 36))
+        let h = try await b.history()
+        let inGrace = try #require(h.entitlements(at: B.at(33)).first)
+        #expect(inGrace.state == .gracePeriod)
+        #expect(inGrace.state.grantsAccess)
+        #expect(inGrace.gracePeriodExpiresDate == B.at(36))
+        #expect(inGrace.willRenew == true)
+        let afterGrace = try #require(h.entitlements(at: B.at(37)).first)
+        #expect(afterGrace.state == .billingRetry)
+        #expect(!afterGrace.state.grantsAccess)
+        // The notification and its renewal info tell one event.
+        let timeline = h.timeline(upTo: B.at(40))
+        #expect(timeline.map(\.kind) == [.subscribed, .gracePeriodStarted, .expired])
+        let failed = try #require(timeline.first { $0.kind == .gracePeriodStarted })
+        #expect(failed.at == B.at(30))
+        #expect(failed.detail == "billing failed; grace period started")
+        #expect(!timeline.contains { $0.kind == .billingIssue || $0.kind == .refunded })
+    }
+
+    @Test("without a grace period: no access while Apple retries; the timeline says billingIssue")
+    func billingRetry() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2("DID_FAIL_TO_RENEW", at: 30, transactionId: "1", renewal: B.SignedRenewal(retry: true))
+        let h = try await b.history()
+        #expect(h.entitlements(at: B.at(29)).first?.state == .active)
+        let retrying = try #require(h.entitlements(at: B.at(31)).first)
+        #expect(retrying.state == .billingRetry)
+        #expect(!retrying.state.grantsAccess)
+        #expect(retrying.gracePeriodExpiresDate == nil)
+        let timeline = h.timeline(upTo: B.at(40))
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired])
+        #expect(timeline.first { $0.kind == .billingIssue }?.detail == "billing failed; Apple is retrying")
+    }
+
+    @Test("billing recovered in the grace period: DID_RENEW/BILLING_RECOVERY and the new period keep access")
+    func recovery() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2(
+            "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", at: 30, transactionId: "1",
+            renewal: B.SignedRenewal(retry: true, grace: 36))
+        b.period("2", from: 33, to: 63)
+        try b.notificationV2("DID_RENEW", subtype: "BILLING_RECOVERY", at: 33, transactionId: "2", renewal: B.SignedRenewal())
+        let h = try await b.history()
+        // Access never stopped: grace until the recovery, then the new period.
+        #expect(h.entitlements(at: B.at(32)).first?.state == .gracePeriod)
+        let recovered = try #require(h.entitlements(at: B.at(40)).first)
+        #expect(recovered.state == .active)
+        #expect(recovered.transactionId == "2")
+        let timeline = h.timeline(upTo: B.at(40))
+        let kinds = timeline.map(\.kind)
+        #expect(kinds.filter { $0 == .gracePeriodStarted }.count == 1)
+        #expect(kinds.filter { $0 == .billingRecovered }.count == 1)
+        let failed = try #require(kinds.firstIndex(of: .gracePeriodStarted))
+        #expect(try #require(kinds.firstIndex(of: .billingRecovered)) > failed)
+        #expect(timeline.first { $0.kind == .billingRecovered }?.at == B.at(33))
+        // Known: the period that began at the recovery is also told as a lapse ("no subscription for 3 days",
+        // while the entitlement above says the grace period gave access) and a resubscribe, beside billingRecovered.
+        withKnownIssue("a billing recovery is also told as a lapse and a resubscribe") {
+            #expect(!kinds.contains(.lapsed))
+            #expect(!kinds.contains(.resubscribed))
+        }
+    }
+
+    @Test("a V1 DID_FAIL_TO_RENEW is a billing issue at its date, never a refund or an opt-out")
+    func v1() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.notificationV1("DID_FAIL_TO_RENEW", at: 30, autoRenew: true)
+        let h = try await b.history()
+        let timeline = h.timeline(upTo: B.at(40))
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired])
+        #expect(timeline.first { $0.kind == .billingIssue }?.at == B.at(30))
+        #expect(FlagRules().evaluate(
+            refunds: h.transactions.map { RefundFact(transaction: $0, customerId: 1) },
+            notifications: h.notifications.map {
+                NotificationFact(notification: $0.notification, seenAt: $0.seenAt, transactionId: $0.transactionId, productId: nil, customerId: 1)
+            },
+            now: B.at(40)).isEmpty)
+    }
+}
