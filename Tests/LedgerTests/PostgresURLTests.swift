@@ -1,0 +1,147 @@
+import Foundation
+import Ledger
+@testable import LedgerPostgres
+import Testing
+
+/// How `--ledger postgres://...` is read: user, password, host or socket directory, port, database and
+/// sslmode, and the printable form that never holds the password.
+@Suite("PostgreSQL ledger URLs")
+struct PostgresURLTests {
+    /// What a URL says, field by field.
+    struct Parsed: Equatable, CustomStringConvertible {
+        var user: String
+        var password: String?
+        var host: String
+        var port: Int
+        var database: String?
+        var socketDirectory: String?
+        var sslMode: String?
+        var isLoopback: Bool
+        var redacted: String
+
+        init(_ url: PostgresURL) {
+            user = url.user
+            password = url.password
+            host = url.host
+            port = url.port
+            database = url.database
+            socketDirectory = url.socketDirectory
+            sslMode = url.sslMode
+            isLoopback = url.isLoopback
+            redacted = url.redacted
+        }
+
+        init(
+            user: String, password: String? = nil, host: String, port: Int = 5432, database: String?, socketDirectory: String? = nil,
+            sslMode: String? = nil, isLoopback: Bool, redacted: String
+        ) {
+            self.user = user
+            self.password = password
+            self.host = host
+            self.port = port
+            self.database = database
+            self.socketDirectory = socketDirectory
+            self.sslMode = sslMode
+            self.isLoopback = isLoopback
+            self.redacted = redacted
+        }
+
+        var description: String { "\(user):\(password ?? "-")@\(host):\(port)/\(database ?? "-") socket=\(socketDirectory ?? "-") ssl=\(sslMode ?? "-") loopback=\(isLoopback) \(redacted)" }
+    }
+
+    /// No password from the environment or a password file: only what the URL itself says.
+    static let bare = ["USER": "ana"]
+
+    @Test(
+        "each part of the URL lands in its field",
+        arguments: [
+            (
+                "postgres://bo:pw@db.example:6543/ledger?sslmode=require",
+                Parsed(
+                    user: "bo", password: "pw", host: "db.example", port: 6543, database: "ledger", sslMode: "require", isLoopback: false,
+                    redacted: "postgres://bo:***@db.example:6543/ledger")
+            ),
+            (
+                "postgresql://bo@db.example/ledger",
+                Parsed(user: "bo", host: "db.example", database: "ledger", isLoopback: false, redacted: "postgres://bo@db.example:5432/ledger")
+            ),
+            // No user: $USER, as libpq does. No host: the loopback address. No database: none (the server's default).
+            ("postgres:///ledger", Parsed(user: "ana", host: "127.0.0.1", database: "ledger", isLoopback: true, redacted: "postgres://ana@127.0.0.1:5432/ledger")),
+            ("postgres://db.example", Parsed(user: "ana", host: "db.example", database: nil, isLoopback: false, redacted: "postgres://ana@db.example:5432/")),
+            ("postgres://bo@localhost/x", Parsed(user: "bo", host: "localhost", database: "x", isLoopback: true, redacted: "postgres://bo@localhost:5432/x")),
+            ("postgres://bo@127.0.0.2/x", Parsed(user: "bo", host: "127.0.0.2", database: "x", isLoopback: true, redacted: "postgres://bo@127.0.0.2:5432/x")),
+            // A unix socket directory: as a host parameter, or as a percent-encoded host.
+            (
+                "postgres://bo@/ledger?host=/run/postgresql",
+                Parsed(
+                    user: "bo", host: "", database: "ledger", socketDirectory: "/run/postgresql", isLoopback: false,
+                    redacted: "postgres://bo@/ledger?host=/run/postgresql")
+            ),
+            // Percent-encoded user, password and database are decoded.
+            (
+                "postgres://b%40o:p%40ss%3Aw%2Frd@db.example/led%20ger",
+                Parsed(
+                    user: "b@o", password: "p@ss:w/rd", host: "db.example", database: "led ger", isLoopback: false,
+                    redacted: "postgres://b@o:***@db.example:5432/led ger")
+            ),
+        ])
+    func fields(url: String, expected: Parsed) throws {
+        #expect(Parsed(try PostgresURL(url, environment: Self.bare)) == expected)
+    }
+
+    @Test(
+        "what is not a postgres:// URL is refused as cannotOpen, without echoing it",
+        arguments: ["mysql://bo:secret@db/x", "sqlite:/tmp/ledger.sqlite", "postgres//bo:secret@db/x", "", "http://bo:secret@db/x"])
+    func refused(url: String) {
+        #expect {
+            _ = try PostgresURL(url, environment: Self.bare)
+        } throws: { error in
+            guard let error = error as? LedgerError else { return false }
+            return error.code == "cannotOpen" && !error.message.contains("secret")
+        }
+    }
+
+    @Test("a socket directory given as a percent-encoded host is the socket directory")
+    func percentEncodedSocketHost() throws {
+        let url = try PostgresURL("postgres://bo@%2Frun%2Fpostgresql/ledger", environment: Self.bare)
+        #expect(url.socketDirectory == "/run/postgresql")
+        #expect(url.database == "ledger")
+        #expect(url.user == "bo")
+        // Known: the printed form keeps the directory as the host as well, so it reads as a URL whose database
+        // is run/postgresql/ledger (PostgresDatabase.swift, PostgresURL.redacted).
+        withKnownIssue("the printed form of a percent-encoded socket host repeats the directory as a host") {
+            #expect(url.redacted == "postgres://bo@/ledger?host=/run/postgresql")
+        }
+    }
+
+    @Test("a password or user holding reserved characters survives its percent-encoding")
+    func reservedCharacters() throws {
+        for password in ["p@ss:w/rd?#", "caf\u{E9} \u{1F511}", "a+b=c&d"] {
+            let encoded = try #require(password.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let url = try PostgresURL("postgres://b%40o:\(encoded)@db.example/ledger", environment: Self.bare)
+            #expect(url.password == password, "postgres://b%40o:\(encoded)@db.example/ledger")
+            #expect(url.user == "b@o")
+            #expect(url.redacted == "postgres://b@o:***@db.example:5432/ledger")
+        }
+    }
+
+    /// URLComponents has decoded `user` and `password` already; PostgresURL decodes them a second time
+    /// (PostgresDatabase.swift, `components.password?.removingPercentEncoding`). A password with `%` in it
+    /// then becomes another password, or none at all: the URL's password is dropped without a word and
+    /// PGPASSWORD or ~/.pgpass is used instead.
+    @Test("a password holding % survives its percent-encoding")
+    func percentInPassword() throws {
+        for password in ["50%", "a%41b", "100%sure"] {
+            let encoded = try #require(password.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            let url = try PostgresURL("postgres://bo:\(encoded)@db.example/ledger", environment: ["PGPASSWORD": "from-env"])
+            withKnownIssue("user and password are percent-decoded twice") {
+                #expect(url.password == password, "postgres://bo:\(encoded)@db.example/ledger")
+                #expect(url.redacted == "postgres://bo:***@db.example:5432/ledger")
+            }
+        }
+        let user = try PostgresURL("postgres://50%25off@db.example/ledger", environment: Self.bare)
+        withKnownIssue("user and password are percent-decoded twice") {
+            #expect(user.user == "50%off")
+        }
+    }
+}
