@@ -28,11 +28,47 @@ public final class SQLLedger: Sendable {
 
     public func close() async throws { try await database.close() }
 
+    // MARK: The stored read-only setting
+
+    /// Whether the ledger itself is set read-only (`receiptdesk ledger read-only on`): every write through
+    /// this ledger is then refused with a `readOnly` error, whatever the process's own options say.
+    public func isSetReadOnly() async throws -> Bool {
+        try await database.read { c in try Self.storedReadOnly(c) }
+    }
+
+    /// Sets or clears the stored read-only setting. The one write a read-only ledger takes: the operator
+    /// who set it is the one who lifts it.
+    public func setReadOnly(_ on: Bool) async throws {
+        try await database.write { c in
+            try c.execute(
+                "INSERT INTO ledger_meta (key, value) VALUES ('read_only', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [.text(on ? "1" : "0")])
+        }
+    }
+
+    static func storedReadOnly(_ c: any SQLConnection) throws -> Bool {
+        try c.scalar("SELECT value FROM ledger_meta WHERE key = 'read_only'")?.text == "1"
+    }
+
+    /// Runs a write in one transaction, unless the ledger is set read-only. The setting is read inside the
+    /// write's own transaction, so one made by another process while this one is open holds too.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await database.write { c in
+            if try Self.storedReadOnly(c) {
+                throw LedgerError(
+                    code: "readOnly",
+                    message: "this ledger is set read-only: writes are refused (receiptdesk ledger read-only off lifts it)")
+            }
+            return try body(c)
+        }
+    }
+
+
     // MARK: Import
 
     /// Starts importing a source: refuses nothing, resumes an interrupted import, and recognises a finished one.
     public func beginSource(_ info: SourceInfo, now: Timestamp) async throws -> SourceStart {
-        try await database.write { c in
+        try await write { c in
             if let row = try c.query(
                 "SELECT id, completed_at, records_read FROM sources WHERE sha256 = ?", [.text(info.sha256)]
             ).first {
@@ -58,7 +94,7 @@ public final class SQLLedger: Sendable {
     /// Imports a batch of decoded records of one source in one transaction.
     public func importBatch(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws -> ImportCounts {
         guard !records.isEmpty else { return ImportCounts() }
-        return try await database.write { c in
+        return try await write { c in
             let counts = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
             try Counters.raiseLastImport(c, to: now)
             try Counters.bump(c)
@@ -69,7 +105,7 @@ public final class SQLLedger: Sendable {
 
     /// Finishes a source: stores its reconciliation counted from its records.
     public func completeSource(_ sourceId: Int64, now: Timestamp) async throws -> ImportCounts {
-        try await database.write { c in
+        try await write { c in
             var counts = ImportCounts()
             for row in try c.query(
                 "SELECT status, COUNT(*) FROM raw_records WHERE source_id = ? GROUP BY status", [.int(sourceId)])
@@ -96,7 +132,7 @@ public final class SQLLedger: Sendable {
 
     /// Ties an external account id to a token or original transaction id (`customers.csv`).
     public func linkExternal(_ externalId: String, kind: IdentifierKind, value: String, now: Timestamp) async throws {
-        try await database.write { c in
+        try await write { c in
             var writer = CustomerLinker(connection: c, now: now)
             writer.link([
                 CustomerIdentifier(kind: .external, value: externalId), CustomerIdentifier(kind: kind, value: value),
@@ -112,7 +148,7 @@ public final class SQLLedger: Sendable {
     /// Stores flags the rules found; a flag already known keeps its status and history.
     public func saveFlags(_ flags: [RefundFlag], now: Timestamp) async throws {
         guard !flags.isEmpty else { return }
-        try await database.write { c in
+        try await write { c in
             // Which flags are new (they open) and whose customer changes: the open-flag figures to keep.
             var known: [String: (customer: Int64?, open: Bool)] = [:]
             for chunk in chunks(Array(Set(flags.map(\.id)))) {
@@ -172,7 +208,7 @@ public final class SQLLedger: Sendable {
         guard let target = action.target else {
             throw LedgerError(code: "usage", message: "a triage action moves a flag: ack, resolve or reopen, not \(action.rawValue)")
         }
-        return try await database.write { c in
+        return try await write { c in
             guard let row = try c.query("SELECT status, customer_id FROM flags WHERE id = ?", [.text(flagId)]).first else {
                 throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
             }
@@ -204,7 +240,7 @@ public final class SQLLedger: Sendable {
 
     /// Appends a note about a customer to the triage log.
     public func noteCustomer(_ customerId: Int64, operatorName: String, note: String, now: Timestamp) async throws {
-        try await database.write { c in
+        try await write { c in
             try c.execute(
                 "INSERT INTO triage_log (customer_id, at, operator, action, note) VALUES (?, ?, ?, ?, ?)",
                 [.int(customerId), .of(now), .text(operatorName), .of(TriageAction.note), .text(note)])

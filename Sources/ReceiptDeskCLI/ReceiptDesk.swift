@@ -10,7 +10,7 @@ public struct ReceiptDesk: AsyncParsableCommand {
             Without a subcommand, opens the dashboard. Exit codes: 0 success, 1 some records rejected or \
             a lookup found nothing, 2 usage error, 3 the ledger could not be opened.
             """,
-        subcommands: [DashboardCommand.self, Decode.self, Import.self, Lookup.self, Refunds.self, Triage.self, Note.self, Bench.self, BrowseBench.self, Sample.self],
+        subcommands: [DashboardCommand.self, Decode.self, Import.self, Lookup.self, Refunds.self, Triage.self, Note.self, LedgerCommand.self, Bench.self, BrowseBench.self, Sample.self],
         defaultSubcommand: DashboardCommand.self
     )
 

@@ -81,4 +81,33 @@ struct ReadOnlyTests {
         #expect(try Binary.run(["triage", flag, "--ack", "--ledger", url]).status == 0)
         #expect(try Self.bytes(path) != before)
     }
+
+    @Test("the ledger's stored read-only setting refuses every write from any process, exit 2; off lifts it")
+    func storedSetting() throws {
+        let path = try LookupCommandTests.ledgerWithHistory()
+        let url = "sqlite:\(path)"
+        let flag = try #require(
+            try Binary.run(["refunds", "--ledger", url, "--json"]).lines.first.map(Binary.json)?["id"] as? String)
+        let input = ImportCommandTests.temporary("stored.ndjson")
+        ImportCommandTests.writeTransactions(count: 3, to: input, prefix: "st")
+        let shown = try Binary.run(["ledger", "read-only", "--ledger", url])
+        #expect(shown.status == 0 && shown.stdout.contains("read-only off"), "\(shown.stdout) \(shown.stderr)")
+        let set = try Binary.run(["ledger", "read-only", "on", "--ledger", url])
+        #expect(set.status == 0 && set.stdout.contains("read-only on"), "\(set.stdout) \(set.stderr)")
+        let before = try Self.bytes(path)
+        for arguments in [
+            ["import", "--ledger", url, input], ["triage", flag, "--ack", "--ledger", url], ["note", "500", "a note", "--ledger", url],
+            ["refunds", "--refresh", "--ledger", url],
+        ] {
+            let result = try Binary.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("this ledger is set read-only"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try Self.bytes(path) == before, "a write went through a ledger set read-only")
+        #expect(try Binary.run(["lookup", "500", "--ledger", url]).status == 0)
+        // Lifting it is refused to a process that is itself read-only, and allowed otherwise.
+        #expect(try Binary.run(["ledger", "read-only", "off", "--ledger", url], environment: ["RECEIPTDESK_READ_ONLY": "1"]).status == 2)
+        #expect(try Binary.run(["ledger", "read-only", "off", "--ledger", url]).status == 0)
+        #expect(try Binary.run(["triage", flag, "--ack", "--ledger", url]).status == 0)
+    }
 }

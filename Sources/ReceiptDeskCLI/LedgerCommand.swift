@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import Ledger
+
+/// `receiptdesk ledger ...`: settings of the ledger itself.
+struct LedgerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ledger",
+        abstract: "Settings of the ledger itself.",
+        subcommands: [ReadOnlySetting.self]
+    )
+}
+
+/// `receiptdesk ledger read-only [on|off]`: the setting stored in the ledger that refuses every write.
+struct ReadOnlySetting: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read-only",
+        abstract: "Show, or set, the ledger's stored read-only setting.",
+        discussion: """
+            With the setting on, every write through any receiptdesk (import, triage, notes, refunds --refresh, \
+            account links) is refused with exit 2 and the dashboard hides its triage keys, whatever the process's \
+            own options. Turning it off is the one write it allows.
+            """
+    )
+
+    enum Value: String, ExpressibleByArgument, CaseIterable {
+        case on, off
+    }
+
+    @Argument(help: "on or off; without it, prints the setting.")
+    var value: Value?
+
+    @Option(
+        help: ArgumentHelp(
+            "The ledger: sqlite:PATH or postgres://user@host/db (default: $RECEIPTDESK_LEDGER, else the default file).",
+            valueName: "URL"))
+    var ledger: String?
+
+    func run() async throws {
+        let url = LedgerOptions.ledgerURL(explicit: ledger)
+        if value != nil && LedgerOptions.readOnlyFromEnvironment() { throw LedgerOptions.refuse("ledger read-only") }
+        let opened = try await LedgerOptions.open(url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true)
+        do {
+            if let value { try await opened.setReadOnly(value == .on) }
+            let on = try await opened.isSetReadOnly()
+            print("\(redact(url)): read-only \(on ? "on" : "off")")
+            try await opened.close()
+        } catch {
+            try? await opened.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Entitlements
+import Foundation
+import Ledger
+import LedgerQueries
+import ReceiptModel
+import Testing
+
+/// The setting stored in the ledger (`receiptdesk ledger read-only on`), on every backend.
+@Suite("the ledger's stored read-only setting", .serialized, .ownThreads)
+struct StoredReadOnlyTests {
+    @Test("set by one process, it refuses every write of another already open; lifting it lets them through", arguments: Backend.available)
+    func refusesEveryWrite(_ backend: Backend) async throws {
+        let (first, second) = try await backend.twoConnections()
+        let admin = try await SQLLedger.open(first, now: testNow)
+        let agent = try await SQLLedger.open(second, now: testNow)
+        let flag = RefundFlag(
+            id: "quick-refund:t1", rule: "quick-refund", severity: .high, customerId: nil, transactionId: "t1", productId: "pro",
+            amount: 990, currency: "USD", at: testNow, detail: "refunded soon after purchase")
+        try await agent.saveFlags([flag], now: testNow)
+        #expect(try await agent.isSetReadOnly() == false)
+
+        try await admin.setReadOnly(true)
+        #expect(try await agent.isSetReadOnly())
+        let writes: [(String, () async throws -> Void)] = [
+            ("triage", { _ = try await agent.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow) }),
+            ("note", { try await agent.noteCustomer(1, operatorName: "ana", note: "n", now: testNow) }),
+            ("flags", { try await agent.saveFlags([flag], now: testNow) }),
+            ("link", { try await agent.linkExternal("acct", kind: .originalTransactionId, value: "o1", now: testNow) }),
+            ("import", { _ = try await importText(#"{"transactionId":"t9","productId":"p"}"#, path: "ro.json", into: agent) }),
+        ]
+        for (name, write) in writes {
+            do {
+                try await write()
+                Issue.record("\(name) went through a ledger set read-only")
+            } catch let error as LedgerError {
+                #expect(error.code == "readOnly", "\(name): \(error)")
+            }
+        }
+        #expect(try await agent.triageLog(flagId: nil, customerId: nil).isEmpty)
+        #expect(try await agent.flags(FlagQuery()).map(\.status) == [.open])
+        #expect(try await agent.overview().sources == 0)
+
+        try await admin.setReadOnly(false)
+        _ = try await agent.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
+        #expect(try await agent.flags(FlagQuery()).map(\.status) == [.acknowledged])
+        try await admin.close()
+        try await agent.close()
+    }
+}
