@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the real `receiptdesk` binary built beside the tests and captures what it prints.
 enum Binary {
@@ -51,7 +52,10 @@ enum Binary {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// One line of JSON output as an object; anything else (an array, a number) fails the test rather than
+    /// reading as an object without keys, where an absent key would pass for one the output left out.
     static func json(_ line: String) throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+        let value = try JSONSerialization.jsonObject(with: Data(line.utf8))
+        return try #require(value as? [String: Any], "not a JSON object: \(line.prefix(200))")
     }
 }
