@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import ReceiptModel
 
 /// Signs JWS payloads with the sample chain, deterministically.
@@ -62,10 +63,14 @@ struct JSONText {
         }
     }
 
-    /// Whether `value` holds a quote or a backslash (a byte scan: the values include whole JWS).
+    /// Whether `value` holds a quote or a backslash (memchr, vectorised: the values include whole JWS).
     private static func needsEscaping(_ value: String) -> Bool {
         var value = value
-        return value.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") } }
+        return value.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(UInt8(ascii: "\"")), bytes.count) != nil
+                || memchr(base, Int32(UInt8(ascii: "\\")), bytes.count) != nil
+        }
     }
 
     mutating func int(_ name: String, _ value: Int64?) {
