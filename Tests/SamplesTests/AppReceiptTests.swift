@@ -101,6 +101,47 @@ struct AppReceiptTests {
         #expect(subscriptionPeriods > receipts.count)
     }
 
+    @Test(
+        "a receipt's purchases merge with the same purchases from every other file without a conflict between verified sightings"
+    )
+    func noConflicts() async throws {
+        let (directory, _) = try SampleSupport.generate("receipts-conflicts", customers: 150, seed: 21)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let decoder = try Self.decoder(receiptRoots: [SampleCA.rootDER])
+        var known: [String: Transaction] = [:]
+        for file in SampleGenerator.dataFiles where file != Self.receiptsFile {
+            let text = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + file))
+            for (n, line) in text.split(separator: 0x0A).enumerated() {
+                let record = await decoder.decode([UInt8](line), provenance: Provenance(path: file, index: n))
+                try #require(record.isOK, "\(file)#\(n): \(record.error.map { "\($0)" } ?? "")")
+                for t in record.transactions {
+                    if known[t.transactionId] == nil {
+                        known[t.transactionId] = t
+                    } else {
+                        known[t.transactionId]!.merge(t)
+                    }
+                }
+            }
+        }
+        var merged = 0
+        var againstVerified = 0
+        for (n, (line, _)) in try Self.receipts(directory).enumerated() {
+            let record = await decoder.decode(line, provenance: Provenance(path: Self.receiptsFile, index: n))
+            for t in record.transactions {
+                var other = try #require(known[t.transactionId], "\(t.transactionId) is only in the receipt")
+                if other.verification == .verified { againstVerified += 1 }
+                let before = other
+                let conflicts = other.merge(t)
+                #expect(conflicts.isEmpty, "\(t.transactionId): \(conflicts)")
+                #expect(other.purchaseDate == before.purchaseDate && other.expiresDate == before.expiresDate)
+                #expect(other.revocationDate == before.revocationDate && other.productId == before.productId)
+                merged += 1
+            }
+        }
+        #expect(merged > 20)
+        #expect(againstVerified > 10)
+    }
+
     @Test("without the sample root (Apple's roots only, as outside demo mode) every app receipt fails verification")
     func failWithoutTestRoot() async throws {
         let (directory, _) = try SampleSupport.generate("receipts-apple", customers: 200, seed: 5)
