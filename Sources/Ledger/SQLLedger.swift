@@ -145,47 +145,68 @@ public final class SQLLedger: Sendable {
 
     // MARK: Flags and triage
 
-    /// Stores flags the rules found; a flag already known keeps its status and history.
+    /// Stores flags the rules found; a flag already known keeps its status and history. Only what is new
+    /// or changed is written (every import refreshes every flag: rewriting the unchanged ones was one
+    /// statement per flag the ledger holds), and new flags go in bulk.
     public func saveFlags(_ flags: [RefundFlag], now: Timestamp) async throws {
         guard !flags.isEmpty else { return }
         try await write { c in
-            // Which flags are new (they open) and whose customer changes: the open-flag figures to keep.
-            var known: [String: (customer: Int64?, open: Bool)] = [:]
+            // What is stored of each flag: whether it is open, and the facts a rule may restate differently.
+            struct Stored { var customer: Int64?; var open: Bool; var severity: String?; var detail: String?; var amount: Int64? }
+            var known: [String: Stored] = [:]
             for chunk in chunks(Array(Set(flags.map(\.id)))) {
                 for row in try c.query(
-                    "SELECT id, customer_id, status FROM flags WHERE id IN (\(placeholders(chunk.count)))", chunk.map(SQLValue.text))
+                    "SELECT id, customer_id, status, severity, detail, amount FROM flags WHERE id IN (\(placeholders(chunk.count)))",
+                    chunk.map(SQLValue.text))
                 {
-                    if let id = row[0].text { known[id] = (row[1].int, try row[2].decode(FlagStatus.self, column: "flags.status") == .open) }
+                    guard let id = row[0].text else { continue }
+                    known[id] = Stored(
+                        customer: row[1].int, open: try row[2].decode(FlagStatus.self, column: "flags.status") == .open,
+                        severity: row[3].text, detail: row[4].text, amount: row[5].int)
                 }
             }
             var opened = 0
             var recount = Set<Int64>()
+            var newRows: [[SQLValue]] = []
             for flag in flags {
+                let values: [SQLValue] = [
+                    .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(FlagStatus.open), .of(flag.customerId),
+                    .of(flag.transactionId), .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail),
+                    .of(now),
+                ]
                 if let before = known[flag.id] {
+                    let unchanged =
+                        before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
+                        && before.amount == flag.amount
+                    if unchanged { continue }
                     if before.open && before.customer != flag.customerId {
                         if let old = before.customer { recount.insert(old) }
                         if let new = flag.customerId { recount.insert(new) }
                     }
+                    try c.executeDeferred(
+                        """
+                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ? WHERE id = ?
+                        """, [.text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount), .text(flag.id)])
+                    known[flag.id] = Stored(
+                        customer: flag.customerId, open: before.open, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount)
                 } else {
                     opened += 1
                     if let customer = flag.customerId { recount.insert(customer) }
+                    newRows.append(values)
+                    known[flag.id] = Stored(
+                        customer: flag.customerId, open: true, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount)
                 }
-                known[flag.id] = (flag.customerId, known[flag.id]?.open ?? true)
-                try c.executeDeferred(
-                    """
-                    INSERT INTO flags (id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail, updated_at)
-                    VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET severity = excluded.severity, detail = excluded.detail,
-                        customer_id = excluded.customer_id, amount = excluded.amount
-                    """,
-                    [
-                        .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(flag.customerId), .of(flag.transactionId),
-                        .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail), .of(now),
-                    ])
             }
+            try c.insertRows(
+                into: "flags",
+                columns: [
+                    "id", "rule", "severity", "status", "customer_id", "transaction_id", "product_id", "amount", "currency", "at", "detail",
+                    "updated_at",
+                ],
+                rows: newRows, onConflict: "")
             try Counters.add(c, .openFlags, opened)
             try StatsWriter.recountOpenFlags(c, recount)
-            try Counters.bump(c)
+            if opened > 0 || !recount.isEmpty || newRows.count < flags.count { try Counters.bump(c) }
             try c.flush()
         }
     }
