@@ -46,7 +46,15 @@ struct Lookup: AsyncParsableCommand {
         let history = records.history
         let entitlements = history.entitlements(at: instant, catalog: catalog)
         let timeline = history.timeline(upTo: instant, catalog: catalog)
-        let flags = try await ledger.flags(FlagQuery(customerId: records.id, limit: 500))
+        // Every flag of the customer, page by page: none is left out.
+        var flags: [RefundFlag] = []
+        var page = FlagQuery(customerId: records.id, limit: 500)
+        while true {
+            let rows = try await ledger.flags(page)
+            flags += rows
+            guard rows.count == page.limit, let last = rows.last else { break }
+            page.after = FlagCursor(after: last)
+        }
         let notes = try await ledger.triageLog(flagId: nil, customerId: records.id).filter { $0.action == .note }
         let output = Output()
         if json {

@@ -42,6 +42,7 @@ struct Refunds: AsyncParsableCommand {
             throw ValidationError("--rule takes one of \(FlagRules.ruleIds.joined(separator: ", "))")
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
+        if limit < 1 { throw ValidationError("--limit takes a number of flags from 1") }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
             throw ValidationError("--since takes a duration (24h, 7d, 30m) or an ISO 8601 instant")
         }
@@ -72,7 +73,10 @@ struct Refunds: AsyncParsableCommand {
         let from = since.map { text in
             Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
         }
-        let flags = try await ledger.flags(FlagQuery(status: status, rule: rule, since: from, limit: limit))
+        // One more than asked: a list cut by --limit says so.
+        let fetched = try await ledger.flags(FlagQuery(status: status, rule: rule, since: from, limit: limit + 1))
+        let flags = fetched.prefix(limit)
+        let cut = fetched.count > limit ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
         let output = Output()
         if json {
             var w = JSONWriter()
@@ -98,8 +102,11 @@ struct Refunds: AsyncParsableCommand {
                 output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
                 output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")
             }
+            if let cut { output.line(cut) }
         }
         output.flush()
+        // JSON and CSV stay data only; the notice goes to standard error.
+        if let cut, json || csv { FileHandle.standardError.write(Data("receiptdesk: \(cut)\n".utf8)) }
     }
 }
 

@@ -80,4 +80,21 @@ struct LookupCommandTests {
         #expect(refunds.status == 0)
         #expect(refunds.stdout.isEmpty)
     }
+
+    @Test("refunds --limit cuts the list and says so; the JSON stays data only")
+    func limitSaysSo() throws {
+        let url = "sqlite:\(try Self.ledgerWithHistory())"
+        let all = try Binary.run(["refunds", "--ledger", url, "--json"])
+        #expect(all.lines.count == 2)
+        #expect(!all.stderr.contains("more match"))
+        let text = try Binary.run(["refunds", "--ledger", url, "--limit", "1"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("showing the newest 1 flags; more match"), "\(text.stdout)")
+        let json = try Binary.run(["refunds", "--ledger", url, "--json", "--limit", "1"])
+        #expect(json.lines.count == 1)
+        #expect(json.stderr.contains("showing the newest 1 flags; more match"), "\(json.stderr)")
+        let exact = try Binary.run(["refunds", "--ledger", url, "--limit", "2"])
+        #expect(!exact.stdout.contains("more match"))
+        #expect(try Binary.run(["refunds", "--ledger", url, "--limit", "0"]).status == 2)
+    }
 }
