@@ -519,6 +519,11 @@ final class PGConnection: SQLConnection {
 
 /// A parsed `postgres://` URL; `redacted` never shows the password.
 ///
+/// The grammar is libpq's: `postgres[ql]://[user[:password]@][host][:port][/database][?name=value&...]`, the
+/// host a name, an address (IPv6 in brackets) or a percent-encoded socket directory (`%2Frun%2Fpostgresql`),
+/// or the directory given as `?host=/run/postgresql`. Each part is percent-decoded exactly once, by
+/// ``percentDecoded(_:_:)``; a malformed escape is an error naming the part, never a fallback.
+///
 /// A password need not be in the URL (where `ps` would show it): without one it comes from
 /// `PGPASSWORD`, else from the password file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads them.
 struct PostgresURL {
@@ -532,24 +537,85 @@ struct PostgresURL {
     var socketDirectory: String?
     var sslMode: String?
 
+    /// Parses a URL; reads `USER`, `PGPASSWORD`, `PGPASSFILE` and `HOME` from `environment` for what it lacks.
+    /// - Throws: `LedgerError.cannotOpen` when the text is not a `postgres://` URL, a part holds a malformed
+    ///   percent escape, or the port is not a number from 1 to 65535. The message names the part and never
+    ///   quotes the URL, which may hold a password.
     init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        guard let components = URLComponents(string: text),
-            components.scheme == "postgres" || components.scheme == "postgresql"
-        else {
+        guard let scheme = ["postgres://", "postgresql://"].first(where: { text.hasPrefix($0) }) else {
             throw LedgerError.cannotOpen("not a postgres:// URL")
         }
-        user = components.user?.removingPercentEncoding ?? environment["USER"] ?? "postgres"
-        password = components.password?.removingPercentEncoding
-        host = components.host ?? ""
-        port = components.port ?? 5432
-        let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        database = path.isEmpty ? nil : path
-        let items = components.queryItems ?? []
-        sslMode = items.first { $0.name == "sslmode" }?.value
-        if let socket = items.first(where: { $0.name == "host" })?.value, socket.hasPrefix("/") {
+        let rest = text.dropFirst(scheme.count)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var hostAndPort = rest[..<authorityEnd]
+        // As libpq reads it: the first @ ends the user and password, so an @ inside them must be written %40.
+        var rawUser: Substring = ""
+        var rawPassword: Substring?
+        if let at = hostAndPort.firstIndex(of: "@") {
+            let credentials = hostAndPort[..<at]
+            hostAndPort = hostAndPort[hostAndPort.index(after: at)...]
+            if let colon = credentials.firstIndex(of: ":") {
+                rawUser = credentials[..<colon]
+                rawPassword = credentials[credentials.index(after: colon)...]
+            } else {
+                rawUser = credentials
+            }
+        }
+        guard !hostAndPort.contains("@") else {
+            throw LedgerError.cannotOpen(
+                "the host in the postgres:// URL holds an @: write an @ in the user or password as %40")
+        }
+        var rawPort: Substring?
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else {
+                throw LedgerError.cannotOpen(
+                    "the host in the postgres:// URL opens an IPv6 address with [ and never closes it")
+            }
+            let after = hostAndPort[hostAndPort.index(after: close)...]
+            if after.hasPrefix(":") {
+                rawPort = after.dropFirst()
+            } else if !after.isEmpty {
+                throw LedgerError.cannotOpen(
+                    "the host in the postgres:// URL has more than :port after its IPv6 address")
+            }
+            // In brackets, as URLComponents gave it.
+            host = "[" + (try Self.percentDecoded(hostAndPort.dropFirst()[..<close], "host")) + "]"
+        } else if let colon = hostAndPort.firstIndex(of: ":") {
+            rawPort = hostAndPort[hostAndPort.index(after: colon)...]
+            host = try Self.percentDecoded(hostAndPort[..<colon], "host")
+        } else {
+            host = try Self.percentDecoded(hostAndPort, "host")
+        }
+        port = 5432
+        if let rawPort, !rawPort.isEmpty {
+            guard rawPort.count <= 5, rawPort.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(rawPort),
+                (1...65535).contains(number)
+            else {
+                throw LedgerError.cannotOpen("the port in the postgres:// URL is not a number from 1 to 65535")
+            }
+            port = number
+        }
+        let decodedUser = try Self.percentDecoded(rawUser, "user")
+        user = decodedUser.isEmpty ? environment["USER"] ?? "postgres" : decodedUser
+        password = try rawPassword.map { try Self.percentDecoded($0, "password") }
+        let afterAuthority = rest[authorityEnd...]
+        let queryStart = afterAuthority.firstIndex(of: "?") ?? afterAuthority.endIndex
+        let path = afterAuthority[..<queryStart].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let decodedDatabase = try Self.percentDecoded(Substring(path), "database")
+        database = decodedDatabase.isEmpty ? nil : decodedDatabase
+        var parameters: [String: String] = [:]
+        for item in afterAuthority[queryStart...].dropFirst().split(separator: "&") {
+            // A parameter without a value says nothing (URLComponents gave it a nil value, which was ignored).
+            guard let equals = item.firstIndex(of: "=") else { continue }
+            let name = try Self.percentDecoded(item[..<equals], "parameter name")
+            guard parameters[name] == nil else { continue }
+            parameters[name] = try Self.percentDecoded(item[item.index(after: equals)...], "\(name) parameter")
+        }
+        sslMode = parameters["sslmode"]
+        if let socket = parameters["host"], socket.hasPrefix("/") {
             socketDirectory = socket
-        } else if host.hasPrefix("/") || host.hasPrefix("%2F") {
-            socketDirectory = host.removingPercentEncoding
+        } else if host.hasPrefix("/") {
+            socketDirectory = host
         }
         let hostGiven = !host.isEmpty
         if host.isEmpty && socketDirectory == nil { host = "127.0.0.1" }
@@ -565,6 +631,49 @@ struct PostgresURL {
                     host: socketDirectory == nil && hostGiven ? host : "localhost", port: port, database: database ?? user, user: user)
             }
         }
+    }
+
+    /// `text` with each `%XX` replaced by the byte it stands for, once: `%2541` is `%41`, never `A`.
+    /// - Parameters:
+    ///   - text: one part of the URL as written.
+    ///   - part: the part's name for the error (`user`, `password`, `host`, `database`, ...).
+    /// - Throws: `LedgerError.cannotOpen` naming `part` when a `%` is not followed by two hex digits, an escape
+    ///   is `%00` (PostgreSQL takes no NUL), or the bytes are not UTF-8. The text is not quoted: it may be a password.
+    static func percentDecoded(_ text: Substring, _ part: String) throws -> String {
+        guard text.contains("%") else { return String(text) }
+        func hexValue(_ byte: UInt8?) -> UInt8? {
+            guard let byte else { return nil }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var input = text.utf8.makeIterator()
+        while let byte = input.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = hexValue(input.next()), let low = hexValue(input.next()) else {
+                throw LedgerError.cannotOpen(
+                    "the \(part) in the postgres:// URL has a malformed percent escape: % must be followed by two hex "
+                        + "digits (write a % itself as %25)")
+            }
+            guard high != 0 || low != 0 else {
+                throw LedgerError.cannotOpen(
+                    "the \(part) in the postgres:// URL holds %00: PostgreSQL takes no NUL character")
+            }
+            bytes.append(high << 4 | low)
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self) else {
+            throw LedgerError.cannotOpen(
+                "the \(part) in the postgres:// URL is not UTF-8 once its percent escapes are decoded")
+        }
+        return decoded
     }
 
     /// A password file's lines, or nil when there is none or it is readable by others (libpq ignores it then).

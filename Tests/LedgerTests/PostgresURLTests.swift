@@ -125,23 +125,64 @@ struct PostgresURLTests {
         }
     }
 
-    /// URLComponents has decoded `user` and `password` already; PostgresURL decodes them a second time
-    /// (PostgresDatabase.swift, `components.password?.removingPercentEncoding`). A password with `%` in it
-    /// then becomes another password, or none at all: the URL's password is dropped without a word and
-    /// PGPASSWORD or ~/.pgpass is used instead.
-    @Test("a password holding % survives its percent-encoding")
+    /// Each part is percent-decoded exactly once: a `%` written as `%25` is a `%`, and what follows it is
+    /// never decoded again. (Decoding twice lost a password such as `50%`, so PGPASSWORD or ~/.pgpass was
+    /// used without a word, and turned `a%41b` into `aAb`.)
+    @Test("a user, password, host or database holding % survives its percent-encoding")
     func percentInPassword() throws {
-        for password in ["50%", "a%41b", "100%sure"] {
+        for password in ["50%", "a%41b", "100%sure", "%", "%25"] {
             let encoded = try #require(password.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
             let url = try PostgresURL("postgres://bo:\(encoded)@db.example/ledger", environment: ["PGPASSWORD": "from-env"])
-            withKnownIssue("user and password are percent-decoded twice") {
-                #expect(url.password == password, "postgres://bo:\(encoded)@db.example/ledger")
-                #expect(url.redacted == "postgres://bo:***@db.example:5432/ledger")
-            }
+            #expect(url.password == password, "postgres://bo:\(encoded)@db.example/ledger")
+            #expect(url.passwordInURL)
+            #expect(url.redacted == "postgres://bo:***@db.example:5432/ledger")
         }
         let user = try PostgresURL("postgres://50%25off@db.example/ledger", environment: Self.bare)
-        withKnownIssue("user and password are percent-decoded twice") {
-            #expect(user.user == "50%off")
+        #expect(user.user == "50%off")
+        let database = try PostgresURL("postgres://bo@db.example/100%2541", environment: Self.bare)
+        #expect(database.database == "100%41")
+        let socket = try PostgresURL("postgres://bo@%2Ftmp%2Fpg%2541/ledger", environment: Self.bare)
+        #expect(socket.socketDirectory == "/tmp/pg%41")
+        let parameter = try PostgresURL("postgres://bo@/ledger?host=%2Ftmp%2Fpg%2541", environment: Self.bare)
+        #expect(parameter.socketDirectory == "/tmp/pg%41")
+    }
+
+    @Test(
+        "a malformed percent escape is refused, naming the part it is in and never echoing it",
+        arguments: [
+            ("postgres://bo:s3cret%zz@db.example/ledger", "password"),
+            ("postgres://bo:s3cret%@db.example/ledger", "password"),
+            ("postgres://bo:s3cret%4@db.example/ledger", "password"),
+            ("postgres://bo:s3cret%00@db.example/ledger", "password"),
+            ("postgres://bo:s3cret%FF@db.example/ledger", "password"),
+            ("postgres://s3cret%zz:pw@db.example/ledger", "user"),
+            ("postgres://bo@s3cret%zz/ledger", "host"),
+            ("postgres://bo@db.example/s3cret%zz", "database"),
+            ("postgres://bo@/ledger?host=/s3cret%zz", "host parameter"),
+        ])
+    func malformedEscape(url: String, part: String) {
+        #expect {
+            _ = try PostgresURL(url, environment: ["PGPASSWORD": "from-env"])
+        } throws: { error in
+            guard let error = error as? LedgerError else { return false }
+            return error.code == "cannotOpen" && error.message.hasPrefix("the \(part) in the postgres:// URL ")
+                && !error.message.contains("s3cret")
+        }
+    }
+
+    @Test(
+        "a port that is not a number from 1 to 65535, or an @ left in the host, is refused without echoing the URL",
+        arguments: [
+            "postgres://bo:s3cret@db.example:s3cret/ledger", "postgres://bo:s3cret@db.example:0/ledger",
+            "postgres://bo:s3cret@db.example:65536/ledger", "postgres://bo:s3cret@db.example:99999999999999999999/ledger",
+            "postgres://bo:s3c@ret@db.example/ledger", "postgres://bo@[::1/ledger", "postgres://bo@[::1]x/ledger",
+        ])
+    func malformedHostOrPort(url: String) {
+        #expect {
+            _ = try PostgresURL(url, environment: Self.bare)
+        } throws: { error in
+            guard let error = error as? LedgerError else { return false }
+            return error.code == "cannotOpen" && !error.message.contains("s3c")
         }
     }
 }
