@@ -165,6 +165,32 @@ struct ReducerTests {
         #expect(state.customerPage.rows.count == 200 && state.customerPage.next == nil)
     }
 
+    @Test("the Imports screen pages its rejected records and sources: no list stops at its first page")
+    func importsPaging() {
+        var state = Fixture.state(screen: .imports)
+        func rejected(_ ids: ClosedRange<Int>) -> [RejectedRecord] {
+            ids.map { RejectedRecord(id: Int64($0), sourcePath: "f", index: $0, offset: 0, kind: "unknown", code: "malformed", message: "m", size: 1) }
+        }
+        _ = reduce(&state, .importsLoaded(sources: state.sources, rejected: rejected(1...500)))
+        #expect(state.importsMore == [false, true])
+        state.importsPane = 1
+        var effects: [Effect] = []
+        for _ in 0..<60 { effects += reduce(&state, .key(.pageDown)) }
+        #expect(effects == [.loadMoreImports(sourcesAfter: nil, rejectedAfter: 500)])
+        _ = reduce(&state, .importsLoaded(sources: [], rejected: rejected(501...650), append: true))
+        #expect(state.rejected.count == 650 && state.rejected.last?.id == 650)
+        #expect(state.importsMore == [false, false])
+        #expect(state.sources.count == 1)
+        for _ in 0..<60 { #expect(reduce(&state, .key(.pageDown)).isEmpty) }
+        // The header counts what the ledger holds, not what is loaded.
+        state.overview?.counts.rejectedRecords = 4_000
+        #expect(importsCount(state, pane: 1) == "4,000")
+        state.overview = nil
+        #expect(importsCount(state, pane: 1) == "650")
+        state.importsMore[1] = true
+        #expect(importsCount(state, pane: 1) == "650+")
+    }
+
     @Test("a count that is a lower bound says so with a +, and a later page's smaller bound does not lower it")
     func lowerBoundCount() {
         var state = Fixture.state(width: 120, height: 40, screen: .customers)

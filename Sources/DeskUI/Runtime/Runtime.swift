@@ -139,9 +139,16 @@ public final class Runtime {
                 return [.flagsLoaded(flags, next: next, append: append)]
             case .loadImports:
                 let reader = handlers.reader
-                let sources = try await reader.sources(after: nil, limit: 500)
-                let rejected = try await reader.rejectedRecords(after: nil, limit: 1000)
+                let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])
+                let rejected = try await reader.rejectedRecords(after: nil, limit: AppState.importsPageSizes[1])
                 return [.importsLoaded(sources: sources, rejected: rejected)]
+            case .loadMoreImports(let sourcesAfter, let rejectedAfter):
+                let reader = handlers.reader
+                var sources: [SourceSummary] = []
+                var rejected: [RejectedRecord] = []
+                if let sourcesAfter { sources = try await reader.sources(after: sourcesAfter, limit: AppState.importsPageSizes[0]) }
+                if let rejectedAfter { rejected = try await reader.rejectedRecords(after: rejectedAfter, limit: AppState.importsPageSizes[1]) }
+                return [.importsLoaded(sources: sources, rejected: rejected, append: true)]
             case .loadRaw(let id):
                 return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
             case .triage(let ids, let action, let note, let undo, let expecting):

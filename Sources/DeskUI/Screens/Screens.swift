@@ -435,9 +435,20 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
 
 // MARK: Imports
 
+/// How many sources / rejected records there are: the ledger's running total when the overview has it,
+/// else what is loaded, with "+" while more pages remain.
+func importsCount(_ state: AppState, pane: Int) -> String {
+    let loaded = pane == 0 ? state.sources.count : state.rejected.count
+    if let counts = state.overview?.counts {
+        let total = pane == 0 ? counts.sources : counts.rejectedRecords
+        if total >= loaded { return Format.count(total) }
+    }
+    return Format.count(loaded) + (state.importsMore[pane] ? "+" : "")
+}
+
 func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let half = max(3, body.height / 2)
-    p.section("Sources (\(state.sources.count), newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
+    p.section("Sources (\(importsCount(state, pane: 0)), newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
     let sources = state.sources
     if sources.isEmpty {
         _ = p.text("nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
@@ -462,7 +473,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         }
     }
     let y = body.y + half
-    p.section("Rejected records (\(state.rejected.count)); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
+    p.section("Rejected records (\(importsCount(state, pane: 1))); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
     let rejected = state.rejected
     if rejected.isEmpty {
         _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")

@@ -14,7 +14,8 @@ public enum Action: Sendable {
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)
     case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
-    case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord])
+    /// The first pages of sources and rejected records, or (`append`) the next page of one of them.
+    case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord], append: Bool = false)
     case rawLoaded(id: Int64, bytes: [UInt8])
     /// Triage changes were appended to the log.
     case triaged([TriageChange], undo: Bool)
@@ -37,6 +38,8 @@ public enum Effect: Sendable, Equatable {
     case loadTransaction(String)
     case loadFlags(FlagQuery, append: Bool)
     case loadImports
+    /// The next page of the sources (after that id) or of the rejected records (after that id).
+    case loadMoreImports(sourcesAfter: Int64?, rejectedAfter: Int64?)
     case loadRaw(Int64)
     /// `expecting`, on an undo: the status the undone change set; a flag someone changed since is left alone.
     case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: FlagStatus? = nil)

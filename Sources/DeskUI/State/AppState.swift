@@ -191,6 +191,11 @@ public struct AppState: Sendable {
 
     public var sources: [SourceSummary] = []
     public var rejected: [RejectedRecord] = []
+    /// Whether a next page of sources / rejected records may exist (the last page came back full).
+    public var importsMore = [false, false]
+    public var importsLoading = false
+    /// Page sizes of the Imports screen's two lists.
+    public static let importsPageSizes = [200, 500]
     public var importsPane = 0
     public var importPositions = [ListPosition(), ListPosition()]
     public var rawView: (id: Int64, text: String)?

@@ -219,8 +219,18 @@ private func move(_ state: inout AppState, by delta: Int) -> [Effect] {
             return [.loadFlags(query, append: true)]
         }
     case .imports:
-        let count = state.importsPane == 0 ? state.sources.count : state.rejected.count
-        state.importPositions[state.importsPane].move(by: delta, count: count, visible: max(1, state.listRows / 2 - 1))
+        let pane = state.importsPane
+        let count = pane == 0 ? state.sources.count : state.rejected.count
+        state.importPositions[pane].move(by: delta, count: count, visible: max(1, state.listRows / 2 - 1))
+        // The next page before the selection reaches the end of what is loaded.
+        if state.importPositions[pane].selected >= count - state.listRows, state.importsMore[pane], !state.importsLoading {
+            state.importsLoading = true
+            return [
+                pane == 0
+                    ? .loadMoreImports(sourcesAfter: state.sources.last?.id, rejectedAfter: nil)
+                    : .loadMoreImports(sourcesAfter: nil, rejectedAfter: state.rejected.last?.id)
+            ]
+        }
     case .overview:
         break
     }

@@ -81,9 +81,21 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.flagsNext = next
         state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
         return []
-    case .importsLoaded(let sources, let rejected):
-        state.sources = sources
-        state.rejected = rejected
+    case .importsLoaded(let sources, let rejected, let append):
+        state.importsLoading = false
+        if append {
+            state.sources += sources
+            state.rejected += rejected
+            // A page that came back short is the last; the other list keeps what it knew.
+            if !sources.isEmpty || state.importsMore[0] { state.importsMore[0] = sources.count == AppState.importsPageSizes[0] }
+            if !rejected.isEmpty || state.importsMore[1] { state.importsMore[1] = rejected.count == AppState.importsPageSizes[1] }
+        } else {
+            state.sources = sources
+            state.rejected = rejected
+            state.importsMore = [sources.count == AppState.importsPageSizes[0], rejected.count == AppState.importsPageSizes[1]]
+        }
+        let sources = state.sources
+        let rejected = state.rejected
         state.importPositions[0].move(by: 0, count: sources.count, visible: state.listRows / 2)
         state.importPositions[1].move(by: 0, count: rejected.count, visible: state.listRows / 2)
         return []
@@ -137,6 +149,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.message = StatusMessage(text, kind: .error)
         }
         state.customersLoading = false
+        state.importsLoading = false
         return []
     case .recovered:
         state.unavailable = nil
