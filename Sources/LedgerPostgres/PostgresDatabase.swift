@@ -531,7 +531,9 @@ struct PostgresURL {
     var password: String?
     /// Whether the URL itself carried the password (the redacted form says so).
     var passwordInURL: Bool
+    /// The server's name or address (an IPv6 address without brackets); empty for a unix socket.
     var host: String
+    /// The TCP port, or for a socket the number in its file name (`.s.PGSQL.5432`).
     var port: Int
     var database: String?
     var socketDirectory: String?
@@ -578,8 +580,7 @@ struct PostgresURL {
                 throw LedgerError.cannotOpen(
                     "the host in the postgres:// URL has more than :port after its IPv6 address")
             }
-            // In brackets, as URLComponents gave it.
-            host = "[" + (try Self.percentDecoded(hostAndPort.dropFirst()[..<close], "host")) + "]"
+            host = try Self.percentDecoded(hostAndPort.dropFirst()[..<close], "host")
         } else if let colon = hostAndPort.firstIndex(of: ":") {
             rawPort = hostAndPort[hostAndPort.index(after: colon)...]
             host = try Self.percentDecoded(hostAndPort[..<colon], "host")
@@ -612,13 +613,19 @@ struct PostgresURL {
             parameters[name] = try Self.percentDecoded(item[item.index(after: equals)...], "\(name) parameter")
         }
         sslMode = parameters["sslmode"]
+        let hostGiven = !host.isEmpty
         if let socket = parameters["host"], socket.hasPrefix("/") {
             socketDirectory = socket
         } else if host.hasPrefix("/") {
             socketDirectory = host
         }
-        let hostGiven = !host.isEmpty
-        if host.isEmpty && socketDirectory == nil { host = "127.0.0.1" }
+        // The socket is where the URL leads (libpq lets ?host= override the host): no host besides it, so
+        // that the printed form names one target.
+        if socketDirectory != nil {
+            host = ""
+        } else if host.isEmpty {
+            host = "127.0.0.1"
+        }
         passwordInURL = password != nil
         if password == nil {
             if let fromEnvironment = environment["PGPASSWORD"], !fromEnvironment.isEmpty {
@@ -685,12 +692,48 @@ struct PostgresURL {
         return PasswordFile(String(decoding: data, as: UTF8.self))
     }
 
-    var isLoopback: Bool { ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") }
+    var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host) || host.hasPrefix("127.") }
 
+    /// The URL to print: `***` for a password it held, every part percent-encoded where it would otherwise be
+    /// read as a delimiter (or is not printable ASCII), so that it reads back as the same target. A socket is
+    /// printed as `postgres://user@/database?host=/dir`, with `:port` when it is not 5432; a TCP server as
+    /// `postgres://user@host:port/database`, an IPv6 address in brackets.
     var redacted: String {
-        let credentials = passwordInURL ? "\(user):***" : user
-        let place = socketDirectory.map { "?host=\($0)" } ?? ""
-        return "postgres://\(credentials)@\(host)\(socketDirectory == nil ? ":\(port)" : "")/\(database ?? "")\(place)"
+        var text = "postgres://" + Self.percentEncoded(user, keeping: Self.subDelimiters)
+        if passwordInURL { text += ":***" }
+        text += "@"
+        if host.contains(":") {
+            text += "[" + Self.percentEncoded(host, keeping: ":") + "]"
+        } else {
+            text += Self.percentEncoded(host, keeping: Self.subDelimiters)
+        }
+        if socketDirectory == nil || port != 5432 { text += ":\(port)" }
+        text += "/" + (database.map { Self.percentEncoded($0, keeping: Self.subDelimiters + ":@") } ?? "")
+        if let socketDirectory { text += "?host=" + Self.percentEncoded(socketDirectory, keeping: "!$'()*,;:@/") }
+        return text
+    }
+
+    /// RFC 3986's sub-delims: kept in a user, host or database, where they delimit nothing.
+    private static let subDelimiters = "!$&'()*+,;="
+
+    /// `text` with every byte but RFC 3986's unreserved characters and `kept` written as `%XX`.
+    static func percentEncoded(_ text: String, keeping kept: String) -> String {
+        let kept = Set(kept.utf8)
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case _ where kept.contains(byte):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+            }
+        }
+        return out
     }
 }
 
