@@ -10,13 +10,19 @@ public struct RecordDecoder: Sendable {
     public let now: Timestamp
     /// Trust anchors for PKCS#7 app receipts (Apple Inc. Root by default).
     public let receiptRoots: [[UInt8]]
+    /// The receipt roots parsed, with the envelope chains validated against them (shared by copies of the decoder).
+    private let receiptTrust: ReceiptTrust
 
     /// Creates a decoder.
     public init(verifier: JWSVerifier, receiptRoots: [[UInt8]] = [], now: Timestamp) {
         self.verifier = verifier
         self.now = now
         self.receiptRoots = receiptRoots
+        self.receiptTrust = ReceiptTrust(rootDERs: receiptRoots)
     }
+
+    /// Number of app receipt certificate chains validated in full (cache misses), for measurements and tests.
+    public var receiptChainValidations: Int { receiptTrust.chains.validations }
 
     /// Decodes one record.
     public func decode(_ bytes: [UInt8], provenance: Provenance) async -> DecodedRecord {
@@ -388,7 +394,7 @@ public struct RecordDecoder: Sendable {
         case .at(let instant): fallback = instant
         }
         let outcome = await PKCS7SignatureCheck.verify(
-            parsed, roots: receiptRoots, enabled: verifier.policy.verifySignatures, fallback: fallback)
+            parsed, trust: receiptTrust, enabled: verifier.policy.verifySignatures, fallback: fallback)
         notes.warnings.append(contentsOf: outcome.warnings)
         record.verification = outcome.verification
         for index in record.transactions.indices { record.transactions[index].verification = record.verification }

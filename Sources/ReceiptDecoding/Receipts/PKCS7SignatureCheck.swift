@@ -38,35 +38,48 @@ enum PKCS7SignatureCheck {
     /// Validity is judged at the receipt's creation date; a receipt without one is judged at `fallback`
     /// (the policy's instant, or now) and says so. A configured root that is not a certificate is named in
     /// a warning rather than skipped in silence.
-    static func verify(_ receipt: PKCS7Receipt, roots: [[UInt8]], enabled: Bool, fallback: Timestamp) async -> Outcome {
+    ///
+    /// The signature over the payload is checked for every receipt; the chain's verdict comes from `trust`'s cache when
+    /// the same envelope certificates and signer serial validated before at a window holding this instant, which is
+    /// exactly when a fresh validation would find it valid again.
+    static func verify(
+        _ receipt: PKCS7Receipt, trust: ReceiptTrust, enabled: Bool, fallback: Timestamp
+    ) async -> Outcome {
         guard enabled else { return Outcome(verification: .skipped) }
-        var warnings: [String] = []
-        var trusted: [Certificate] = []
-        for (index, der) in roots.enumerated() {
-            do {
-                trusted.append(try Certificate(untrustedDER: der))
-            } catch {
-                warnings.append("app receipt trust root \(index + 1) of \(roots.count) is not a DER certificate and was not used (\(error))")
-            }
-        }
+        var warnings = trust.warnings
         func failed(_ reason: String) -> Outcome { Outcome(verification: .failed, reason: reason, warnings: warnings) }
         guard !receipt.certificates.isEmpty, let signer = receipt.signerInfos.first else {
             return Outcome(verification: .unsigned, warnings: warnings)
         }
-        var certificates: [Certificate] = []
-        for (index, der) in receipt.certificates.enumerated() {
-            do {
-                certificates.append(try Certificate(untrustedDER: der))
-            } catch {
-                return failed("certificate \(index + 1) in the envelope does not parse (\(error))")
-            }
-        }
         let parts = BERValue.children(signer)
-        guard parts.count >= 5 else { return failed("the SignerInfo has \(parts.count) parts, expected at least 5") }
-        let sidParts = BERValue.children(parts[1])
-        guard sidParts.count == 2, case .primitive(let serial) = sidParts[1].content,
-            let leaf = certificates.first(where: { Array($0.serialNumber.bytes) == Array(serial) })
-        else { return failed("no certificate in the envelope matches the signer's serial number") }
+        let instant = receipt.receipt.receiptCreationDate ?? fallback
+        var chain: ReceiptSignerChain?
+        if parts.count >= 5, let serial = serialNumber(parts[1]) {
+            chain = ReceiptSignerChain(certificates: receipt.certificates, serialNumber: serial)
+        }
+        // A hit means these very certificates parsed, held the signer and chained to a root at a window holding
+        // `instant`: the checks below that lead to the leaf would all pass again.
+        let cachedLeaf = chain.flatMap { trust.chains.value(for: $0, at: instant) }
+        var certificates: [Certificate] = []
+        let leaf: Certificate
+        if let cachedLeaf {
+            leaf = cachedLeaf
+        } else {
+            for (index, der) in receipt.certificates.enumerated() {
+                do {
+                    certificates.append(try Certificate(untrustedDER: der))
+                } catch {
+                    return failed("certificate \(index + 1) in the envelope does not parse (\(error))")
+                }
+            }
+            guard parts.count >= 5 else {
+                return failed("the SignerInfo has \(parts.count) parts, expected at least 5")
+            }
+            guard let serial = chain?.serialNumber,
+                let found = certificates.first(where: { Array($0.serialNumber.bytes) == serial })
+            else { return failed("no certificate in the envelope matches the signer's serial number") }
+            leaf = found
+        }
         guard let digestOID = BERValue.children(parts[2]).first.flatMap({ try? ASN1ObjectIdentifier(derEncoded: $0) })
         else { return failed("the signer's digest algorithm is not an object identifier") }
 
@@ -86,29 +99,44 @@ enum PKCS7SignatureCheck {
             isValid(signature: signature, over: signedBytes, digestOID: digestOID, key: leaf.publicKey)
         else { return failed("the signature does not verify with the signer's key") }
 
-        let instant: Timestamp
-        if let created = receipt.receipt.receiptCreationDate {
-            instant = created
-        } else {
-            instant = fallback
+        if receipt.receipt.receiptCreationDate == nil {
             warnings.append("the receipt has no creation date (attribute 12): its certificates were checked at \(fallback.iso8601) instead")
         }
+        if cachedLeaf != nil { return Outcome(verification: .verified, warnings: warnings) }
+        // Not cached, so the certificates were parsed above and the signer found by its serial: `chain` is set.
+        guard let chain else { return failed("no certificate in the envelope matches the signer's serial number") }
         let date = Date(timeIntervalSince1970: Double(instant.millisecondsSince1970) / 1000)
-        var verifier = Verifier(rootCertificates: CertificateStore(trusted)) {
-            RFC5280Policy(fixedExpiryValidationTime: date)
-        }
         // A signer that is itself a configured trust anchor (Xcode's StoreKit certificate given with
         // --trust-root) is trusted directly, within its validity.
-        if trusted.contains(leaf) {
-            if date >= leaf.notValidBefore && date <= leaf.notValidAfter { return Outcome(verification: .verified, warnings: warnings) }
+        if trust.roots.contains(leaf) {
+            if date >= leaf.notValidBefore && date <= leaf.notValidAfter {
+                trust.chains.keep(leaf, for: chain, validatedPath: [leaf])
+                return Outcome(verification: .verified, warnings: warnings)
+            }
+            trust.chains.countFailure()
             return failed("the signer (a trusted root) is not valid at \(instant.iso8601)")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(trust.roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: date)
         }
         let others = certificates.filter { $0 != leaf }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(others))
-        if case .validCertificate = result { return Outcome(verification: .verified, warnings: warnings) }
+        if case .validCertificate(let path) = result {
+            trust.chains.keep(leaf, for: chain, validatedPath: path)
+            return Outcome(verification: .verified, warnings: warnings)
+        }
+        trust.chains.countFailure()
         // Xcode's StoreKit Testing receipts are signed by a local self-signed certificate: unsigned by design.
         if certificates.count == 1 && leaf.issuer == leaf.subject { return Outcome(verification: .unsigned, warnings: warnings) }
         return failed("the signer's certificate does not chain to a trusted root at \(instant.iso8601)")
+    }
+
+    /// The serial number in a SignerInfo's `sid` (`IssuerAndSerialNumber ::= SEQUENCE { issuer Name, serialNumber
+    /// INTEGER }`): the INTEGER's content octets.
+    private static func serialNumber(_ sid: ASN1Node) -> [UInt8]? {
+        let sidParts = BERValue.children(sid)
+        guard sidParts.count == 2, case .primitive(let serial) = sidParts[1].content else { return nil }
+        return Array(serial)
     }
 
     private static func messageDigestValue(_ signedAttributes: ASN1Node) -> [UInt8]? {

@@ -71,7 +71,7 @@ public final class JWSVerifier: Sendable {
     public static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 
     public let policy: VerificationPolicy
-    private let cache = ChainCache()
+    private let chains = ValidatedChainCache<[String], P256.Signing.PublicKey>()
     /// Decoded headers by their text, so a run on one chain decodes its header once.
     public let headers = JWSHeaderCache()
 
@@ -81,7 +81,7 @@ public final class JWSVerifier: Sendable {
     }
 
     /// Number of chains validated in full (cache misses), for measurements and tests.
-    public var chainValidations: Int { cache.validations }
+    public var chainValidations: Int { chains.validations }
 
     /// Verifies a JWS whose payload carries `signedDate` and `environment` as Apple's do.
     /// - Parameter now: the current instant, used when the policy or the payload needs it.
@@ -124,9 +124,17 @@ public final class JWSVerifier: Sendable {
         case .at(let fixed): instant = fixed
         }
         let key: P256.Signing.PublicKey
-        switch await cache.leafKey(for: chainStrings, at: instant, policy: policy) {
-        case .success(let found): key = found
-        case .failure(let error): return .rejected(error)
+        if let cached = chains.value(for: chainStrings, at: instant) {
+            key = cached
+        } else {
+            switch await Self.validate(chainStrings, at: instant, policy: policy) {
+            case .success(let (found, path)):
+                chains.keep(found, for: chainStrings, validatedPath: path)
+                key = found
+            case .failure(let error):
+                chains.countFailure()
+                return .rejected(error)
+            }
         }
         guard jws.signature.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
@@ -147,43 +155,12 @@ public final class JWSVerifier: Sendable {
     }
 }
 
-/// Verified chains by their exact x5c text, with the window in which each stays valid.
-private final class ChainCache: @unchecked Sendable {
-    private struct Entry {
-        let key: P256.Signing.PublicKey
-        let validFrom: Timestamp
-        let validUntil: Timestamp
-    }
-
-    private let lock = NSLock()
-    private var entries: [[String]: Entry] = [:]
-    private var validationCount = 0
-
-    var validations: Int { lock.withLock { validationCount } }
-
-    func leafKey(
-        for chain: [String], at instant: Timestamp, policy: VerificationPolicy
-    ) async -> Result<P256.Signing.PublicKey, RecordError> {
-        let cached = lock.withLock { entries[chain] }
-        if let cached, cached.validFrom <= instant, instant <= cached.validUntil {
-            return .success(cached.key)
-        }
-        let result = await validate(chain, at: instant, policy: policy)
-        if case .success(let entry) = result {
-            lock.withLock {
-                validationCount += 1
-                if entries.count > 1024 { entries.removeAll() }
-                entries[chain] = entry
-            }
-            return .success(entry.key)
-        }
-        lock.withLock { validationCount += 1 }
-        return result.map(\.key)
-    }
-
-    private func validate(_ chain: [String], at instant: Timestamp, policy: VerificationPolicy) async -> Result<
-        Entry, RecordError
-    > {
+extension JWSVerifier {
+    /// Parses and validates an `x5c` chain at `instant`: Apple's marker OIDs, validity, a path to a trusted root.
+    /// Returns the leaf's key and the validated path.
+    private static func validate(
+        _ chain: [String], at instant: Timestamp, policy: VerificationPolicy
+    ) async -> Result<(P256.Signing.PublicKey, [Certificate]), RecordError> {
         var certificates: [Certificate] = []
         for (index, text) in chain.enumerated() {
             guard let der = Base64.decode(text) else {
@@ -224,9 +201,7 @@ private final class ChainCache: @unchecked Sendable {
         guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
             return .failure(JWSVerifier.error("algorithmNotAllowed", "the leaf certificate's key is not P-256"))
         }
-        let from = validated.map { stamp(ms: $0.notValidBefore) }.max() ?? instant
-        let until = validated.map { stamp(ms: $0.notValidAfter) }.min() ?? instant
-        return .success(Entry(key: key, validFrom: from, validUntil: until))
+        return .success((key, Array(validated)))
     }
 }
 
