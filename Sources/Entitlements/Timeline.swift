@@ -35,10 +35,28 @@ extension CustomerHistory {
     ///
     /// A refund is never called an opt-out: `autoRenewDisabled` is the customer (or Apple, after a refund
     /// request, which the detail says) turning renewal off; `refunded` is Apple taking the money back. An
-    /// upgrade's prorated cancellation is the upgrade, never a refund.
+    /// upgrade's prorated cancellation is the upgrade, never a refund. A period that begins when Apple's
+    /// billing retry succeeds is `billingRecovered`, never a lapse and a resubscribe: the grace period or the
+    /// retry between the two periods is told by `gracePeriodStarted` / `billingIssue`, not as a gap.
     public func timeline(upTo instant: Timestamp, catalog: Catalog = Catalog()) -> [TimelineEvent] {
         var events: [TimelineEvent] = []
         var refundedIds = Set<String>()
+        // Recoveries the periods told (subscription, when, index in `events`), so that the notification or
+        // renewal info reporting the same recovery adds its sighting to that event instead of a second one.
+        var recoveries: [(original: String?, transactionId: String, at: Timestamp, index: Int)] = []
+        /// The recovery a period told that a report of one for `original` at `at` is about: the one of the
+        /// same transaction, else the latest of the subscription that began at most a minute after `at` and
+        /// at most a day before it.
+        func told(_ original: String?, _ transactionId: String?, _ at: Timestamp) -> Int? {
+            if let transactionId, let same = recoveries.first(where: { $0.transactionId == transactionId }) {
+                return same.index
+            }
+            return recoveries.last { recovery in
+                recovery.original == original && original != nil
+                    && BillingSignals.isReport(at: at, ofRecoveryAt: recovery.at)
+            }?.index
+        }
+        let billing = BillingSignals(self, upTo: instant)
         func add(_ at: Timestamp?, _ seen: Timestamp, _ kind: EventKind, _ t: Transaction?, _ detail: String, product: String? = nil) {
             guard let at, at <= instant else { return }
             events.append(TimelineEvent(at: at, seenAt: seen, kind: kind, productId: product ?? t?.productId, transactionId: t?.transactionId, detail: detail))
@@ -95,7 +113,14 @@ extension CustomerHistory {
                 let expiredEnd = prior.expiresDate.flatMap { expires in
                     t.purchaseDate.map { expires.distance(to: $0) > 60_000 } == true ? expires : nil
                 }
-                if let end = revokedEnd ?? expiredEnd {
+                if revokedEnd == nil, expiredEnd != nil, let start = t.purchaseDate,
+                    billing.recovered(from: prior, by: t, at: start)
+                {
+                    let product = prior.productId != t.productId ? " as \(t.productId ?? "?")" : ""
+                    recoveries.append((prior.originalTransactionId, t.transactionId, start, events.count))
+                    let until = t.expiresDate?.iso8601 ?? "?"
+                    add(start, seen, .billingRecovered, t, "billing recovered; renewed\(product) until \(until)")
+                } else if let end = revokedEnd ?? expiredEnd {
                     if revokedEnd == nil { add(end, seen, .expired, prior, "period ended") }
                     let gapLength = max(0, t.purchaseDate.map { end.distance(to: $0) } ?? 0)
                     add(end, seen, .lapsed, prior, "no subscription for \(describeDuration(gapLength))")
@@ -126,6 +151,7 @@ extension CustomerHistory {
             func note(_ kind: EventKind, _ detail: String) {
                 events.append(TimelineEvent(at: at, seenAt: seen.seenAt, kind: kind, productId: product ?? transaction?.productId, transactionId: seen.transactionId, detail: detail))
             }
+            let original = n.originalTransactionId ?? transaction?.originalTransactionId
             switch (n.notificationType, n.subtype) {
             case (.didChangeRenewalStatus, let subtype):
                 let off = subtype == .autoRenewDisabled || (n.version == "1" && n.autoRenewStatus == false)
@@ -143,6 +169,10 @@ extension CustomerHistory {
                 note(subtype == .gracePeriod ? .gracePeriodStarted : .billingIssue,
                      subtype == .gracePeriod ? "billing failed; grace period started" : "billing failed; Apple is retrying")
             case (.didRenew, .billingRecovery?), (.didRecover, _):
+                if let told = told(original, seen.transactionId, at) {
+                    events[told].seenAt = min(events[told].seenAt, seen.seenAt)
+                    continue
+                }
                 note(.billingRecovered, "billing recovered")
             case (.refund, _), (.cancel, _):
                 if let id = seen.transactionId, refundedIds.contains(id) { continue }
@@ -182,7 +212,13 @@ extension CustomerHistory {
                     add(seen.seenAt, seen.seenAt, .billingIssue, nil, "billing failed; Apple is retrying", product: product)
                 }
             } else if !retry && inRetry[key] == true {
-                add(seen.seenAt, seen.seenAt, .billingRecovered, nil, "billing recovered", product: product)
+                // Out of retry with renewal off or an expiration intent: Apple (or the customer) gave up; no recovery.
+                let ended = info.autoRenewStatus == .off || info.expirationIntent != nil
+                if let told = told(info.originalTransactionId, nil, seen.seenAt) {
+                    events[told].seenAt = min(events[told].seenAt, seen.seenAt)
+                } else if !ended {
+                    add(seen.seenAt, seen.seenAt, .billingRecovered, nil, "billing recovered", product: product)
+                }
             }
             inRetry[key] = retry
         }
@@ -248,4 +284,88 @@ func describeDuration(_ milliseconds: Int64) -> String {
     if seconds < 86_400 { return "\(seconds / 3600) h" }
     let days = seconds / 86_400
     return "\(days) day\(days == 1 ? "" : "s")"
+}
+
+/// What a history says about billing trouble, per subscription (originalTransactionId), in time order: the
+/// facts that decide whether a period began because Apple's billing retry succeeded.
+struct BillingSignals {
+    enum Signal {
+        /// Billing failed and Apple is retrying (DID_FAIL_TO_RENEW, or a renewal info in billing retry).
+        case retrying
+        /// No longer retrying for a reason other than a recovery, or never was (EXPIRED, a renewal info out of retry).
+        case notRetrying
+        /// Apple recovered the billing (DID_RENEW/BILLING_RECOVERY, DID_RECOVER); the period it carried, if any.
+        case recovered(transactionId: String?)
+    }
+
+    /// Per subscription: when, and what.
+    private var signals: [String: [(at: Timestamp, signal: Signal)]] = [:]
+
+    /// The signals of `history` known by `instant`: notifications at their event time, renewal infos when seen.
+    init(_ history: CustomerHistory, upTo instant: Timestamp) {
+        var originals: [String: String] = [:]
+        for t in history.transactions {
+            if let original = t.originalTransactionId { originals[t.transactionId] = original }
+        }
+        for seen in history.notifications {
+            let n = seen.notification
+            let at = history.eventTime(seen)
+            guard at <= instant,
+                let original = n.originalTransactionId ?? seen.transactionId.flatMap({ originals[$0] })
+            else { continue }
+            switch (n.notificationType, n.subtype) {
+            case (.didFailToRenew, _): signals[original, default: []].append((at, .retrying))
+            case (.expired, _): signals[original, default: []].append((at, .notRetrying))
+            case (.didRenew, .billingRecovery?), (.didRecover, _):
+                // The transaction it carried, unless that is not one of the history's periods.
+                let carried = seen.transactionId.flatMap { originals[$0] == nil ? nil : $0 }
+                signals[original, default: []].append((at, .recovered(transactionId: carried)))
+            default: break
+            }
+        }
+        // Notifications first: a renewal info seen at the same instant as its notification says more.
+        for seen in history.renewals where seen.seenAt <= instant {
+            guard let original = seen.info.originalTransactionId, let retry = seen.info.isInBillingRetryPeriod else {
+                continue
+            }
+            signals[original, default: []].append((seen.seenAt, retry ? .retrying : .notRetrying))
+        }
+        for key in signals.keys {
+            // Stable: signals at the same instant keep the order above.
+            signals[key] = signals[key]!.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }
+                .map(\.element)
+        }
+    }
+
+    /// Whether `next`, beginning at `start` after `prior` expired, is the period Apple's billing retry of
+    /// `prior` recovered. It must continue the same subscription; then either Apple says so (a recovery
+    /// carrying `next`, or one for the subscription within a day of `start`), or the last billing fact
+    /// between `prior`'s start and a minute before `start` (the recovery's own renewal info is at `start`)
+    /// is that Apple was retrying.
+    func recovered(from prior: Transaction, by next: Transaction, at start: Timestamp) -> Bool {
+        guard let original = prior.originalTransactionId, next.originalTransactionId == original else { return false }
+        let from = prior.purchaseDate ?? Timestamp(millisecondsSince1970: .min)
+        let until = start.adding(milliseconds: -60_000)
+        var retrying = false
+        for (at, signal) in signals[original] ?? [] {
+            if case .recovered(let transactionId) = signal,
+                transactionId.map { $0 == next.transactionId } ?? Self.isReport(at: at, ofRecoveryAt: start)
+            {
+                return true
+            }
+            guard at > from, at < until else { continue }
+            switch signal {
+            case .retrying: retrying = true
+            case .notRetrying: retrying = false
+            case .recovered: break
+            }
+        }
+        return retrying
+    }
+
+    /// Whether a report at `at` that names no period can be of a recovery at `recovery`: signed at most a
+    /// minute before it and at most a day after (sandbox periods last minutes, so nearer ones come first).
+    static func isReport(at: Timestamp, ofRecoveryAt recovery: Timestamp) -> Bool {
+        at >= recovery.adding(milliseconds: -60_000) && at <= recovery.adding(milliseconds: 86_400_000)
+    }
 }

@@ -72,12 +72,72 @@ struct BillingFailureTests {
         let failed = try #require(kinds.firstIndex(of: .gracePeriodStarted))
         #expect(try #require(kinds.firstIndex(of: .billingRecovered)) > failed)
         #expect(timeline.first { $0.kind == .billingRecovered }?.at == B.at(33))
-        // Known: the period that began at the recovery is also told as a lapse ("no subscription for 3 days",
-        // while the entitlement above says the grace period gave access) and a resubscribe, beside billingRecovered.
-        withKnownIssue("a billing recovery is also told as a lapse and a resubscribe") {
-            #expect(!kinds.contains(.lapsed))
-            #expect(!kinds.contains(.resubscribed))
-        }
+        // The grace period is not a gap: the period that began at the recovery is the recovery, not a lapse
+        // ("no subscription for 3 days") and a resubscribe, and the old period did not expire at 30.
+        #expect(!kinds.contains(.lapsed))
+        #expect(!kinds.contains(.resubscribed))
+        #expect(kinds == [.subscribed, .gracePeriodStarted, .billingRecovered])
+        let recovery = try #require(timeline.first { $0.kind == .billingRecovered })
+        #expect(recovery.transactionId == "2")
+        #expect(recovery.detail == "billing recovered; renewed until \(B.at(63).iso8601)")
+    }
+
+    @Test("recovered after the grace period ran out, in billing retry: a recovery, not a lapse and a resubscribe")
+    func recoveryAfterGrace() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2(
+            "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", at: 30, transactionId: "1",
+            renewal: B.SignedRenewal(retry: true, grace: 36))
+        b.period("2", from: 41, to: 71)
+        try b.notificationV2("DID_RENEW", subtype: "BILLING_RECOVERY", at: 41, transactionId: "2", renewal: B.SignedRenewal())
+        let h = try await b.history()
+        #expect(h.entitlements(at: B.at(38)).first?.state == .billingRetry)
+        #expect(h.entitlements(at: B.at(42)).first?.state == .active)
+        #expect(h.timeline(upTo: B.at(50)).map(\.kind) == [.subscribed, .gracePeriodStarted, .billingRecovered])
+        // Before the recovery, the period that failed to renew has ended (no access since the grace period).
+        #expect(h.timeline(upTo: B.at(40)).map(\.kind) == [.subscribed, .gracePeriodStarted, .expired])
+    }
+
+    @Test("a recovery told only by renewal infos (legacy data, no notification) is still a recovery")
+    func recoveryFromRenewalInfos() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.renewal(seen: 30, autoRenew: true, retry: true)
+        b.period("2", from: 34, to: 64)
+        let h = try await b.history()
+        #expect(h.entitlements(at: B.at(32)).first?.state == .billingRetry)
+        let timeline = h.timeline(upTo: B.at(40))
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .billingRecovered])
+        #expect(timeline.last?.at == B.at(34))
+    }
+
+    @Test("a recovery notification signed minutes after the new period began is the same one recovery")
+    func recoveryNotificationLater() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2("DID_FAIL_TO_RENEW", at: 30, transactionId: "1", renewal: B.SignedRenewal(retry: true))
+        b.period("2", from: 33, to: 63)
+        try b.notificationV2("DID_RENEW", subtype: "BILLING_RECOVERY", at: 33 + 7.0 / 1440, transactionId: "2", renewal: B.SignedRenewal())
+        let h = try await b.history()
+        let timeline = h.timeline(upTo: B.at(40))
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .billingRecovered])
+        #expect(timeline.last?.at == B.at(33))
+    }
+
+    @Test("when Apple gave up retrying, a later purchase is a lapse and a resubscribe, not a recovery")
+    func gaveUpThenResubscribed() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2("DID_FAIL_TO_RENEW", at: 30, transactionId: "1", renewal: B.SignedRenewal(retry: true))
+        try b.notificationV2("EXPIRED", subtype: "BILLING_RETRY", at: 90, transactionId: "1", renewal: B.SignedRenewal(autoRenew: false))
+        b.period("3", from: 100, to: 130)
+        let h = try await b.history()
+        let timeline = h.timeline(upTo: B.at(110))
+        // The renewal info of the EXPIRED notification ends the retry with renewal off: an end, not a recovery.
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired, .lapsed, .autoRenewDisabled, .resubscribed])
+        #expect(timeline.first { $0.kind == .lapsed }?.detail == "no subscription for 70 days")
+        #expect(!timeline.contains { $0.kind == .billingRecovered })
     }
 
     @Test("a V1 DID_FAIL_TO_RENEW is a billing issue at its date, never a refund or an opt-out")
