@@ -56,15 +56,22 @@ public struct Catalog: Sendable {
     /// Reads the rows of a catalog file: `product_id,entitlement[,type,duration_days,price_tier]`, each
     /// with the line it came from (the CLI reads the CSV and passes the values). The first row is skipped
     /// when it is the header (its first field is exactly `product_id`); a product whose id merely starts
-    /// with `product_id` is a product. `duration_days` is a whole number from 1 to 36 500.
+    /// with `product_id` is a product. `type` is one of the words below or Apple's own type name;
+    /// `duration_days` a whole number from 1 to 36 500; `price_tier` a whole number from 0. A product listed
+    /// twice, or a row with more than five fields, is an error naming both lines or the line.
     public static func parse(rows: [(line: Int, fields: [String])]) throws(CatalogError) -> Catalog {
         var products: [CatalogProduct] = []
+        var seen: [String: Int] = [:]
         for (position, row) in rows.enumerated() {
             let fields = row.fields.map { $0.trimmingWhitespace() }
             if position == 0 && fields.first == "product_id" { continue }
-            guard fields.count >= 2, !fields[0].isEmpty, !fields[1].isEmpty else {
+            guard (2...5).contains(fields.count), !fields[0].isEmpty, !fields[1].isEmpty else {
                 throw CatalogError(line: row.line, message: "expected product_id,entitlement[,type,duration_days,price_tier]")
             }
+            if let first = seen[fields[0]] {
+                throw CatalogError(line: row.line, message: "product \(fields[0].prefix(80)) is already defined on line \(first)")
+            }
+            seen[fields[0]] = row.line
             var product = CatalogProduct(productId: fields[0], entitlement: fields[1])
             if fields.count > 2, !fields[2].isEmpty {
                 switch fields[2].lowercased() {
@@ -72,7 +79,14 @@ public struct Catalog: Sendable {
                 case "non-consumable", "nonconsumable": product.type = .nonConsumable
                 case "consumable": product.type = .consumable
                 case "non-renewing", "nonrenewing": product.type = .nonRenewingSubscription
-                default: product.type = ProductType(rawValue: fields[2])
+                default:
+                    let type = ProductType(rawValue: fields[2])
+                    guard type.isKnown else {
+                        throw CatalogError(
+                            line: row.line,
+                            message: "type \(fields[2].prefix(40)) is not auto-renewable, non-consumable, consumable or non-renewing")
+                    }
+                    product.type = type
                 }
             }
             if fields.count > 3, !fields[3].isEmpty {
@@ -83,7 +97,9 @@ public struct Catalog: Sendable {
                 product.durationMilliseconds = days * 86_400_000
             }
             if fields.count > 4, !fields[4].isEmpty {
-                guard let tier = Int(fields[4]) else { throw CatalogError(line: row.line, message: "price_tier \(fields[4].prefix(40)) is not a whole number") }
+                guard let tier = Int(fields[4]), tier >= 0 else {
+                    throw CatalogError(line: row.line, message: "price_tier \(fields[4].prefix(40)) is not a whole number from 0")
+                }
                 product.priceTier = tier
             }
             products.append(product)
@@ -96,6 +112,12 @@ public struct Catalog: Sendable {
 public struct CatalogError: Error, Sendable, CustomStringConvertible {
     public var line: Int
     public var message: String
+
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
     public var description: String { "line \(line): \(message)" }
 }
 

@@ -12,12 +12,33 @@ public struct CSVRow: Sendable, Equatable {
     }
 }
 
-/// The operator's CSV files (`--catalog`, `customers.csv`) read by CSV.swift: quoted fields (with commas,
-/// quotes and line breaks inside), CRLF or LF line ends. Fields are trimmed; blank lines and lines whose
-/// first field starts with `#` are left out. What the fields mean is the reader's business
+/// A CSV file these readers refuse, with the line.
+public struct CSVRowsError: Error, Sendable, CustomStringConvertible {
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
+}
+
+/// The operator's CSV files (`--catalog`, `customers.csv`) read by CSV.swift: quoted fields (with commas
+/// and quotes inside), CRLF or LF line ends, a byte order mark. Fields are trimmed; blank lines and lines
+/// whose first field starts with `#` are left out. What the fields mean is the reader's business
 /// (``Entitlements/Catalog/parse(rows:)``, ``DataOptions/customerMapping(_:)``).
+///
+/// No product or account id holds a line break, so a field that does is refused with its line: that is
+/// also how an unterminated quote (which CSV.swift reads to the end of the file) or a character after a
+/// closing quote (which it joins to the next line) shows, instead of rows vanishing into one field.
 public enum CSVRows {
-    public static func parse(_ text: String) -> [CSVRow] {
+    public static func parse(_ bytes: [UInt8]) throws(CSVRowsError) -> [CSVRow] {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            // Named by the first line that is not UTF-8 (a line end is one byte in UTF-8 and in Latin-1 alike).
+            let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+            let line = 1 + (lines.firstIndex { String(validating: $0, as: UTF8.self) == nil } ?? 0)
+            throw CSVRowsError(line: line, message: "is not UTF-8 text (save the file as UTF-8)")
+        }
+        return try parse(text)
+    }
+
+    public static func parse(_ text: String) throws(CSVRowsError) -> [CSVRow] {
         // A byte order mark from a spreadsheet export is not part of the first field.
         let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         // CSVReader(string:) throws only when asked to read a header row, which we do not.
@@ -25,9 +46,11 @@ public enum CSVRows {
         var rows: [CSVRow] = []
         var line = 1
         while let fields = reader.next() {
+            if fields.contains(where: { $0.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) }) {
+                throw CSVRowsError(line: line, message: "a field runs over a line end (an unterminated quote, or text after a closing quote)")
+            }
             let start = line
-            // The next row starts after this one's line end and any line breaks inside its quoted fields.
-            line += 1 + fields.reduce(0) { $0 + $1.utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
+            line += 1
             if fields.allSatisfy(\.isEmpty) || fields[0].hasPrefix("#") { continue }
             rows.append(CSVRow(line: start, fields: fields))
         }
@@ -38,6 +61,17 @@ public enum CSVRows {
 extension Catalog {
     /// A catalog file's text, read as `--catalog` reads it: CSV by ``CSVRows``, values by ``Catalog/parse(rows:)``.
     public static func parse(csv text: String) throws(CatalogError) -> Catalog {
-        try parse(rows: CSVRows.parse(text).map { ($0.line, $0.fields) })
+        try parse(csv: Array(text.utf8))
+    }
+
+    /// A catalog file's bytes, which must be UTF-8.
+    public static func parse(csv bytes: [UInt8]) throws(CatalogError) -> Catalog {
+        let rows: [CSVRow]
+        do {
+            rows = try CSVRows.parse(bytes)
+        } catch {
+            throw CatalogError(line: error.line, message: error.message)
+        }
+        return try parse(rows: rows.map { ($0.line, $0.fields) })
     }
 }

@@ -49,7 +49,13 @@ struct DataOptions: ParsableArguments {
     /// `customer_id` is the header), all checked before any is linked.
     static func customerMapping(_ path: String) throws -> [(account: String, kind: IdentifierKind, value: String)] {
         var mapping: [(account: String, kind: IdentifierKind, value: String)] = []
-        for (position, row) in CSVRows.parse(try read(path)).enumerated() {
+        let rows: [CSVRow]
+        do {
+            rows = try CSVRows.parse(try readBytes(path))
+        } catch let error as CSVRowsError {
+            throw CLIError.usage(safe("\(path) \(error)"))
+        }
+        for (position, row) in rows.enumerated() {
             let fields = row.fields
             if position == 0 && fields.first == "customer_id" { continue }
             guard fields.count == 3, let kind = IdentifierKind(rawValue: fields[1]), kind != .external, !fields[0].isEmpty,
@@ -78,9 +84,9 @@ struct DataOptions: ParsableArguments {
     func loadCatalog() throws -> Catalog {
         guard let catalog else { return Catalog() }
         do {
-            return try Catalog.parse(csv: try read(catalog))
+            return try Catalog.parse(csv: try Self.readBytes(catalog))
         } catch let error as CatalogError {
-            throw CLIError.usage("\(catalog) \(error)")
+            throw CLIError.usage(safe("\(catalog) \(error)"))
         }
     }
 
@@ -92,11 +98,18 @@ struct DataOptions: ParsableArguments {
         do {
             return try FlagRules.parse(try read(path))
         } catch let error as CatalogError {
-            throw CLIError.usage("\(path) \(error)")
+            throw CLIError.usage(safe("\(path) \(error)"))
         }
     }
 
     private func read(_ path: String) throws -> String { try Self.read(path) }
+
+    static func readBytes(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError.usage("cannot read \(path)")
+        }
+        return [UInt8](data)
+    }
 
     static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -52,11 +52,16 @@ enum ExitStatus {
             return ("receiptdesk: \(error.message)", code(of: error), false)
         case let error as TerminalError:
             return ("receiptdesk: \(error.message)", usage, false)
+        case let error as ExitCode:
+            return (nil, error.rawValue, false)
         default:
             // swift-argument-parser's own errors: help, version, validation (exit 2 here, not 64).
             let code = ReceiptDesk.exitCode(for: error)
             let message = ReceiptDesk.fullMessage(for: error)
             if code == .success { return (message.isEmpty ? nil : message, success, true) }
+            // swift-argument-parser answers 1 for an error it does not know (a file system error, say): that
+            // is neither a rejected record nor a lookup that found nothing.
+            if code == .failure { return ("receiptdesk: \((error as NSError).localizedDescription)", usage, false) }
             return (message.isEmpty ? nil : message, code == .validationFailure ? usage : code.rawValue, false)
         }
     }

@@ -85,7 +85,8 @@ struct LedgerOptions: ParsableArguments {
             } else if url == "memory:" {
                 database = try SQLiteDatabase.open(path: nil)
             } else {
-                throw CLIError.usage("--ledger takes sqlite:PATH or postgres://..., not \(url.prefix(40))")
+                // Not echoed: a mistyped URL may hold a password.
+                throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
             }
             return try await SQLLedger.open(database, now: now, readOnly: readOnly)
         } catch let error as LedgerError {

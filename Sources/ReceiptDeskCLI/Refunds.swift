@@ -42,22 +42,29 @@ struct Refunds: AsyncParsableCommand {
             throw ValidationError("--rule takes one of \(FlagRules.ruleIds.joined(separator: ", "))")
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
-        if limit < 1 { throw ValidationError("--limit takes a number of flags from 1") }
+        if limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
             throw ValidationError("--since takes a duration (24h, 7d, 30m) or an ISO 8601 instant")
         }
     }
 
+    /// `24h`, `7d`, `30m`, `2w` in milliseconds; nil for anything else, a negative or an overflowing one.
     static func duration(_ text: String) -> Int64? {
-        guard let unit = text.last, let value = Int64(text.dropLast()) else { return nil }
+        guard let unit = text.last, let value = Int64(text.dropLast()), value >= 0 else { return nil }
+        let scale: Int64
         switch unit {
-        case "m": return value * 60_000
-        case "h": return value * 3_600_000
-        case "d": return value * 86_400_000
-        case "w": return value * 7 * 86_400_000
+        case "m": scale = 60_000
+        case "h": scale = 3_600_000
+        case "d": scale = 86_400_000
+        case "w": scale = 7 * 86_400_000
         default: return nil
         }
+        let (milliseconds, overflow) = value.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : milliseconds
     }
+
+    /// The most flags one call lists.
+    static let maximumLimit = 1_000_000
 
     func run() async throws {
         if refresh && data.source.readOnly { throw LedgerOptions.refuse("refunds --refresh") }

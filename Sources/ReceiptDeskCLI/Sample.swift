@@ -35,10 +35,12 @@ struct Sample: AsyncParsableCommand {
     func validate() throws {
         guard customers >= 0 else { throw ValidationError("--customers must be 0 or more") }
         let span = try range()
-        guard span.to.millisecondsSince1970 - span.from.millisecondsSince1970 >= 14 * 86_400_000 else {
+        // Checked: instants near the ends of Int64 must not overflow the subtraction.
+        let (length, overflow) = span.to.millisecondsSince1970.subtractingReportingOverflow(span.from.millisecondsSince1970)
+        guard !overflow, length >= 14 * 86_400_000 else {
             throw ValidationError("--to must be at least 14 days after --from")
         }
-        guard span.to.millisecondsSince1970 - span.from.millisecondsSince1970 <= 5 * 366 * 86_400_000 else {
+        guard length <= 5 * 366 * 86_400_000 else {
             throw ValidationError("the span may be at most five years")
         }
     }

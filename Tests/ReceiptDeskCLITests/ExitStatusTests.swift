@@ -1,5 +1,6 @@
 import ArgumentParser
 import CursesBackend
+import Foundation
 import Ledger
 import Testing
 
@@ -17,6 +18,7 @@ struct ExitStatusTests {
             (LedgerError.cannotOpen("refused"), 3), (LedgerError(code: "postgres", message: "server closed the connection"), 3),
             (LedgerError(code: "badRow", message: "flags.status holds \"x\""), 3), (TerminalError(message: "no terminal"), 2),
             (ValidationError("--rule takes one of ..."), 2), (ExitCode(1), 1),
+            (CocoaError(.fileWriteNoPermission), 2),
         ]
         for (error, expected) in cases {
             #expect(ExitStatus.of(error).code == expected, "\(error)")
@@ -41,5 +43,20 @@ struct ExitStatusTests {
             #expect(status.code == 2)
             #expect(status.message?.contains("'pending' is invalid") == true && status.message?.contains("'acknowledged'") == true, "\(status.message ?? "")")
         }
+    }
+
+    @Test("input at the ends of Int64 is refused with exit 2, never a trap; a mistyped URL is not echoed")
+    func hostileArguments() throws {
+        for arguments in [
+            ["refunds", "--since", "200000000000000d", "--files", "/dev/null"], ["refunds", "--since", "-5d", "--files", "/dev/null"],
+            ["refunds", "--limit", "9223372036854775807", "--files", "/dev/null"],
+            ["sample", "--out", "/tmp/never", "--from", "9223372036854775000", "--to=-9223372036854775000"],
+        ] {
+            let result = try Binary.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
+        }
+        let typo = try Binary.run(["lookup", "1", "--ledger", "postgress://admin:hunter2@db.example.com/ledger"])
+        #expect(typo.status == 2)
+        #expect(!typo.stderr.contains("hunter2") && !typo.stdout.contains("hunter2"), "\(typo.stderr)")
     }
 }
