@@ -128,11 +128,13 @@ public struct CustomerHistory: Sendable {
         renewals.last { $0.seenAt <= instant && (original == nil || $0.info.originalTransactionId == original) }?.info
     }
 
-    /// When a refund of `transactionId` was reversed, if it was by `instant`.
+    /// When a refund of `transactionId` was last reversed by `instant`, if it was.
+    ///
+    /// The latest, not the first: an earlier refund's reversal must not shadow the reversal of a later one.
     public func refundReversal(of transactionId: String, at instant: Timestamp) -> Timestamp? {
-        notifications.first {
-            $0.notification.notificationType == .refundReversed && $0.transactionId == transactionId && eventTime($0) <= instant
-        }.map(eventTime)
+        notifications.lazy.filter {
+            $0.notification.notificationType == .refundReversed && $0.transactionId == transactionId
+        }.map(eventTime).filter { $0 <= instant }.max()
     }
 
     /// When a notification's event took effect: its signedDate, else when it was seen.

@@ -200,11 +200,13 @@ extension FlagRules {
         }
         var byCustomer: [Int64: [(revoked: Timestamp, transaction: Transaction)]] = [:]
         var byProductDay: [String: [Int64: Int]] = [:]
+        // A refund Apple reversed is void (the one definition, Revocation.swift): no rule reads it, no count has it.
+        let reversals = notifications.refundReversals(at: now)
         for fact in refunds {
             let t = fact.transaction
             let revoked: Timestamp
             let share: Int64
-            switch t.revocation {
+            switch t.revocation(reversedAt: reversals[t.transactionId]) {
             case nil: continue
             case .familyRevoke(let at)?:
                 raise("family-revoke", at, t.transactionId, t, customer: fact.customerId, "family sharing access revoked")
@@ -283,7 +285,10 @@ extension FlagRules {
     /// Refund outcomes over the ledger's refunds and notifications.
     public func outcomes(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> RefundOutcomes {
         var outcomes = RefundOutcomes()
-        outcomes.refunded = refunds.filter { $0.transaction.revocation?.isRefund == true }.count
+        let reversals = notifications.refundReversals(at: now)
+        outcomes.refunded = refunds.filter {
+            $0.transaction.revocation(reversedAt: reversals[$0.transaction.transactionId])?.isRefund == true
+        }.count
         for fact in notifications {
             switch fact.notification.notificationType {
             case .refundDeclined: outcomes.declined += 1

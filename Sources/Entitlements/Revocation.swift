@@ -7,6 +7,11 @@ import ReceiptModel
 ///   family member losing shared access: no money moved for this customer.
 /// - An upgraded transaction's revocation is the prorated cancellation of the upgrade: neither.
 /// - Any other revocation is Apple refunding the purchase, in full or (with a percentage) in part.
+/// - A revocation that Apple reversed (REFUND_REVERSED at or after it) is void: ask
+///   ``Transaction/revocation(reversedAt:)`` or ``CustomerHistory/revocation(of:at:)``, not
+///   ``Transaction/revocation``, whether one still stands. A merged transaction keeps its revocation after
+///   a reversal (the timeline shows the refund and then the reversal; time travel shows the access taken
+///   away in between), so `revocationDate` alone does not say that a refund stands.
 public enum Revocation: Hashable, Sendable {
     /// Apple refunded the purchase; `share` is the refunded part in thousandths of a percent (100 000 = all).
     case refund(at: Timestamp, share: Int64)
@@ -45,6 +50,15 @@ extension Transaction {
         // Apple sends 0...100 000; anything else is read as the nearest possible share.
         return .refund(at: date, share: min(max(revocationPercentage ?? 100_000, 0), 100_000))
     }
+
+    /// This transaction's revocation unless Apple reversed it: `reversal` is when a refund of it was last
+    /// reversed (REFUND_REVERSED) as far as the caller knows. A reversal at or after the revocation voids it
+    /// (it reinstates what the refund took away); one before it was of an earlier refund.
+    public func revocation(reversedAt reversal: Timestamp?) -> Revocation? {
+        guard let revocation else { return nil }
+        if let reversal, reversal >= revocation.date { return nil }
+        return revocation
+    }
 }
 
 extension CustomerHistory {
@@ -52,9 +66,20 @@ extension CustomerHistory {
     /// (REFUND_REVERSED reinstates what the refund took away).
     public func revocation(of t: Transaction, at instant: Timestamp) -> Revocation? {
         guard let revocation = t.revocation, revocation.date <= instant else { return nil }
-        if let reversed = refundReversal(of: t.transactionId, at: instant), reversed >= revocation.date {
-            return nil
+        return t.revocation(reversedAt: refundReversal(of: t.transactionId, at: instant))
+    }
+}
+
+extension Sequence<NotificationFact> {
+    /// When a refund of each transaction was last reversed (REFUND_REVERSED, at its signedDate, else when it
+    /// was seen) by `instant`: what the refund rules pass to ``Transaction/revocation(reversedAt:)``.
+    func refundReversals(at instant: Timestamp) -> [String: Timestamp] {
+        var latest: [String: Timestamp] = [:]
+        for fact in self where fact.notification.notificationType == .refundReversed {
+            let at = fact.notification.signedDate ?? fact.seenAt
+            guard let transactionId = fact.transactionId, at <= instant else { continue }
+            latest[transactionId] = Swift.max(latest[transactionId] ?? at, at)
         }
-        return revocation
+        return latest
     }
 }

@@ -37,7 +37,10 @@ struct OneMeaningTests {
         let history = CustomerHistory(transactions: [t], notifications: notifications)
         let now = at(20)
         let facts = history.facts(at: now)
-        let outcomes = FlagRules().outcomes(refunds: [RefundFact(transaction: t, customerId: 1)], notifications: [], now: now)
+        let notes = notifications.map {
+            NotificationFact(notification: $0.notification, seenAt: $0.seenAt, transactionId: $0.transactionId, productId: t.productId, customerId: 1)
+        }
+        let outcomes = FlagRules().outcomes(refunds: [RefundFact(transaction: t, customerId: 1)], notifications: notes, now: now)
         let kinds = history.timeline(upTo: now).map(\.kind)
         return Readings(
             refundCount: facts.refundCount, refundedUSD: facts.refunded["USD"] ?? 0, outcomeRefunded: outcomes.refunded,
@@ -74,7 +77,7 @@ struct OneMeaningTests {
         #expect(Self.readings(t) == Readings(refundCount: 1, refundedUSD: 2_497, outcomeRefunded: 1, refundedEvent: true, familyEvent: false, state: .revoked))
     }
 
-    @Test("a reversed refund no longer takes money out of spend nor access away")
+    @Test("a reversed refund no longer takes money out of spend nor access away, nor counts as refunded")
     func reversedRefund() {
         var t = Self.period("1", from: 0, to: 30)
         t.revocationDate = Self.at(5)
@@ -83,6 +86,7 @@ struct OneMeaningTests {
         let r = Self.readings(t, notifications: [.init(notification: n, seenAt: Self.at(6), transactionId: "1")])
         #expect(r.refundCount == 0)
         #expect(r.refundedUSD == 0)
+        #expect(r.outcomeRefunded == 0)
         #expect(r.state == .active)
     }
 

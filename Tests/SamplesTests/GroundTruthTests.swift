@@ -70,13 +70,7 @@ struct GroundTruthTests {
         let gotSpikes = try await ledger.flags(FlagQuery(rule: "refund-spike", limit: 1000)).map(\.id)
         #expect(Set(gotSpikes) == Set(spikes))
         #expect(spikes.count == 1)
-        // Known: the refund rules still flag a refund that Apple reversed (late-refund on a reinstated
-        // period), where the generator expects only refund-reversed: two of 2,000 customers at seed 42. A rise
-        // above the bound below is a regression.
-        withKnownIssue("the refund rules flag a refund Apple reversed (issue 9: ground truth)") {
-            #expect(mismatches.isEmpty, "\(mismatches.count) mismatches:\n\(mismatches.prefix(40).joined(separator: "\n"))")
-        }
-        #expect(mismatches.count <= 2, "\(mismatches.count) mismatches over \(checkedStates) states")
+        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches over \(checkedStates) states:\n\(mismatches.prefix(40).joined(separator: "\n"))")
         #expect(checkedStates > 4000)
         #expect(checkedFlags > 100)
         #expect(formats == Set(SampleFormat.allCases.map(\.rawValue)))
