@@ -34,7 +34,8 @@ public struct RecordDecoder: Sendable {
             return record
         } catch let failure as Rejection {
             var record = DecodedRecord.rejected(
-                provenance, kind: failure.kind, verification: failure.verification, error: failure.error, raw: bytes)
+                provenance, kind: failure.kind, verification: failure.verification, error: failure.error,
+                raw: failure.raw ?? bytes)
             record.warnings = notes.warnings
             return record
         } catch let error as RecordError {
@@ -118,12 +119,9 @@ public struct RecordDecoder: Sendable {
             kind = .serverAPIResponse
             return try await decodeServerAPIResponse(object, provenance: provenance, notes: notes)
         }
-        if let wrapped = object["transactionReceipt"] {
+        if object.has("transactionReceipt") || object.has("receipt-data") {
             kind = .appReceipt
-            guard case .string(let base64) = wrapped, let der = Base64.decode(base64, skipWhitespace: true) else {
-                throw RecordError(code: "malformed", message: "transactionReceipt is not a base64 app receipt")
-            }
-            return try await decodeAppReceipt(der: der, provenance: provenance, notes: notes)
+            return try await decodeWrappedReceipt(object, provenance: provenance, notes: notes)
         }
         if object.has("transactionId") {
             kind = .signedTransaction
@@ -383,6 +381,61 @@ public struct RecordDecoder: Sendable {
 
     // MARK: App receipts
 
+    /// An app receipt inside JSON: a client plugin's `{"transactionReceipt": "<base64>", ...}`, or the verifyReceipt
+    /// request body an app posts to its server, `{"receipt-data": "<base64>", "password": ...,
+    /// "exclude-old-transactions": ...}`.
+    ///
+    /// `password` is the app's shared secret: it is never read, and a rejected record keeps the body with the
+    /// password replaced, so it reaches no output, warning, error or stored raw bytes. `exclude-old-transactions`
+    /// tells Apple what to answer; the receipt itself holds every purchase either way.
+    private func decodeWrappedReceipt(
+        _ object: JSONObject, provenance: Provenance, notes: DecodeNotes
+    ) async throws -> DecodedRecord {
+        do {
+            let keys = ["transactionReceipt", "receipt-data"].filter(object.has)
+            guard keys.count == 1, let key = keys.first, let wrapped = object[key] else {
+                throw RecordError(
+                    code: "ambiguousReceipt",
+                    message: "the object holds both transactionReceipt and receipt-data; send one receipt per record")
+            }
+            guard case .string(let base64) = wrapped, let der = Base64.decode(base64, skipWhitespace: true) else {
+                throw RecordError(code: "malformed", message: "\(key) is not a base64 app receipt")
+            }
+            if isLegacyTransactionReceipt(der) {
+                throw RecordError(
+                    code: "legacyTransactionReceipt",
+                    message:
+                        "\(key) holds an iOS 6 transaction receipt (a base64 plist with purchase-info), which Apple retired; send the app receipt or the transaction's JWS instead"
+                )
+            }
+            return try await decodeAppReceipt(der: der, provenance: provenance, notes: notes)
+        } catch where object.has("password") {
+            let failure =
+                error as? Rejection
+                ?? Rejection(
+                    kind: .appReceipt, verification: .notApplicable,
+                    error: error as? RecordError ?? RecordError(code: "internal", message: "\(error)"))
+            throw Rejection(
+                kind: failure.kind, verification: failure.verification, error: failure.error,
+                raw: Self.redactingPassword(object))
+        }
+    }
+
+    /// The object written back as JSON with every `password` member's value replaced by `"<redacted>"`.
+    static func redactingPassword(_ object: JSONObject) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        for member in object {
+            if member.key == "password" {
+                writer.string(member.key, "<redacted>")
+            } else {
+                writer.value(member.key, member.value)
+            }
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
     private func decodeAppReceipt(der: [UInt8], provenance: Provenance, notes: DecodeNotes) async throws -> DecodedRecord {
         let parsed = try PKCS7Receipt.parse(der)
         var record = DecodedRecord(provenance: provenance, kind: .appReceipt)
@@ -414,6 +467,8 @@ struct Rejection: Error {
     let kind: RecordKind
     let verification: Verification
     let error: RecordError
+    /// What the rejected record keeps as its raw bytes, when not the input as read (a secret taken out of it).
+    var raw: [UInt8]? = nil
 }
 
 @inline(__always) func isWhitespace(_ byte: UInt8) -> Bool {
