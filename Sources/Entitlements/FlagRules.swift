@@ -157,10 +157,13 @@ public struct RefundFlag: Hashable, Sendable {
     public var currency: String?
     public var at: Timestamp
     public var detail: String
+    /// The environment of the refund it is about (a sandbox refund is a test, not a production problem);
+    /// nil when the data did not say.
+    public var environment: Environment?
 
     public init(
         id: String, rule: String, severity: Severity, status: FlagStatus = .open, customerId: Int64?, transactionId: String?,
-        productId: String?, amount: Int64?, currency: String?, at: Timestamp, detail: String
+        productId: String?, amount: Int64?, currency: String?, at: Timestamp, detail: String, environment: Environment? = nil
     ) {
         self.id = id
         self.rule = rule
@@ -173,6 +176,7 @@ public struct RefundFlag: Hashable, Sendable {
         self.currency = currency
         self.at = at
         self.detail = detail
+        self.environment = environment
     }
 }
 
@@ -190,16 +194,19 @@ extension FlagRules {
         var findings: [RefundFlag] = []
         func raise(
             _ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil,
-            transactionId: String? = nil, _ detail: String
+            transactionId: String? = nil, environment: Environment? = nil, _ detail: String
         ) {
             guard !disabled.contains(rule) else { return }
             findings.append(RefundFlag(
                 id: "\(rule):\(id)", rule: rule, severity: severities[rule] ?? .medium, customerId: customer,
                 transactionId: transactionId ?? t?.transactionId, productId: product ?? t?.productId, amount: t?.price,
-                currency: t?.currency, at: at, detail: detail))
+                currency: t?.currency, at: at, detail: detail, environment: environment ?? t?.environment))
         }
         var byCustomer: [Int64: [(revoked: Timestamp, transaction: Transaction)]] = [:]
-        var byProductDay: [String: [Int64: Int]] = [:]
+        // Spikes are counted per environment: sandbox refunds are tests, and must not make (or hide) a
+        // production spike.
+        struct ProductEnvironment: Hashable { var product: String; var environment: Environment? }
+        var byProductDay: [ProductEnvironment: [Int64: Int]] = [:]
         // A refund Apple reversed is void (the one definition, Revocation.swift): no rule reads it, no count has it.
         let reversals = notifications.refundReversals(at: now)
         for fact in refunds {
@@ -216,7 +223,10 @@ extension FlagRules {
                 share = refunded
             }
             if let customer = fact.customerId { byCustomer[customer, default: []].append((revoked, t)) }
-            if let product = t.productId { byProductDay[product, default: [:]][revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1 }
+            if let product = t.productId {
+                byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
+                    revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1
+            }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= quickRefundWindow {
                 let hours = purchase.distance(to: revoked) / 3_600_000
                 raise("quick-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded \(hours) h after purchase")
@@ -252,13 +262,17 @@ extension FlagRules {
         }
         // A rules file cannot set these out of range; a caller setting them in code gets the nearest usable value.
         let trailingDays = min(max(spikeTrailingDays, 1), 3650)
-        for (product, days) in byProductDay {
+        for (key, days) in byProductDay {
+            let product = key.product
+            // Production (or unstated) keeps the id spikes always had; another environment is named in it.
+            let suffix = key.environment.map { $0 == .production ? "" : ":\($0.rawValue.lowercased())" } ?? ""
             for (day, count) in days where count >= spikeMinimum {
                 let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
                 let mean = Double(trailing) / Double(trailingDays)
                 if Double(count) >= spikeFactor * max(mean, 1.0 / Double(trailingDays)) {
                     let date = Timestamp(millisecondsSince1970: day * 86_400_000)
-                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))", nil, customer: nil, product: product,
+                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))\(suffix)", nil, customer: nil, product: product,
+                          environment: key.environment,
                           "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day")
                 }
             }

@@ -395,7 +395,7 @@ enum Queries {
         let filters: [(clause: String, value: SQLValue?)] = [
             ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map { SQLValue.of($0) }),
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
-            ("customer_id = ?", query.customerId.map(SQLValue.int)),
+            ("customer_id = ?", query.customerId.map(SQLValue.int)), ("environment = ?", query.environment.stored.map(SQLValue.text)),
         ]
         let used = filters.filter { $0.value != nil }
         let conditions = used.map(\.clause)
@@ -405,7 +405,7 @@ enum Queries {
             let filter = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")
             return try c.query(
                 """
-                SELECT id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail
+                SELECT id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail, environment
                 FROM flags \(filter) ORDER BY at DESC, id LIMIT ?
                 """, arguments + extraArguments + [.of(limit)])
         }
@@ -425,7 +425,8 @@ enum Queries {
                 id: row[0].text ?? "", rule: row[1].text ?? "", severity: try row[2].decode(Severity.self, column: "flags.severity"),
                 status: try row[3].decode(FlagStatus.self, column: "flags.status"),
                 customerId: row[4].int, transactionId: row[5].text, productId: row[6].text, amount: row[7].int,
-                currency: row[8].text, at: Timestamp(millisecondsSince1970: row[9].int ?? 0), detail: row[10].text ?? "")
+                currency: row[8].text, at: Timestamp(millisecondsSince1970: row[9].int ?? 0), detail: row[10].text ?? "",
+                environment: row[11].text.map(Environment.init(rawValue:)))
         }
     }
 }

@@ -111,10 +111,10 @@ public final class SQLLedger: Sendable {
                 "SELECT status, COUNT(*) FROM raw_records WHERE source_id = ? GROUP BY status", [.int(sourceId)])
             {
                 let n = Int(row[1].int ?? 0)
-                switch row[0].text {
-                case "imported": counts.imported = n
-                case "duplicate": counts.duplicate = n
-                default: counts.rejected = n
+                switch try row[0].decode(RecordStatus.self, column: "raw_records.status") {
+                case .imported: counts.imported = n
+                case .duplicate: counts.duplicate = n
+                case .rejected: counts.rejected = n
                 }
             }
             counts.read = counts.imported + counts.duplicate + counts.rejected
@@ -152,17 +152,24 @@ public final class SQLLedger: Sendable {
         guard !flags.isEmpty else { return }
         try await write { c in
             // What is stored of each flag: whether it is open, and the facts a rule may restate differently.
-            struct Stored { var customer: Int64?; var open: Bool; var severity: String?; var detail: String?; var amount: Int64? }
+            struct Stored {
+                var customer: Int64?
+                var open: Bool
+                var severity: String?
+                var detail: String?
+                var amount: Int64?
+                var environment: String?
+            }
             var known: [String: Stored] = [:]
             for chunk in chunks(Array(Set(flags.map(\.id)))) {
                 for row in try c.query(
-                    "SELECT id, customer_id, status, severity, detail, amount FROM flags WHERE id IN (\(placeholders(chunk.count)))",
+                    "SELECT id, customer_id, status, severity, detail, amount, environment FROM flags WHERE id IN (\(placeholders(chunk.count)))",
                     chunk.map(SQLValue.text))
                 {
                     guard let id = row[0].text else { continue }
                     known[id] = Stored(
                         customer: row[1].int, open: try row[2].decode(FlagStatus.self, column: "flags.status") == .open,
-                        severity: row[3].text, detail: row[4].text, amount: row[5].int)
+                        severity: row[3].text, detail: row[4].text, amount: row[5].int, environment: row[6].text)
                 }
             }
             var opened = 0
@@ -172,12 +179,12 @@ public final class SQLLedger: Sendable {
                 let values: [SQLValue] = [
                     .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(FlagStatus.open), .of(flag.customerId),
                     .of(flag.transactionId), .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail),
-                    .of(now),
+                    .of(now), .of(flag.environment?.rawValue),
                 ]
                 if let before = known[flag.id] {
                     let unchanged =
                         before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
-                        && before.amount == flag.amount
+                        && before.amount == flag.amount && before.environment == flag.environment?.rawValue
                     if unchanged { continue }
                     if before.open && before.customer != flag.customerId {
                         if let old = before.customer { recount.insert(old) }
@@ -185,23 +192,29 @@ public final class SQLLedger: Sendable {
                     }
                     try c.executeDeferred(
                         """
-                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ? WHERE id = ?
-                        """, [.text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount), .text(flag.id)])
+                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ?, environment = ? WHERE id = ?
+                        """,
+                        [
+                            .text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount),
+                            .of(flag.environment?.rawValue), .text(flag.id),
+                        ])
                     known[flag.id] = Stored(
-                        customer: flag.customerId, open: before.open, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount)
+                        customer: flag.customerId, open: before.open, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
+                        environment: flag.environment?.rawValue)
                 } else {
                     opened += 1
                     if let customer = flag.customerId { recount.insert(customer) }
                     newRows.append(values)
                     known[flag.id] = Stored(
-                        customer: flag.customerId, open: true, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount)
+                        customer: flag.customerId, open: true, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
+                        environment: flag.environment?.rawValue)
                 }
             }
             try c.insertRows(
                 into: "flags",
                 columns: [
                     "id", "rule", "severity", "status", "customer_id", "transaction_id", "product_id", "amount", "currency", "at", "detail",
-                    "updated_at",
+                    "updated_at", "environment",
                 ],
                 rows: newRows, onConflict: "")
             try Counters.add(c, .openFlags, opened)

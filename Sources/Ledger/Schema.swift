@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 2
+    public static let version = 3
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -215,6 +215,37 @@ public enum Schema {
                 try StatsWriter.fill(c)
                 try Counters.fill(c)
             }
+        ),
+        Migration(
+            id: "v3-flag-environment",
+            statements: [
+                // The environment of the refund a flag is about, so the queue filters by it.
+                "ALTER TABLE flags ADD COLUMN environment TEXT",
+                "CREATE INDEX flags_environment_at ON flags (environment, at DESC, id)",
+                """
+                UPDATE flags SET environment = (SELECT t.environment FROM transactions t WHERE t.transaction_id = flags.transaction_id)
+                WHERE transaction_id IS NOT NULL
+                """,
+            ],
+            // The triage log takes only the actions and statuses this build writes (what it reads back
+            // must be one of them), and PostgreSQL's TRUNCATE, which row triggers do not see, is refused too.
+            sqliteOnly: [
+                """
+                CREATE TRIGGER triage_log_known_values BEFORE INSERT ON triage_log
+                WHEN NEW.action NOT IN ('ack', 'resolve', 'reopen', 'note')
+                    OR COALESCE(NEW.from_status, 'open') NOT IN ('open', 'acknowledged', 'resolved')
+                    OR COALESCE(NEW.to_status, 'open') NOT IN ('open', 'acknowledged', 'resolved')
+                BEGIN SELECT RAISE(ABORT, 'the triage log takes only known actions and statuses'); END
+                """
+            ],
+            postgresOnly: [
+                "ALTER TABLE triage_log ADD CONSTRAINT triage_log_action CHECK (action IN ('ack', 'resolve', 'reopen', 'note'))",
+                """
+                ALTER TABLE triage_log ADD CONSTRAINT triage_log_statuses
+                CHECK (COALESCE(from_status, 'open') IN ('open', 'acknowledged', 'resolved') AND COALESCE(to_status, 'open') IN ('open', 'acknowledged', 'resolved'))
+                """,
+                "CREATE TRIGGER triage_log_no_truncate BEFORE TRUNCATE ON triage_log FOR EACH STATEMENT EXECUTE FUNCTION triage_log_append_only()",
+            ]
         ),
     ]
 

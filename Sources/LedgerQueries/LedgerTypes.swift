@@ -233,14 +233,17 @@ public struct FlagQuery: Sendable, Equatable {
     public var rule: String?
     public var since: Timestamp?
     public var customerId: Int64?
+    /// Only flags about refunds in this environment (a flag whose environment is unknown is in none).
+    public var environment: EnvironmentFilter
     /// Continue after this flag (the last row of the previous page).
     public var after: FlagCursor?
     public var limit: Int
 
     public init(
-        status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil, after: FlagCursor? = nil,
-        limit: Int = 100
+        status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil,
+        environment: EnvironmentFilter = .all, after: FlagCursor? = nil, limit: Int = 100
     ) {
+        self.environment = environment
         self.status = status
         self.rule = rule
         self.since = since

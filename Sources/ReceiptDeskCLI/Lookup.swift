@@ -192,6 +192,7 @@ extension JSONWriter {
         string("transactionId", flag.transactionId)
         if full {
             string("customerId", flag.customerId.map { "C\($0)" })
+            string("environment", flag.environment?.rawValue)
             string("productId", flag.productId)
             int("amount", flag.amount)
             string("currency", flag.currency)

@@ -234,6 +234,28 @@ struct EntitlementRulesTests {
         #expect(spikes.first?.severity == .critical)
     }
 
+    @Test("spikes are counted per environment: sandbox test refunds neither make nor hide a production spike")
+    func spikePerEnvironment() {
+        func refund(_ id: Int, day: Int64, _ environment: Environment) -> RefundFact {
+            var t = Transaction(transactionId: "e\(id)")
+            t.productId = "pro.monthly"
+            t.environment = environment
+            t.purchaseDate = Timestamp(millisecondsSince1970: B.t0 + (day - 20) * B.day)
+            t.expiresDate = Timestamp(millisecondsSince1970: B.t0 + (day + 10) * B.day)
+            t.revocationDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day + 3_600_000)
+            return RefundFact(transaction: t, customerId: Int64(id))
+        }
+        // A steady production rate, and one day of ten sandbox refunds (a tester's afternoon).
+        var refunds = (0..<29).map { refund($0, day: Int64($0), .production) }
+        refunds += (100..<110).map { refund($0, day: 28, .sandbox) }
+        let spikes = FlagRules().evaluate(refunds: refunds, notifications: [], now: B.at(40)).filter { $0.rule == "refund-spike" }
+        #expect(spikes.map(\.id) == ["refund-spike:pro.monthly:2025-01-29:sandbox"])
+        #expect(spikes.first?.environment == .sandbox)
+        // Every flag carries the environment of its refund.
+        let flags = FlagRules().evaluate(refunds: refunds, notifications: [], now: B.at(40))
+        #expect(flags.filter { $0.transactionId == "e3" }.allSatisfy { $0.environment == .production })
+    }
+
     @Test("rules files override parameters, severities and switch rules off")
     func rulesFile() throws {
         let rules = try FlagRules.parse("quick-refund.windowHours = 1\napp-issue.severity = critical\nlate-refund.enabled = false # noisy\n")

@@ -282,7 +282,7 @@ extension LedgerConformanceTests {
         }
         await #expect(throws: LedgerError.self) { _ = try await SQLLedger.open(other, now: testNow, readOnly: true) }
         let upgraded = try await SQLLedger.open(other, now: testNow)
-        #expect(try await other.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == "2")
+        #expect(try await other.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == String(Schema.version))
         #expect(try await upgraded.overview() == overview)
         for (index, sort) in CustomerSort.allCases.enumerated() {
             #expect(try await pageAll(upgraded, CustomerQuery(sort: sort, limit: 100)).rows == lists[index], "\(sort)")

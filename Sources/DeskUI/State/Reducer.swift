@@ -175,7 +175,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
 }
 
 func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
-    FlagQuery(status: state.flagStatus, limit: limit)
+    FlagQuery(status: state.flagStatus, environment: state.environment, limit: limit)
 }
 
 func go(_ state: inout AppState, to screen: ScreenID) {
