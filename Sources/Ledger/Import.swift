@@ -34,7 +34,17 @@ struct BatchWriter {
                 "SELECT transaction_id, canonical, first_seen_at FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
                 chunk.map(SQLValue.text))
             {
-                guard let text = row[1].text, let stored = try? CanonicalJSON.transaction(text) else { continue }
+                // A stored row that cannot be read is an error naming it: skipping it would make this batch
+                // insert the transaction again and fail on the unique key with no word of why.
+                let storedId = row[0].text ?? "?"
+                let stored: Transaction
+                do {
+                    guard let text = row[1].text else { throw RecordError(code: "missingField", message: "canonical is NULL") }
+                    stored = try CanonicalJSON.transaction(text)
+                } catch {
+                    throw LedgerError(
+                        code: "badRow", message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
+                }
                 pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
                 before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored))
             }
@@ -91,7 +101,9 @@ struct BatchWriter {
             let rawValues: [SQLValue] = [
                 .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .of(status),
                 .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
-                record.isOK ? .null : .blob(input.bytes),
+                // A rejected record keeps the bytes the decoder kept (a request body's shared secret redacted),
+                // else the input's.
+                record.isOK ? .null : .blob(record.raw.isEmpty ? input.bytes : record.raw),
             ]
             let needsId = status == .imported && (!record.renewalInfos.isEmpty || record.notification != nil)
             var rawId: Int64 = 0
