@@ -60,6 +60,12 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         self.redactedURL = redactedURL
     }
 
+    /// A `postgres://` URL as it may be printed: its target, never its password (in the user part or
+    /// in a query parameter); a URL that does not parse says only that.
+    public static func redacted(url: String) -> String {
+        (try? PostgresURL(url, environment: [:]).redacted) ?? "postgres://(a URL that does not parse)"
+    }
+
     /// Connects to a `postgres://user[:password]@host[:port]/database` URL.
     ///
     /// A unix socket directory is given as `?host=/path/to/dir` (or an empty host with that parameter).

@@ -4,6 +4,7 @@ import DeskUI
 import Entitlements
 import Foundation
 import Ledger
+import LedgerPostgres
 import ReceiptDecoding
 import ReceiptModel
 
@@ -166,10 +167,10 @@ struct Dashboard {
     }
 }
 
-/// A ledger URL without its password.
+/// A ledger URL as it may be printed: a PostgreSQL URL as its parser prints it (never a password,
+/// wherever the URL held it), anything else as it is.
 func redact(_ url: String) -> String {
-    guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-    let credentials = url[scheme.upperBound..<at]
-    guard let colon = credentials.firstIndex(of: ":") else { return url }
-    return String(url[..<colon]) + ":***" + String(url[at...])
+    let lowered = url.lowercased()
+    guard lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") else { return url }
+    return PostgresDatabase.redacted(url: url)
 }
