@@ -41,6 +41,9 @@ struct BatchWriter {
                 do {
                     guard let text = row[1].text else { throw RecordError(code: "missingField", message: "canonical is NULL") }
                     stored = try CanonicalJSON.transaction(text)
+                    guard stored.transactionId == storedId else {
+                        throw RecordError(code: "wrongRow", message: "it is the canonical JSON of transaction \(stored.transactionId)")
+                    }
                 } catch {
                     throw LedgerError(
                         code: "badRow", message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")

@@ -1,6 +1,7 @@
 import Entitlements
 import Ledger
 import LedgerQueries
+import Foundation
 import Testing
 
 @Suite("stored statuses, actions and kinds read back as enums; an unknown one is an error, never a default")
@@ -32,5 +33,22 @@ struct StoredValueTests {
     func actions() {
         #expect(TriageAction.allCases.map(\.target) == [.acknowledged, .resolved, .open, nil])
         for status in FlagStatus.allCases { #expect(TriageAction(toReach: status).target == status) }
+    }
+
+    @Test("a stored transaction that cannot be read stops an import naming it, instead of a unique-key failure", arguments: Backend.available)
+    func unreadableStoredRow(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let line = #"{"transactionId":"bad-1","productId":"pro","purchaseDate":1735689600000}"#
+        #expect(try await importText(line + "\n", path: "a.ndjson", into: ledger).imported == 1)
+        try await ledger.database.write { c in try c.execute("UPDATE transactions SET canonical = '{\"transactionId\":1}' WHERE transaction_id = 'bad-1'") }
+        do {
+            // The same transaction again, one field changed: the stored one must be read to merge.
+            _ = try await importText(#"{"transactionId":"bad-1","productId":"pro","purchaseDate":1735689600001}"# + "\n", path: "b.ndjson", into: ledger)
+            Issue.record("imported over an unreadable row")
+        } catch let error as LedgerError {
+            #expect(error.code == "badRow", "\(error)")
+            #expect(error.message.contains("bad-1"), "\(error)")
+        }
+        try await ledger.close()
     }
 }
