@@ -13,7 +13,7 @@ struct VerificationOptions: ParsableArguments {
     @Option(name: .customLong("bundle-id"), help: "Reject signed data for another bundle id.")
     var bundleId: String?
 
-    @Option(help: "Reject signed data from another environment: production or sandbox (any case).")
+    @Option(help: "Reject signed data from another environment: production, sandbox, xcode or localtesting (any case).")
     var environment: String?
 
     @Flag(name: .customLong("no-verify"), help: "Decode without verifying signatures; records are marked skipped.")
@@ -24,18 +24,14 @@ struct VerificationOptions: ParsableArguments {
 
     func validate() throws {
         if let environment, parsedEnvironment(environment) == nil {
-            throw ValidationError("--environment takes production or sandbox, not \(environment)")
+            throw ValidationError("--environment takes production, sandbox, xcode or localtesting, not \(environment)")
         }
     }
 
+    /// The environment's one parser (`Environment(legacy:)`), with a word it does not know refused.
     private func parsedEnvironment(_ text: String) -> Environment? {
-        switch text.lowercased() {
-        case "production", "prod": .production
-        case "sandbox": .sandbox
-        case "xcode": .xcode
-        case "localtesting": .localTesting
-        default: nil
-        }
+        let environment = Environment(legacy: text)
+        return environment.isKnown ? environment : nil
     }
 
     /// The extra roots' DER bytes.

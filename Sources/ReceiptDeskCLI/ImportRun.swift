@@ -1,0 +1,68 @@
+import ArgumentParser
+import Entitlements
+import Foundation
+import Ledger
+import LedgerPostgres
+import LedgerSQLite
+import ReceiptDecoding
+import ReceiptModel
+
+/// Imports files into a ledger with a progress bar on a terminal and a reconciliation line per file,
+/// then brings the refund flags up to date, so reading commands only read.
+struct ImportRun {
+    let ledger: SQLLedger
+    let decoder: RecordDecoder
+    let rules: FlagRules
+    var quiet = false
+    var batchSize = 2000
+    var maxRecordBytes = ChunkedFile.defaultMaxRecordBytes
+
+    /// Imports every file under `paths`; returns the total counts.
+    func run(paths: [String], now: Timestamp) async throws -> ImportCounts {
+        let files = try ChunkedFile.expand(paths)
+        let progress = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
+        var total = ImportCounts()
+        for path in files {
+            // Standard input is read twice like a file (its hash names the source, so piping the same data
+            // again is all duplicates and an interrupted import resumes): it is kept in a private temporary
+            // file for the import, in chunks, never whole in memory.
+            let spooled = path == "-" ? try ChunkedFile.spoolStandardInput() : nil
+            defer { spooled?.close() }
+            var info = try ChunkedFile.sourceInfo(spooled?.path ?? path)
+            if spooled != nil { info.path = "-" }
+            var file = try ChunkedFile(spooled?.path ?? path, maxRecordBytes: maxRecordBytes)
+            let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
+            let counts: ImportCounts
+            // Each rejected record is named with its reason as it happens (the first few of a file; the
+            // dashboard's Imports screen lists them all).
+            var shown = 0
+            let shownLimit = 20
+            do {
+                counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
+                    if !quiet, !step.rejections.isEmpty {
+                        progress.clear()
+                        for rejection in step.rejections.prefix(max(0, shownLimit - shown)) {
+                            FileHandle.standardError.write(Data("\(safe(path)): rejected \(safe(rejection))\n".utf8))
+                        }
+                        shown += step.rejections.count
+                    }
+                    progress.update(step)
+                }
+            } catch let error as LedgerError {
+                progress.clear()
+                throw LedgerError(code: error.code, message: "\(path): \(error.message)")
+            }
+            progress.clear()
+            if shown > shownLimit {
+                FileHandle.standardError.write(
+                    Data("\(safe(path)): \(shown - shownLimit) more rejected (the dashboard's Imports screen lists them all)\n".utf8))
+            }
+            total = total + counts
+            if !quiet || counts.rejected > 0 {
+                FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
+            }
+        }
+        try await ledger.refreshFlags(rules: rules, now: now)
+        return total
+    }
+}

@@ -1,0 +1,1 @@
+../ReceiptDeskCLI/Catalog+CSV.swift
