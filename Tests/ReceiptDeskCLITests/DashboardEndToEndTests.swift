@@ -145,7 +145,10 @@ struct DashboardEndToEndTests {
         try tmux.keys("5")
         try tmux.type("/refund-spike")
         try tmux.keys("Enter")
-        tmux.waitFor(text: "refund-spike")
+        // A flag row, not the title (which repeats the filter text whether or not a flag matches).
+        tmux.waitFor("a refund-spike flag row") { screen in
+            screen.split(separator: "\n").contains { $0.contains("refund-spike") && !$0.contains("filter \"") }
+        }
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
         let fm = FileManager.default
