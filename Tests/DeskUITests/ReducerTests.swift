@@ -259,3 +259,26 @@ struct ReducerTests {
         #expect(state.environment == .sandbox)
     }
 }
+
+@Suite("the customer screen says refunded only for a refund that stands")
+struct RevocationLabelTests {
+    @Test("a refund, a family revoke and an upgrade's prorated cancellation read as three different things")
+    func revocations() {
+        func revoked(_ id: String, _ edit: (inout Transaction) -> Void) -> Transaction {
+            var t = Fixture.transaction(id, product: "pro.monthly", purchased: -40, expires: -10)
+            t.revocationDate = Fixture.at(-20)
+            edit(&t)
+            return t
+        }
+        let refund = revoked("r1") { $0.revocationReason = .appIssue }
+        let family = revoked("f1") { $0.revocationType = .familyRevoke }
+        let upgrade = revoked("u1") { $0.isUpgraded = true }
+        let kept = Fixture.transaction("k1", product: "pro.monthly", purchased: -10, expires: 20)
+        let records = CustomerRecords(id: 7, identifiers: [], transactions: [refund, family, upgrade, kept], firstSeen: [:], renewalInfos: [], notifications: [])
+        let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: Fixture.now, catalog: Catalog())
+        #expect(view.revocations["r1"]??.isRefund == true)
+        #expect(view.revocations["f1"]! == Revocation.familyRevoke(at: Fixture.at(-20)))
+        #expect(view.revocations["u1"]! == nil)
+        #expect(view.revocations["k1"] == nil)
+    }
+}

@@ -266,7 +266,20 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 3: return TableCell(Format.day(t.expiresDate))
             case 4: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
             default:
-                if t.revocationDate != nil { return TableCell("refunded", role: "status.danger") }
+                // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
+                // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
+                if let revoked = view.revocations[t.transactionId] {
+                    switch revoked {
+                    case .refund(_, let share)?:
+                        return TableCell(share < 100_000 ? "refunded \(share / 1000)%" : "refunded", role: "status.danger")
+                    case .familyRevoke?: return TableCell("family revoked", role: "status.warn")
+                    case nil:
+                        if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+                        if (t.revocationDate?.millisecondsSince1970 ?? .max) <= view.instant.millisecondsSince1970 {
+                            return TableCell("reversed", role: "status.ok")
+                        }
+                    }
+                }
                 if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
                 return TableCell(t.verification.rawValue, role: "ui.text.muted")
             }
@@ -350,7 +363,10 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
         let cells: [CoverageKind] = (0..<width).map { index in
             let t = start + slice * Int64(index) + slice / 2
             let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
-            if covering.contains(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t }) { return .refund }
+            // A refund standing at this point of the strip (not a family revoke, not one Apple reversed).
+            if covering.contains(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t && view.revocations[$0.transactionId]??.isRefund == true }) {
+                return .refund
+            }
             if let paid = covering.first {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }

@@ -241,9 +241,18 @@ public struct CustomerView: Sendable {
     public var timeline: [TimelineEvent]
     public var facts: CustomerFacts
     public var instant: Timestamp
+    /// What each revoked transaction's revocation is at the instant (the one definition,
+    /// `CustomerHistory.revocation(of:at:)`): a refund, a family revoke, or none (an upgrade's prorated
+    /// cancellation, a refund Apple reversed), by transaction id.
+    public var revocations: [String: Revocation?]
 
     public init(detail: CustomerDetail, at instant: Timestamp, catalog: Catalog) {
         let history = detail.records.history
+        var revocations: [String: Revocation?] = [:]
+        for t in detail.records.transactions where t.revocationDate != nil {
+            revocations[t.transactionId] = .some(history.revocation(of: t, at: instant))
+        }
+        self.revocations = revocations
         entitlements = history.entitlements(at: instant, catalog: catalog)
         timeline = history.timeline(upTo: instant, catalog: catalog)
         facts = history.facts(at: instant)
