@@ -345,7 +345,7 @@ final class PGConnection: SQLConnection {
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
         try flush()
         return try wait(run(sql, arguments)).rows.map { row in
-            row.map { cell in Self.value(cell) }
+            try row.map { cell in try Self.value(cell) }
         }
     }
 
@@ -503,22 +503,35 @@ final class PGConnection: SQLConnection {
         return out
     }
 
-    static func value(_ cell: PostgresCell) -> SQLValue {
+    /// A cell as a ledger value. NULL is NULL; a cell that does not decode as its type says (a `badRow`
+    /// naming the column and the type), never reads as NULL.
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
         guard cell.bytes != nil else { return .null }
-        switch cell.dataType {
-        case .int8, .int4, .int2:
-            return (try? cell.decode(Int64.self)).map(SQLValue.int) ?? .null
-        case .bool:
-            return (try? cell.decode(Bool.self)).map { .int($0 ? 1 : 0) } ?? .null
-        case .bytea:
-            return (try? cell.decode(ByteBuffer.self)).map { .blob(Array($0.readableBytesView)) } ?? .null
-        case .numeric:
-            if let text = try? cell.decode(String.self), let number = Int64(text.split(separator: ".")[0]) {
+        func failed(_ what: String) -> LedgerError {
+            LedgerError(code: "badRow", message: "column \(cell.columnName) (\(cell.dataType)) holds \(what) this receiptdesk cannot read")
+        }
+        do {
+            switch cell.dataType {
+            case .int8, .int4, .int2:
+                return .int(try cell.decode(Int64.self))
+            case .bool:
+                return .int(try cell.decode(Bool.self) ? 1 : 0)
+            case .bytea:
+                return .blob(Array(try cell.decode(ByteBuffer.self).readableBytesView))
+            case .numeric:
+                // SUM and the like over integer columns: whole numbers, exactly.
+                let text = "\(try cell.decode(Decimal.self))"
+                guard let number = Int64(text) else {
+                    throw failed("a number that is not a whole Int64 (\(text.prefix(40)))")
+                }
                 return .int(number)
+            default:
+                return .text(try cell.decode(String.self))
             }
-            return .null
-        default:
-            return (try? cell.decode(String.self)).map(SQLValue.text) ?? .null
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw failed("a value")
         }
     }
 }

@@ -51,4 +51,19 @@ struct StoredValueTests {
         }
         try await ledger.close()
     }
+
+    @Test("a PostgreSQL cell that does not read as a whole number is an error naming its column, never NULL",
+          arguments: Backend.available.filter { $0 == .postgres })
+    func postgresCells(_ backend: Backend) async throws {
+        let database = try await backend.database()
+        #expect(try await database.read { c in try c.query("SELECT 12::numeric AS n", []) } == [[.int(12)]])
+        do {
+            _ = try await database.read { c in try c.query("SELECT 1.5::numeric AS half", []) }
+            Issue.record("1.5 read as a whole number")
+        } catch let error as LedgerError {
+            #expect(error.code == "badRow")
+            #expect(error.message.contains("half"), "\(error)")
+        }
+        try await database.close()
+    }
 }
