@@ -176,11 +176,6 @@ public final class SQLLedger: Sendable {
             var recount = Set<Int64>()
             var newRows: [[SQLValue]] = []
             for flag in flags {
-                let values: [SQLValue] = [
-                    .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(FlagStatus.open), .of(flag.customerId),
-                    .of(flag.transactionId), .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at), .text(flag.detail),
-                    .of(now), .of(flag.environment?.rawValue),
-                ]
                 if let before = known[flag.id] {
                     let unchanged =
                         before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
@@ -204,7 +199,11 @@ public final class SQLLedger: Sendable {
                 } else {
                     opened += 1
                     if let customer = flag.customerId { recount.insert(customer) }
-                    newRows.append(values)
+                    newRows.append([
+                        .text(flag.id), .text(flag.rule), .text(flag.severity.rawValue), .of(FlagStatus.open), .of(flag.customerId),
+                        .of(flag.transactionId), .of(flag.productId), .of(flag.amount), .of(flag.currency), .of(flag.at),
+                        .text(flag.detail), .of(now), .of(flag.environment?.rawValue),
+                    ])
                     known[flag.id] = Stored(
                         customer: flag.customerId, open: true, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
                         environment: flag.environment?.rawValue)

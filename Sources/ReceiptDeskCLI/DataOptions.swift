@@ -112,9 +112,6 @@ struct DataOptions: ParsableArguments {
     }
 
     static func read(_ path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError.usage("cannot read \(path)")
-        }
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: try readBytes(path), as: UTF8.self)
     }
 }
