@@ -30,15 +30,15 @@ struct ReadOnlySetting: AsyncParsableCommand {
     @Argument(help: "on or off; without it, prints the setting.")
     var value: Value?
 
-    @Option(
-        help: ArgumentHelp(
-            "The ledger: sqlite:PATH or postgres://user@host/db (default: $RECEIPTDESK_LEDGER, else the default file).",
-            valueName: "URL"))
-    var ledger: String?
+    @OptionGroup var source: LedgerOptions
+
+    func validate() throws {
+        if !source.files.isEmpty { throw ValidationError("ledger read-only is a setting of a stored ledger, not of --files") }
+    }
 
     func run() async throws {
-        let url = LedgerOptions.ledgerURL(explicit: ledger)
-        if value != nil && LedgerOptions.readOnlyFromEnvironment() { throw LedgerOptions.refuse("ledger read-only") }
+        let url = LedgerOptions.ledgerURL(explicit: source.ledger)
+        if value != nil && source.readOnly { throw LedgerOptions.refuse("ledger read-only") }
         let opened = try await LedgerOptions.open(url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true)
         do {
             if let value { try await opened.setReadOnly(value == .on) }
