@@ -9,24 +9,22 @@ struct CustomerStats: Equatable, Sendable {
     var transactionCount: Int64 = 0
     var lastPurchase: Int64?
     var latestExpiry: Int64?
-    /// The latest expiry among transactions not revoked (a customer is covered at `t` when this is after `t`).
+    /// The latest expiry among transactions whose access stands: not revoked, or revoked and reversed (a customer
+    /// is covered at `t` when this is after `t`).
     var liveExpiry: Int64?
+    /// Refunds that stand (``RevocationKind/refund``): not family revokes, upgrades or reversed refunds.
     var refunds: Int64 = 0
     var environments: Set<String> = []
     var openFlags: Int64 = 0
 
     /// Counts one transaction.
-    mutating func add(purchase: Int64?, expires: Int64?, revoked: Bool, environment: String?) {
+    mutating func add(_ t: Contribution) {
         transactionCount += 1
-        lastPurchase = Self.max(lastPurchase, purchase)
-        latestExpiry = Self.max(latestExpiry, expires)
-        if revoked { refunds += 1 } else { liveExpiry = Self.max(liveExpiry, expires) }
-        if let environment { environments.insert(environment) }
-    }
-
-    mutating func add(_ t: Transaction) {
-        add(purchase: t.purchaseDate?.millisecondsSince1970, expires: t.expiresDate?.millisecondsSince1970,
-            revoked: t.revocationDate != nil, environment: t.environment?.rawValue)
+        lastPurchase = Self.max(lastPurchase, t.purchase)
+        latestExpiry = Self.max(latestExpiry, t.expires)
+        if t.refunded { refunds += 1 }
+        if t.live { liveExpiry = Self.max(liveExpiry, t.expires) }
+        if let environment = t.environment { environments.insert(environment) }
     }
 
     /// Adds another customer's figures (a merge, or an aggregate of disjoint transactions).
@@ -53,13 +51,17 @@ struct CustomerStats: Equatable, Sendable {
     struct Contribution: Equatable {
         var purchase: Int64?
         var expires: Int64?
-        var revoked: Bool
+        /// A refund that stands.
+        var refunded: Bool
+        /// The transaction's access stands (it counts for ``CustomerStats/liveExpiry``).
+        var live: Bool
         var environment: String?
 
-        init(_ t: Transaction) {
+        init(_ t: Transaction, _ kind: RevocationKind?) {
             purchase = t.purchaseDate?.millisecondsSince1970
             expires = t.expiresDate?.millisecondsSince1970
-            revoked = t.revocationDate != nil
+            refunded = kind == .refund
+            live = kind.map { !$0.takesAccess } ?? true
             environment = t.environment?.rawValue
         }
     }
@@ -176,7 +178,8 @@ enum StatsWriter {
                 c,
                 """
                 SELECT ci.customer_id, t.environment, COUNT(*), MAX(t.purchase_date), MAX(t.expires_date),
-                    MAX(CASE WHEN t.revocation_date IS NULL THEN t.expires_date END), COUNT(t.revocation_date)
+                    MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
+                    COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
                 FROM customer_ids ci JOIN transactions t ON t.original_transaction_id = ci.value
                 WHERE ci.kind = 'originalTransactionId' AND ci.customer_id IN (\(list))
                 GROUP BY ci.customer_id, t.environment
@@ -185,7 +188,8 @@ enum StatsWriter {
                 c,
                 """
                 SELECT ci.customer_id, t.environment, COUNT(*), MAX(t.purchase_date), MAX(t.expires_date),
-                    MAX(CASE WHEN t.revocation_date IS NULL THEN t.expires_date END), COUNT(t.revocation_date)
+                    MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
+                    COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
                 FROM customer_ids ci JOIN transactions t ON t.transaction_id = ci.value AND t.original_transaction_id IS NULL
                 WHERE ci.kind = 'originalTransactionId' AND ci.customer_id IN (\(list))
                 GROUP BY ci.customer_id, t.environment
@@ -226,7 +230,8 @@ enum StatsWriter {
         }
     }
 
-    /// Fills `customer_stats` from the rows a ledger already holds (the migration from a ledger without it).
+    /// Fills `customer_stats` from the rows a ledger already holds: migration v2's fill, as shipped (it runs
+    /// before later migrations add the columns ``recountAll(_:)`` reads).
     static func fill(_ c: any SQLConnection) throws {
         try c.execute("INSERT INTO customer_stats (customer_id) SELECT id FROM customers WHERE merged_into IS NULL")
         var stats: [Int64: CustomerStats] = [:]
@@ -253,6 +258,28 @@ enum StatsWriter {
         }
         try c.flush()
     }
+
+    /// Recounts every customer's transaction figures from the rows (a migration that changes what they count).
+    static func recountAll(_ c: any SQLConnection) throws {
+        var stats: [Int64: CustomerStats] = [:]
+        try aggregate(
+            c,
+            """
+            SELECT COALESCE(cu.merged_into, cu.id), t.environment, COUNT(*), MAX(t.purchase_date), MAX(t.expires_date),
+                MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
+                COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
+            FROM transactions t
+            JOIN customer_ids ci ON ci.kind = 'originalTransactionId' AND ci.value = COALESCE(t.original_transaction_id, t.transaction_id)
+            JOIN customers cu ON cu.id = ci.customer_id
+            GROUP BY COALESCE(cu.merged_into, cu.id), t.environment
+            """, [], into: &stats)
+        for (id, figures) in stats {
+            try c.executeDeferred(
+                "UPDATE customer_stats SET live_expiry = ?, refunds = ? WHERE customer_id = ?",
+                [.of(figures.liveExpiry), .int(figures.refunds), .int(id)])
+        }
+        try c.flush()
+    }
 }
 
 /// The ledger's running totals (`ledger_counters`): kept by every write, so the overview and the change
@@ -264,7 +291,8 @@ enum Counters {
         case transactions, customers, sources
         case rawRecords = "raw_records"
         case rejectedRecords = "rejected_records"
-        case revokedTransactions = "revoked_transactions"
+        /// Refunds that stand (``RevocationKind/refund``).
+        case refundedTransactions = "refunded_transactions"
         case openFlags = "open_flags"
         case renewalInfos = "renewal_infos"
         case notifications
@@ -288,23 +316,11 @@ enum Counters {
             [.of(value), .of(value)])
     }
 
-    /// Creates the counters, counted once from the rows a ledger already holds.
-    static func fill(_ c: any SQLConnection) throws {
-        let counts: [(Name, String)] = [
-            (.change, "SELECT 0"),
-            (.transactions, "SELECT COUNT(*) FROM transactions"),
-            (.customers, "SELECT COUNT(*) FROM customers WHERE merged_into IS NULL"),
-            (.sources, "SELECT COUNT(*) FROM sources"),
-            (.rawRecords, "SELECT COUNT(*) FROM raw_records"),
-            (.rejectedRecords, "SELECT COUNT(*) FROM raw_records WHERE status = 'rejected'"),
-            (.revokedTransactions, "SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
-            (.openFlags, "SELECT COUNT(*) FROM flags WHERE status = 'open'"),
-            (.renewalInfos, "SELECT COUNT(*) FROM renewal_infos"),
-            (.notifications, "SELECT COUNT(*) FROM notifications"),
-            (.lastImport, "SELECT MAX(COALESCE(completed_at, started_at)) FROM sources"),
-        ]
+    /// Creates counters by name, each counted once by its query from the rows a ledger already holds (the
+    /// migrations that add counters; their lists are as shipped, so names no longer kept appear there).
+    static func fill(_ c: any SQLConnection, _ counts: [(name: String, sql: String)]) throws {
         for (name, sql) in counts {
-            try c.execute("INSERT INTO ledger_counters (name, value) SELECT ?, (\(sql))", [.text(name.rawValue)])
+            try c.execute("INSERT INTO ledger_counters (name, value) SELECT ?, (\(sql))", [.text(name)])
         }
     }
 }

@@ -31,7 +31,7 @@ struct BatchWriter {
         var before: [String: (key: String, contribution: CustomerStats.Contribution)] = [:]
         for chunk in chunks(Array(ids)) {
             for row in try c.query(
-                "SELECT transaction_id, canonical, first_seen_at FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
+                "SELECT transaction_id, canonical, first_seen_at, revocation_kind FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
                 chunk.map(SQLValue.text))
             {
                 // A stored row that cannot be read is an error naming it: skipping it would make this batch
@@ -49,7 +49,8 @@ struct BatchWriter {
                         code: "badRow", message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
                 }
                 pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
-                before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored))
+                let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
+                before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
             }
         }
         // Raw records a second importer of the same file already wrote are left alone (not counted again).
@@ -89,6 +90,9 @@ struct BatchWriter {
         var order: [String] = []
         var linker = CustomerLinker(connection: c, now: now)
         var counts = ImportCounts()
+        // REFUND_REVERSED notifications in this batch, by transaction (with the stored ones, read below, they say
+        // whether a revocation still stands).
+        var reversals: [String: Timestamp] = [:]
         for (position, input) in records.enumerated() {
             let record = input.record
             let hash = hashes[position]
@@ -176,6 +180,9 @@ struct BatchWriter {
                 if let original = n.originalTransactionId {
                     identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
                 }
+                if n.notificationType == .refundReversed, let id = transaction?.transactionId {
+                    reversals[id] = max(reversals[id] ?? recordSeen, recordSeen)
+                }
             }
             linker.link(identity)
         }
@@ -196,33 +203,39 @@ struct BatchWriter {
                 "transaction_id", "raw_record_id", "canonical",
             ],
             rows: notificationRows, onConflict: "ON CONFLICT (notification_uuid) DO NOTHING")
+        let revokedIds = pending.values.filter { $0.transaction.revocationDate != nil }.map(\.transaction.transactionId)
+        for (id, at) in try RevocationKind.storedReversals(c, of: revokedIds) {
+            reversals[id] = max(reversals[id] ?? at, at)
+        }
         var written = Set<String>()
-        var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction)] = []
+        var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction, kind: RevocationKind?)] = []
         var newTransactions = 0
-        var revoked = 0
+        var refunded = 0
         var transactionRows: [[SQLValue]] = []
         for id in order where !written.contains(id) {
             written.insert(id)
             guard let entry = pending[id] else { continue }
-            if entry.exists {
-                try update(entry.transaction, firstSeen: entry.firstSeen)
-            } else {
-                transactionRows.append(Self.values(entry.transaction, firstSeen: entry.firstSeen) + [.text(id)])
-            }
             let t = entry.transaction
+            let kind = RevocationKind(t, reversal: reversals[id])
+            if entry.exists {
+                try update(t, kind: kind, firstSeen: entry.firstSeen)
+            } else {
+                transactionRows.append(Self.values(t, kind: kind, firstSeen: entry.firstSeen) + [.text(id)])
+            }
             let old = before[id]
+            let contribution = CustomerStats.Contribution(t, kind)
             if old == nil { newTransactions += 1 }
-            revoked += (t.revocationDate != nil ? 1 : 0) - (old?.contribution.revoked == true ? 1 : 0)
+            refunded += (contribution.refunded ? 1 : 0) - (old?.contribution.refunded == true ? 1 : 0)
             let key = t.originalTransactionId ?? t.transactionId
-            if old?.key != key || old?.contribution != .init(t) {
-                changed.append((key, old?.contribution, t))
+            if old?.key != key || old?.contribution != contribution {
+                changed.append((key, old?.contribution, t, kind))
             }
         }
         try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
         let link = try linker.flush()
         try updateStats(link: link, changed: changed, before: before)
         try Counters.add(c, .transactions, newTransactions)
-        try Counters.add(c, .revokedTransactions, revoked)
+        try Counters.add(c, .refundedTransactions, refunded)
         try Counters.add(c, .rawRecords, added.raw)
         try Counters.add(c, .rejectedRecords, added.rejected)
         try Counters.add(c, .renewalInfos, added.renewals)
@@ -234,7 +247,7 @@ struct BatchWriter {
     /// New transactions add to their customer's figures; a stored transaction whose figures or customer
     /// changed has its customers recounted.
     private func updateStats(
-        link: LinkResult, changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction)],
+        link: LinkResult, changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction, kind: RevocationKind?)],
         before: [String: (key: String, contribution: CustomerStats.Contribution)]
     ) throws {
         var additions: [Int64: CustomerStats] = [:]
@@ -243,7 +256,7 @@ struct BatchWriter {
         for change in changed {
             let identifier = CustomerIdentifier(kind: .originalTransactionId, value: change.key)
             if change.contribution == nil, let owner = link.owner[identifier] {
-                additions[owner, default: CustomerStats()].add(change.transaction)
+                additions[owner, default: CustomerStats()].add(.init(change.transaction, change.kind))
                 continue
             }
             keysToResolve.insert(change.key)
@@ -264,28 +277,28 @@ struct BatchWriter {
 
     static let transactionColumns = [
         "original_transaction_id", "web_order_line_item_id", "app_account_token", "product_id", "type", "purchase_date",
-        "expires_date", "revocation_date", "revocation_reason", "environment", "price", "currency", "signed_date", "verification",
-        "first_seen_at", "canonical", "transaction_id",
+        "expires_date", "revocation_date", "revocation_reason", "revocation_kind", "environment", "price", "currency", "signed_date",
+        "verification", "first_seen_at", "canonical", "transaction_id",
     ]
 
     /// A transaction's columns in ``transactionColumns`` order, without the last (`transaction_id`).
-    static func values(_ t: Transaction, firstSeen: Timestamp) -> [SQLValue] {
+    static func values(_ t: Transaction, kind: RevocationKind?, firstSeen: Timestamp) -> [SQLValue] {
         [
             .of(t.originalTransactionId), .of(t.webOrderLineItemId), .of(t.appAccountToken), .of(t.productId),
             .of(t.type?.rawValue), .of(t.purchaseDate), .of(t.expiresDate), .of(t.revocationDate),
-            .of(t.revocationReason?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
+            .of(t.revocationReason?.rawValue), .of(kind?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
             .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
         ]
     }
 
-    private func update(_ t: Transaction, firstSeen: Timestamp) throws {
+    private func update(_ t: Transaction, kind: RevocationKind?, firstSeen: Timestamp) throws {
         try connection.executeDeferred(
             """
             UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
                 product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
-                environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
+                revocation_kind = ?, environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
             WHERE transaction_id = ?
-            """, Self.values(t, firstSeen: firstSeen) + [.text(t.transactionId)])
+            """, Self.values(t, kind: kind, firstSeen: firstSeen) + [.text(t.transactionId)])
     }
 }
 

@@ -13,7 +13,7 @@ extension SQLLedger: LedgerReading {
             return LedgerOverview(
                 transactions: count(.transactions), customers: count(.customers), sources: count(.sources),
                 rawRecords: count(.rawRecords), rejectedRecords: count(.rejectedRecords),
-                revokedTransactions: count(.revokedTransactions), openFlags: count(.openFlags),
+                refundedTransactions: count(.refundedTransactions), openFlags: count(.openFlags),
                 renewalInfos: count(.renewalInfos), notifications: count(.notifications),
                 lastImport: values[Counters.Name.lastImport.rawValue].map(Timestamp.init(millisecondsSince1970:)))
         }
@@ -66,8 +66,12 @@ extension SQLLedger: LedgerReading {
         let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
         let first = lastDay - Int64(days - 1) * day
         return try await database.read { c in
-            // An index range (transactions_revoked, or transactions_refunds for one product), counted per day.
-            var sql = "SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions WHERE revocation_date >= ? AND revocation_date < ?"
+            // An index range (transactions_refund_day, or transactions_product_refund_day for one product), counted
+            // per day: refunds that stand, not family revokes, upgrades or reversed refunds (RevocationKind).
+            var sql = """
+                SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions
+                WHERE revocation_kind = 'refund' AND revocation_date >= ? AND revocation_date < ?
+                """
             var arguments: [SQLValue] = [.int(first), .int(day), .int(first), .int(lastDay + day)]
             if let productId {
                 sql += " AND product_id = ?"
@@ -314,7 +318,7 @@ enum Queries {
             return CustomerSummary(
                 id: id, identifiers: identifiers[id] ?? [], transactionCount: Int(stats.transactionCount),
                 lastPurchase: stats.lastPurchase.map(Timestamp.init(millisecondsSince1970:)),
-                latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)), revokedCount: Int(stats.refunds),
+                latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)), refunds: Int(stats.refunds),
                 environments: stats.environments.sorted(), openFlags: Int(stats.openFlags))
         }
         let next = more ? shown.last.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } : nil

@@ -18,8 +18,8 @@ public final class SQLLedger: Sendable {
     public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
         if readOnly {
             try await database.read { connection in try Schema.checkVersion(connection) }
-        } else if (try? await database.read({ connection in try Schema.isCurrent(connection) })) == true {
-            // Current: nothing to create or upgrade.
+        } else if try await database.read({ connection in try Schema.isCurrent(connection) }) {
+            // Current: nothing to create or upgrade. (A read that fails is an error, not a reason to migrate.)
         } else {
             try await database.write { connection in try Schema.migrate(connection, now: now) }
         }
@@ -27,6 +27,23 @@ public final class SQLLedger: Sendable {
     }
 
     public func close() async throws { try await database.close() }
+
+    /// Opens an existing ledger of this schema version or an older one without upgrading it: for the stored
+    /// read-only setting alone (``setReadOnly(_:)``, ``isSetReadOnly()``), which an older ledger also keeps, so a
+    /// ledger set read-only can be released before this build upgrades it.
+    public static func openForSettings(_ database: any SQLDatabase) async throws -> SQLLedger {
+        try await database.read { connection in
+            guard try Schema.exists(connection),
+                let version = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text.flatMap({ Int($0) })
+            else { throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger") }
+            if version > Schema.version {
+                throw LedgerError(
+                    code: "schemaTooNew",
+                    message: "this ledger has schema version \(version), newer than this receiptdesk knows (\(Schema.version))")
+            }
+        }
+        return SQLLedger(database: database)
+    }
 
     // MARK: The stored read-only setting
 

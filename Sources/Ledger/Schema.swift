@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 3
+    public static let version = 4
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -213,7 +213,21 @@ public enum Schema {
             ],
             fill: { c in
                 try StatsWriter.fill(c)
-                try Counters.fill(c)
+                try Counters.fill(
+                    c,
+                    [
+                        ("change", "SELECT 0"),
+                        ("transactions", "SELECT COUNT(*) FROM transactions"),
+                        ("customers", "SELECT COUNT(*) FROM customers WHERE merged_into IS NULL"),
+                        ("sources", "SELECT COUNT(*) FROM sources"),
+                        ("raw_records", "SELECT COUNT(*) FROM raw_records"),
+                        ("rejected_records", "SELECT COUNT(*) FROM raw_records WHERE status = 'rejected'"),
+                        ("revoked_transactions", "SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
+                        ("open_flags", "SELECT COUNT(*) FROM flags WHERE status = 'open'"),
+                        ("renewal_infos", "SELECT COUNT(*) FROM renewal_infos"),
+                        ("notifications", "SELECT COUNT(*) FROM notifications"),
+                        ("last_import", "SELECT MAX(COALESCE(completed_at, started_at)) FROM sources"),
+                    ])
             }
         ),
         Migration(
@@ -247,11 +261,44 @@ public enum Schema {
                 "CREATE TRIGGER triage_log_no_truncate BEFORE TRUNCATE ON triage_log FOR EACH STATEMENT EXECUTE FUNCTION triage_log_append_only()",
             ]
         ),
+        Migration(
+            id: "v4-revocation-kind",
+            statements: [
+                // What a revocation is (RevocationKind): refunds are counted by it, not by any revocation_date.
+                "ALTER TABLE transactions ADD COLUMN revocation_kind TEXT CHECK (revocation_kind IN ('refund', 'family', 'upgrade', 'reversed'))",
+                // Refunds per day, overall and per product; a transaction's reversals.
+                "CREATE INDEX transactions_refund_day ON transactions (revocation_date) WHERE revocation_kind = 'refund'",
+                "CREATE INDEX transactions_product_refund_day ON transactions (product_id, revocation_date) WHERE revocation_kind = 'refund'",
+                "DROP INDEX transactions_refunds",
+                "CREATE INDEX notifications_reversals ON notifications (transaction_id) WHERE notification_type = 'REFUND_REVERSED'",
+                "DELETE FROM ledger_counters WHERE name = 'revoked_transactions'",
+            ],
+            sqliteOnly: [],
+            postgresOnly: [],
+            fill: { c in
+                try RevocationKind.fill(c)
+                try StatsWriter.recountAll(c)
+                try Counters.fill(c, [("refunded_transactions", "SELECT COUNT(*) FROM transactions WHERE revocation_kind = 'refund'")])
+            }
+        ),
     ]
 
-    /// Whether the ledger holds this build's schema version with every migration applied (a read; throws
-    /// when there is no ledger yet).
+    /// Whether the database holds a ledger at all (its `ledger_meta` table), asked of the catalog so that a
+    /// failed read is an error, never taken for "no ledger yet".
+    static func exists(_ connection: any SQLConnection) throws -> Bool {
+        let sql =
+            switch connection.dialect {
+            case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'"
+            case .postgres:
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'ledger_meta'"
+            }
+        return try connection.scalar(sql)?.int ?? 0 > 0
+    }
+
+    /// Whether the database holds a ledger of this build's schema version with every migration applied
+    /// (a read; `false` when there is no ledger yet, an error when the database cannot be read).
     static func isCurrent(_ connection: any SQLConnection) throws -> Bool {
+        guard try exists(connection) else { return false }
         guard try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text == String(version) else {
             return false
         }
@@ -277,7 +324,17 @@ public enum Schema {
             )
         }
         let applied = Set(try connection.query("SELECT id FROM ledger_migrations", []).compactMap { $0.first?.text })
-        for migration in migrations where !applied.contains(migration.id) {
+        let pending = migrations.filter { !applied.contains($0.id) }
+        // A ledger set read-only is not upgraded either: the setting refuses every write.
+        if !pending.isEmpty, !applied.isEmpty, try SQLLedger.storedReadOnly(connection) {
+            let stored = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text ?? "?"
+            throw LedgerError(
+                code: "readOnly",
+                message:
+                    "this ledger is set read-only and has schema version \(stored), which this receiptdesk must upgrade to \(version) before it writes; receiptdesk ledger read-only off lets it, or open it with --read-only"
+            )
+        }
+        for migration in pending {
             let extra = connection.dialect == .sqlite ? migration.sqliteOnly : migration.postgresOnly
             for statement in migration.statements + extra {
                 try connection.execute(connection.dialect.expand(statement))

@@ -36,7 +36,8 @@ public struct LedgerOverview: Sendable, Equatable {
     public var sources: Int
     public var rawRecords: Int
     public var rejectedRecords: Int
-    public var revokedTransactions: Int
+    /// Refunds that stand: not family revokes, upgrades' prorated cancellations or refunds Apple reversed.
+    public var refundedTransactions: Int
     public var openFlags: Int
     public var renewalInfos: Int
     public var notifications: Int
@@ -45,7 +46,7 @@ public struct LedgerOverview: Sendable, Equatable {
 
     public init(
         transactions: Int = 0, customers: Int = 0, sources: Int = 0, rawRecords: Int = 0, rejectedRecords: Int = 0,
-        revokedTransactions: Int = 0, openFlags: Int = 0, renewalInfos: Int = 0, notifications: Int = 0,
+        refundedTransactions: Int = 0, openFlags: Int = 0, renewalInfos: Int = 0, notifications: Int = 0,
         lastImport: Timestamp? = nil
     ) {
         self.transactions = transactions
@@ -53,7 +54,7 @@ public struct LedgerOverview: Sendable, Equatable {
         self.sources = sources
         self.rawRecords = rawRecords
         self.rejectedRecords = rejectedRecords
-        self.revokedTransactions = revokedTransactions
+        self.refundedTransactions = refundedTransactions
         self.openFlags = openFlags
         self.renewalInfos = renewalInfos
         self.notifications = notifications
@@ -79,7 +80,8 @@ public struct CustomerSummary: Sendable, Equatable {
     public var transactionCount: Int
     public var lastPurchase: Timestamp?
     public var latestExpiry: Timestamp?
-    public var revokedCount: Int
+    /// The customer's refunds that stand (as ``LedgerOverview/refundedTransactions`` counts them).
+    public var refunds: Int
     /// Environments the customer's transactions came from (`Production`, `Sandbox`).
     public var environments: [String]
     /// Flags not yet acknowledged or resolved.
@@ -87,14 +89,14 @@ public struct CustomerSummary: Sendable, Equatable {
 
     public init(
         id: Int64, identifiers: [CustomerIdentifier] = [], transactionCount: Int = 0, lastPurchase: Timestamp? = nil,
-        latestExpiry: Timestamp? = nil, revokedCount: Int = 0, environments: [String] = [], openFlags: Int = 0
+        latestExpiry: Timestamp? = nil, refunds: Int = 0, environments: [String] = [], openFlags: Int = 0
     ) {
         self.id = id
         self.identifiers = identifiers
         self.transactionCount = transactionCount
         self.lastPurchase = lastPurchase
         self.latestExpiry = latestExpiry
-        self.revokedCount = revokedCount
+        self.refunds = refunds
         self.environments = environments
         self.openFlags = openFlags
     }

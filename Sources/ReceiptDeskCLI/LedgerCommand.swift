@@ -39,7 +39,9 @@ struct ReadOnlySetting: AsyncParsableCommand {
     func run() async throws {
         let url = LedgerOptions.ledgerURL(explicit: source.ledger)
         if value != nil && source.readOnly { throw LedgerOptions.refuse("ledger read-only") }
-        let opened = try await LedgerOptions.open(url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true)
+        // As the ledger is, not upgraded: a ledger set read-only refuses its upgrade until the setting is off.
+        let opened = try await LedgerOptions.open(
+            url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true, settingsOnly: true)
         do {
             if let value { try await opened.setReadOnly(value == .on) }
             let on = try await opened.isSetReadOnly()

@@ -69,7 +69,11 @@ struct LedgerOptions: ParsableArguments {
 
     /// Opens a ledger URL; failures exit 3. Only `import` creates a SQLite ledger: everything else
     /// (`mustExist`) refuses a path with no ledger, so a typo never opens a new, empty one.
-    static func open(url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false) async throws -> SQLLedger {
+    /// Opens the ledger at `url`, creating or upgrading it unless `readOnly`; `settingsOnly` opens an existing
+    /// ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
+    static func open(
+        url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false, settingsOnly: Bool = false
+    ) async throws -> SQLLedger {
         do {
             let database: any SQLDatabase
             if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
@@ -88,6 +92,7 @@ struct LedgerOptions: ParsableArguments {
                 // Not echoed: a mistyped URL may hold a password.
                 throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
             }
+            if settingsOnly { return try await SQLLedger.openForSettings(database) }
             return try await SQLLedger.open(database, now: now, readOnly: readOnly)
         } catch let error as LedgerError {
             throw CLIError.ledgerUnavailable(error.message)

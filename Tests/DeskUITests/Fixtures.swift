@@ -67,19 +67,19 @@ enum Fixture {
     static let customers: [CustomerSummary] = [
         CustomerSummary(
             id: 42, identifiers: [CustomerIdentifier(kind: .originalTransactionId, value: "1000")], transactionCount: 6,
-            lastPurchase: at(-10), latestExpiry: at(2), revokedCount: 1, environments: ["Production"], openFlags: 2),
+            lastPurchase: at(-10), latestExpiry: at(2), refunds: 1, environments: ["Production"], openFlags: 2),
         CustomerSummary(
             id: 43, identifiers: [CustomerIdentifier(kind: .external, value: "山田太郎-アカウント")], transactionCount: 1,
-            lastPurchase: at(-200), latestExpiry: at(-170), revokedCount: 0, environments: ["Sandbox"], openFlags: 0),
+            lastPurchase: at(-200), latestExpiry: at(-170), refunds: 0, environments: ["Sandbox"], openFlags: 0),
         CustomerSummary(
             id: 44, identifiers: [CustomerIdentifier(kind: .appAccountToken, value: "tok\u{1B}[2Jhostile\u{202E}txt")],
-            transactionCount: 3, lastPurchase: at(-1), latestExpiry: nil, revokedCount: 0, environments: ["Production", "Sandbox"],
+            transactionCount: 3, lastPurchase: at(-1), latestExpiry: nil, refunds: 0, environments: ["Production", "Sandbox"],
             openFlags: 0),
     ]
 
     static let overview = OverviewData(
         counts: LedgerOverview(
-            transactions: 1_234_567, customers: 98_765, sources: 12, rawRecords: 1_300_000, rejectedRecords: 3, revokedTransactions: 4_321,
+            transactions: 1_234_567, customers: 98_765, sources: 12, rawRecords: 1_300_000, rejectedRecords: 3, refundedTransactions: 4_321,
             openFlags: 3, renewalInfos: 5, notifications: 6, lastImport: at(-1)),
         refunds90: RefundSeries(firstDay: at(-89), counts: (0..<90).map { $0 == 80 ? 40 : ($0 * 7) % 5 }),
         flagCounts: [FlagCount(severity: .high, status: .open, count: 1), FlagCount(severity: .medium, status: .open, count: 2)],

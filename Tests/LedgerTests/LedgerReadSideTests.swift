@@ -22,7 +22,7 @@ extension LedgerConformanceTests {
         for row in try await pageAll(ledger, CustomerQuery(limit: 100)).rows {
             let expected = try #require(truth[row.id])
             #expect(row.transactionCount == expected.transactions.count, "C\(row.id)")
-            #expect(row.revokedCount == expected.refunds, "C\(row.id)")
+            #expect(row.refunds == expected.refunds, "C\(row.id)")
             #expect(row.lastPurchase?.millisecondsSince1970 == expected.lastPurchase, "C\(row.id)")
             #expect(row.latestExpiry?.millisecondsSince1970 == expected.latestExpiry, "C\(row.id)")
             #expect(row.environments == expected.environments.sorted(), "C\(row.id)")
@@ -251,7 +251,7 @@ extension LedgerConformanceTests {
         #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "none").counts == Array(repeating: 0, count: 10))
         let one = try await ledger.refundsPerDay(days: 1, endingAt: Timestamp(millisecondsSince1970: first + 10 * day), productId: nil)
         #expect(one.counts == [1] && one.firstDay.millisecondsSince1970 == first + 10 * day)
-        #expect(try await ledger.overview().revokedTransactions == 9)
+        #expect(try await ledger.overview().refundedTransactions == 9)
         try await ledger.close()
     }
 
@@ -270,11 +270,19 @@ extension LedgerConformanceTests {
         // Back to the version 1 schema: what a ledger written by the previous release holds (the version 1
         // tables are written the same way by both).
         try await database.write { c in
-            let extra = c.dialect == .postgres ? ["DROP INDEX customer_ids_value_bytes"] : []
+            let extra =
+                c.dialect == .postgres
+                ? [
+                    "DROP INDEX customer_ids_value_bytes", "ALTER TABLE triage_log DROP CONSTRAINT triage_log_action",
+                    "ALTER TABLE triage_log DROP CONSTRAINT triage_log_statuses", "DROP TRIGGER triage_log_no_truncate ON triage_log",
+                ] : ["DROP TRIGGER triage_log_known_values"]
+            // Version 4, then 3, then 2 undone.
+            try undoMigrationV4(c)
             for statement in [
+                "DROP INDEX flags_environment_at", "ALTER TABLE flags DROP COLUMN environment",
                 "DROP TABLE customer_stats", "DROP TABLE ledger_counters", "DROP INDEX transactions_revoked",
                 "DROP INDEX flags_customer", "DROP INDEX flags_at", "DROP INDEX flags_severity",
-                "DELETE FROM ledger_migrations WHERE id = 'v2-read-side'",
+                "DELETE FROM ledger_migrations WHERE id IN ('v2-read-side', 'v3-flag-environment', 'v4-revocation-kind')",
                 "UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'",
             ] + extra {
                 try c.execute(statement)
@@ -489,7 +497,7 @@ func expectFiguresAgree(_ ledger: SQLLedger, sourceLocation: SourceLocation = #_
             sources: try count("SELECT COUNT(*) FROM sources"),
             rawRecords: try count("SELECT COUNT(*) FROM raw_records"),
             rejectedRecords: try count("SELECT COUNT(*) FROM raw_records WHERE status = 'rejected'"),
-            revokedTransactions: try count("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL"),
+            refundedTransactions: try count("SELECT COUNT(*) FROM transactions WHERE revocation_kind = 'refund'"),
             openFlags: try count("SELECT COUNT(*) FROM flags WHERE status = 'open'"),
             renewalInfos: try count("SELECT COUNT(*) FROM renewal_infos"),
             notifications: try count("SELECT COUNT(*) FROM notifications"),

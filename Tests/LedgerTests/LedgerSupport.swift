@@ -115,3 +115,19 @@ func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCo
     guard let data = FileManager.default.contents(atPath: path) else { throw Corpus.MissingFile(path: path) }
     return try await importBytes([UInt8](data), path: path, into: ledger)
 }
+
+/// Takes a ledger back to what schema version 3 wrote (before `transactions.revocation_kind`), as a ledger of the
+/// previous release holds it: the kinds, their indexes and the refund counter gone, the migration not applied.
+func undoMigrationV4(_ c: any SQLConnection) throws {
+    for statement in [
+        "DROP INDEX transactions_refund_day", "DROP INDEX transactions_product_refund_day", "DROP INDEX notifications_reversals",
+        "ALTER TABLE transactions DROP COLUMN revocation_kind",
+        "CREATE INDEX transactions_refunds ON transactions (product_id, revocation_date) WHERE revocation_date IS NOT NULL",
+        "DELETE FROM ledger_counters WHERE name = 'refunded_transactions'",
+        "INSERT INTO ledger_counters (name, value) SELECT 'revoked_transactions', COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL",
+        "DELETE FROM ledger_migrations WHERE id = 'v4-revocation-kind'",
+        "UPDATE ledger_meta SET value = '3' WHERE key = 'schema_version'",
+    ] {
+        try c.execute(statement)
+    }
+}

@@ -46,4 +46,29 @@ struct StoredReadOnlyTests {
         try await admin.close()
         try await agent.close()
     }
+
+    @Test("a ledger set read-only is not upgraded by a newer build until the setting is lifted", arguments: Backend.available)
+    func notUpgradedWhileSet(_ backend: Backend) async throws {
+        let (first, second) = try await backend.twoConnections()
+        let admin = try await SQLLedger.open(first, now: testNow)
+        try await admin.setReadOnly(true)
+        // As a ledger the previous release wrote: migration v4 not applied.
+        try await first.write { c in try undoMigrationV4(c) }
+        do {
+            _ = try await SQLLedger.open(second, now: testNow)
+            Issue.record("a ledger set read-only was upgraded")
+        } catch let error as LedgerError {
+            #expect(error.code == "readOnly")
+            #expect(error.message.contains("read-only off"), "\(error.message)")
+        }
+        #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == "3")
+        // The setting itself is read and lifted as the ledger is; then the next open upgrades it.
+        let settings = try await SQLLedger.openForSettings(second)
+        #expect(try await settings.isSetReadOnly())
+        try await settings.setReadOnly(false)
+        _ = try await SQLLedger.open(second, now: testNow)
+        #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == String(Schema.version))
+        try await admin.close()
+        try await settings.close()
+    }
 }

@@ -208,7 +208,7 @@ struct AppReceiptTests {
         #expect(a.rejectedRecords == 0)
         #expect(a.transactions == b.transactions)
         #expect(a.customers == b.customers)
-        #expect(a.revokedTransactions == b.revokedTransactions)
+        #expect(a.refundedTransactions == b.refundedTransactions)
         #expect(a.openFlags == b.openFlags)
         let catalog = try Catalog.parse(csv: SampleCatalog.catalogCSV)
         var compared = 0

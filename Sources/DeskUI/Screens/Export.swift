@@ -73,7 +73,7 @@ public func exportCSV(_ state: AppState) -> String {
         for c in state.customerPage.rows {
             rows.append([
                 c.displayId, c.identifiers.map { "\($0.kind):\($0.value)" }.joined(separator: " "), c.environments.joined(separator: " "),
-                "\(c.transactionCount)", c.lastPurchase?.iso8601 ?? "", c.latestExpiry?.iso8601 ?? "", "\(c.revokedCount)", "\(c.openFlags)",
+                "\(c.transactionCount)", c.lastPurchase?.iso8601 ?? "", c.latestExpiry?.iso8601 ?? "", "\(c.refunds)", "\(c.openFlags)",
             ])
         }
     case .customer:

@@ -129,7 +129,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 5:
             let active = (c.latestExpiry?.millisecondsSince1970 ?? 0) > state.instant.millisecondsSince1970
             return TableCell(Format.day(c.latestExpiry), role: active ? "entitlement.active" : "ui.text.muted")
-        case 6: return TableCell(c.revokedCount == 0 ? "-" : "\(c.revokedCount)", role: c.revokedCount > 0 ? "status.danger" : "ui.text.muted")
+        case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
         }
     }

@@ -1,0 +1,79 @@
+import Entitlements
+import ReceiptDecoding
+import ReceiptModel
+
+/// What a stored transaction's revocation is, kept in `transactions.revocation_kind` so the customer list's
+/// refund counts, its coverage filter, the overview and the refunds-per-day series count with SQL what
+/// ``Transaction/revocation(reversedAt:)`` says (the one definition of a real refund), not any `revocation_date`.
+///
+/// Reversals come from the REFUND_REVERSED notifications the ledger holds for the transaction, read when the
+/// transaction is written; a reversal imported later rewrites the transaction it carries.
+enum RevocationKind: String, Sendable, CaseIterable {
+    /// Apple refunded the purchase (in full or in part) and the refund stands.
+    case refund
+    /// A family member lost access another member shared: no money moved.
+    case family
+    /// The prorated cancellation of an upgraded subscription: neither.
+    case upgrade
+    /// A revocation Apple reversed (REFUND_REVERSED at or after it): the access stands.
+    case reversed
+
+    /// `nil` when the transaction was not revoked.
+    init?(_ t: Transaction, reversal: Timestamp?) {
+        guard t.revocationDate != nil else { return nil }
+        guard t.revocation != nil else {
+            self = .upgrade
+            return
+        }
+        switch t.revocation(reversedAt: reversal) {
+        case .refund?: self = .refund
+        case .familyRevoke?: self = .family
+        case nil: self = .reversed
+        }
+    }
+
+    /// Whether the revocation took the transaction's access away (a reversed one gave it back).
+    var takesAccess: Bool { self != .reversed }
+
+    /// The SQL condition "this transaction's access stands" over `transactions` aliased `t`.
+    static let accessStandsSQL = "(t.revocation_date IS NULL OR t.revocation_kind = 'reversed')"
+    /// The SQL condition "this transaction is a refund that stands" over `transactions` aliased `t`.
+    static let refundSQL = "t.revocation_kind = 'refund'"
+
+    /// When each of these transactions' refunds was last reversed, from the stored REFUND_REVERSED notifications
+    /// (their signed date, else when they were seen): what ``Transaction/revocation(reversedAt:)`` takes.
+    static func storedReversals(_ c: any SQLConnection, of ids: [String]) throws -> [String: Timestamp] {
+        var out: [String: Timestamp] = [:]
+        for chunk in chunks(ids) {
+            for row in try c.query(
+                """
+                SELECT transaction_id, MAX(COALESCE(signed_date, seen_at)) FROM notifications
+                WHERE notification_type = 'REFUND_REVERSED' AND transaction_id IN (\(placeholders(chunk.count)))
+                GROUP BY transaction_id
+                """, chunk.map(SQLValue.text))
+            {
+                if let id = row[0].text, let at = row[1].int { out[id] = Timestamp(millisecondsSince1970: at) }
+            }
+        }
+        return out
+    }
+
+    /// Sets `revocation_kind` on every revoked transaction a ledger already holds (migration v4).
+    static func fill(_ c: any SQLConnection) throws {
+        let rows = try c.query("SELECT transaction_id, canonical FROM transactions WHERE revocation_date IS NOT NULL", [])
+        let reversals = try storedReversals(c, of: rows.compactMap { $0[0].text })
+        for row in rows {
+            let id = row[0].text ?? "?"
+            let t: Transaction
+            do {
+                t = try CanonicalJSON.transaction(row[1].text ?? "")
+            } catch {
+                throw LedgerError(code: "badRow", message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
+            }
+            try c.executeDeferred(
+                "UPDATE transactions SET revocation_kind = ? WHERE transaction_id = ?",
+                [.of(RevocationKind(t, reversal: reversals[id])?.rawValue), .text(id)])
+        }
+        try c.flush()
+    }
+}

@@ -1,0 +1,113 @@
+import Entitlements
+import Foundation
+@testable import Ledger
+import LedgerQueries
+import ReceiptDecoding
+import ReceiptModel
+import Samples
+import Testing
+
+/// The ledger's SQL figures (the customer list's refunds and coverage, the overview's refunds, refunds per day)
+/// count what `Revocation` says is a refund that stands: not a family revoke, an upgrade's prorated
+/// cancellation, or a refund Apple reversed — whatever order the files arrive in.
+@Suite("refund counts in the ledger use the one definition of a refund", .serialized, .ownThreads)
+struct RefundCountTests {
+    /// The committed demo set (it holds refunds, reversed refunds and a family revoke, a story each) and an
+    /// upgraded subscription's prorated cancellation, which the generator does not write.
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("SampleData/data").path
+
+    static func inputs() throws -> [(path: String, bytes: [UInt8])] {
+        let upgrade = #"{"transactionId":"up-1","originalTransactionId":"up-o","productId":"pro.monthly","type":"Auto-Renewable Subscription","purchaseDate":1740000000000,"expiresDate":1742600000000,"revocationDate":1741000000000,"isUpgraded":true,"environment":"Production"}"#
+        return try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { name in
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else {
+                throw Corpus.MissingFile(path: directory + "/" + name)
+            }
+            return ("data/" + name, [UInt8](data))
+        } + [("upgrade.ndjson", Array(upgrade.utf8))]
+    }
+
+    private static let madeDecoder = Result { try testDecoder(extraRoots: [SampleCA.rootDER]) }
+
+    @Test("every customer's refunds, the overview and refunds per day agree with Revocation, in either file order", arguments: Backend.available)
+    func agreeWithRevocation(_ backend: Backend) async throws {
+        let inputs = try Self.inputs()
+        var figures: [[String: Int]] = []
+        // Files in order, then reversed: a reversal imported before the refund it voids, or after it.
+        for order in [inputs, inputs.reversed()] {
+            let ledger = try await backend.ledger()
+            for input in order {
+                try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 50)
+            }
+            figures.append(try await expectRefundsAgree(ledger))
+            try await ledger.close()
+        }
+        #expect(figures[0] == figures[1], "the figures depend on the order the files were imported in")
+    }
+
+    @Test("a version 3 ledger, which counted every revocation, is recounted when this build opens it", arguments: Backend.available)
+    func migrationFromVersion3(_ backend: Backend) async throws {
+        let (database, other) = try await backend.twoConnections()
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        for input in try Self.inputs() {
+            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 200)
+        }
+        let expected = try await expectRefundsAgree(ledger)
+        // Back to what version 3 wrote: no revocation_kind, every revocation counted as a refund.
+        try await database.write { c in
+            try undoMigrationV4(c)
+            for id in try c.query("SELECT customer_id FROM customer_stats", []).compactMap({ $0[0].int }) {
+                try c.execute(
+                    """
+                    UPDATE customer_stats SET refunds = (SELECT COUNT(t.revocation_date) FROM customer_ids ci
+                        JOIN transactions t ON COALESCE(t.original_transaction_id, t.transaction_id) = ci.value
+                        WHERE ci.kind = 'originalTransactionId' AND ci.customer_id = ?) WHERE customer_id = ?
+                    """, [.int(id), .int(id)])
+            }
+        }
+        let upgraded = try await SQLLedger.open(other, now: testNow)
+        #expect(try await expectRefundsAgree(upgraded) == expected)
+        try await expectFiguresAgree(upgraded)
+        try await upgraded.close()
+        try await ledger.close()
+    }
+
+    /// Checks the ledger's figures against `CustomerHistory.revocation(of:at:)` over each customer's records, and
+    /// that the data holds every kind of revocation; returns the figures: refunds per customer (by its smallest
+    /// identifier, as ids depend on import order) and the total (under "").
+    @discardableResult
+    func expectRefundsAgree(_ ledger: SQLLedger, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Int] {
+        let end = Timestamp(millisecondsSince1970: Int64.max / 4)
+        let kinds = try await ledger.database.read { c in
+            try c.query("SELECT revocation_kind, COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL GROUP BY revocation_kind", [])
+        }
+        let byKind = Dictionary(uniqueKeysWithValues: kinds.map { ($0[0].text ?? "NULL", $0[1].int ?? 0) })
+        for kind in RevocationKind.allCases {
+            #expect((byKind[kind.rawValue] ?? 0) > 0, "the data has no revocation of kind \(kind): \(byKind)", sourceLocation: sourceLocation)
+        }
+        #expect(byKind["NULL"] == nil, "a revoked transaction without a kind", sourceLocation: sourceLocation)
+
+        var perCustomer: [String: Int] = [:]
+        var total = 0
+        var earliest = Int64.max
+        var wrong: [String] = []
+        for row in try await pageAll(ledger, CustomerQuery(limit: 500)).rows {
+            let records = try await ledger.customerRecords(row.id)
+            let history = records.history
+            let refunds = records.transactions.filter { history.revocation(of: $0, at: end)?.isRefund == true }
+            for t in refunds { earliest = min(earliest, t.revocationDate?.millisecondsSince1970 ?? earliest) }
+            if row.refunds != refunds.count { wrong.append("C\(row.id): \(row.refunds), expected \(refunds.count)") }
+            perCustomer[row.identifiers.map(\.value).min() ?? "C\(row.id)"] = refunds.count
+            total += refunds.count
+        }
+        #expect(wrong.isEmpty, "refunds on the customer list: \(wrong.prefix(5))", sourceLocation: sourceLocation)
+        #expect(total > 0, sourceLocation: sourceLocation)
+        #expect(try await ledger.overview().refundedTransactions == total, sourceLocation: sourceLocation)
+        let days = Int((testNow.millisecondsSince1970 - earliest) / World.day) + 2
+        let series = try await ledger.refundsPerDay(days: days, endingAt: testNow, productId: nil)
+        #expect(series.counts.reduce(0, +) == total, "refunds per day", sourceLocation: sourceLocation)
+        try await expectFiguresAgree(ledger, sourceLocation: sourceLocation)
+        perCustomer[""] = total
+        return perCustomer
+    }
+}
