@@ -20,38 +20,15 @@ extension Transaction {
         let loser = otherWins ? self : other
         var conflicts: [String] = []
         let bothVerified = verification == .verified && other.verification == .verified
-        func fill<T: Equatable>(_ field: WritableKeyPath<Transaction, T?>, _ name: String) {
-            if winner[keyPath: field] == nil {
-                winner[keyPath: field] = loser[keyPath: field]
-            } else if bothVerified, let lost = loser[keyPath: field], lost != winner[keyPath: field] {
-                conflicts.append(name)
+        func fill(_ field: TransactionField) {
+            guard let lost = field.value(loser) else { return }
+            if let kept = field.value(winner) {
+                if bothVerified && lost != kept { conflicts.append(field.name) }
+            } else {
+                field.assign(&winner, lost)
             }
         }
-        fill(\.originalTransactionId, "originalTransactionId")
-        fill(\.webOrderLineItemId, "webOrderLineItemId")
-        fill(\.bundleId, "bundleId")
-        fill(\.productId, "productId")
-        fill(\.subscriptionGroupIdentifier, "subscriptionGroupIdentifier")
-        fill(\.purchaseDate, "purchaseDate")
-        fill(\.originalPurchaseDate, "originalPurchaseDate")
-        fill(\.expiresDate, "expiresDate")
-        fill(\.quantity, "quantity")
-        fill(\.type, "type")
-        fill(\.appAccountToken, "appAccountToken")
-        fill(\.inAppOwnershipType, "inAppOwnershipType")
-        fill(\.signedDate, "signedDate")
-        fill(\.offerType, "offerType")
-        fill(\.offerIdentifier, "offerIdentifier")
-        fill(\.environment, "environment")
-        fill(\.storefront, "storefront")
-        fill(\.storefrontId, "storefrontId")
-        fill(\.transactionReason, "transactionReason")
-        fill(\.price, "price")
-        fill(\.currency, "currency")
-        fill(\.offerDiscountType, "offerDiscountType")
-        fill(\.appTransactionId, "appTransactionId")
-        fill(\.offerPeriod, "offerPeriod")
-        fill(\.advancedCommerceInfo, "advancedCommerceInfo")
+        for field in Self.fields where field.merge == .fill { fill(field) }
         // A revocation or an upgrade is a later fact: whoever knows of it, it stands unless the
         // winner is the later signed sighting that says otherwise (REFUND_REVERSED clears it).
         if winner.revocationDate == nil && !(otherWins && winner.signedDate != nil && loser.signedDate != nil) {
@@ -60,10 +37,7 @@ extension Transaction {
             winner.revocationType = winner.revocationType ?? loser.revocationType
             winner.revocationPercentage = winner.revocationPercentage ?? loser.revocationPercentage
         } else {
-            fill(\.revocationDate, "revocationDate")
-            fill(\.revocationReason, "revocationReason")
-            fill(\.revocationType, "revocationType")
-            fill(\.revocationPercentage, "revocationPercentage")
+            for field in Self.fields where field.merge == .revocation { fill(field) }
         }
         if winner.isUpgraded != true && loser.isUpgraded == true { winner.isUpgraded = true }
         for member in loser.legacy where !winner.legacy.has(member.key) { winner.legacy.members.append(member) }

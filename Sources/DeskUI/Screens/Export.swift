@@ -2,40 +2,22 @@ import Entitlements
 import LedgerQueries
 import ReceiptModel
 
-/// The fields of a transaction as the transaction screen lists them: every canonical field, then the
-/// legacy fields as they came, then provenance.
+/// The fields of a transaction as the transaction screen lists them: every field it has, in Apple's order
+/// (``Transaction/fields``), then the legacy fields as they came, then provenance.
 public func transactionFields(_ transaction: Transaction?) -> [(key: String, value: String)] {
     guard let t = transaction else { return [] }
     var fields: [(key: String, value: String)] = []
     func add(_ key: String, _ value: String?) { if let value { fields.append((key, value)) } }
-    func date(_ value: Timestamp?) -> String? { value.map { "\($0.iso8601)  (\($0.millisecondsSince1970))" } }
-    add("transactionId", t.transactionId)
-    add("originalTransactionId", t.originalTransactionId)
-    add("webOrderLineItemId", t.webOrderLineItemId)
-    add("bundleId", t.bundleId)
-    add("productId", t.productId)
-    add("subscriptionGroupIdentifier", t.subscriptionGroupIdentifier)
-    add("type", t.type?.rawValue)
-    add("purchaseDate", date(t.purchaseDate))
-    add("originalPurchaseDate", date(t.originalPurchaseDate))
-    add("expiresDate", date(t.expiresDate))
-    add("quantity", t.quantity.map(String.init))
-    add("inAppOwnershipType", t.inAppOwnershipType?.rawValue)
-    add("appAccountToken", t.appAccountToken)
-    add("environment", t.environment?.rawValue)
-    add("storefront", t.storefront)
-    add("price", t.price.map(formatMilliunits))
-    add("currency", t.currency)
-    add("offerType", t.offerType.map { "\($0.rawValue)" })
-    add("offerIdentifier", t.offerIdentifier)
-    add("offerDiscountType", t.offerDiscountType?.rawValue)
-    add("transactionReason", t.transactionReason?.rawValue)
-    add("isUpgraded", t.isUpgraded.map { $0 ? "true" : "false" })
-    add("revocationDate", date(t.revocationDate))
-    add("revocationReason", t.revocationReason.map { "\($0.rawValue)" })
-    add("revocationType", t.revocationType?.rawValue)
-    add("revocationPercentage", t.revocationPercentage.map { "\($0)" })
-    add("signedDate", date(t.signedDate))
+    for field in Transaction.fields {
+        switch field.value(t) {
+        case .text(let text)?: add(field.name, text)
+        case .integer(let number)?: add(field.name, field.kind == .milliunits ? formatMilliunits(number) : "\(number)")
+        case .date(let date)?: add(field.name, "\(date.iso8601)  (\(date.millisecondsSince1970))")
+        case .flag(let flag)?: add(field.name, flag ? "true" : "false")
+        case .json(let json)?: add(field.name, jsonText(json))
+        case nil: break
+        }
+    }
     add("verification", t.verification.rawValue)
     for member in t.legacy.members { add("legacy.\(member.key)", jsonText(member.value)) }
     for member in t.extra.members { add("extra.\(member.key)", jsonText(member.value)) }

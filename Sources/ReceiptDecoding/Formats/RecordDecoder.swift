@@ -194,7 +194,7 @@ public struct RecordDecoder: Sendable {
             record.renewalInfos = [renewal]
             return record
         }
-        if keys.isSubset(of: TransactionMapping.jwsTransactionKeys) {
+        if keys.isSubset(of: Transaction.fieldNames) {
             kind = .signedTransaction
             let verification = try await check(jws, kind: .signedTransaction, bundleId: payload["bundleId"]?.stringValue)
             notes.warnings.append("the signed transaction carries no transactionId; there is nothing to import")

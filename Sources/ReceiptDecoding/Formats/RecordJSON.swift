@@ -36,37 +36,17 @@ extension JSONWriter {
     /// Writes a transaction with Apple's `JWSTransactionDecodedPayload` names.
     public mutating func transaction(_ key: String?, _ t: Transaction) {
         beginObject(key)
-        string("transactionId", t.transactionId)
-        string("originalTransactionId", t.originalTransactionId)
-        string("webOrderLineItemId", t.webOrderLineItemId)
-        string("bundleId", t.bundleId)
-        string("productId", t.productId)
-        string("subscriptionGroupIdentifier", t.subscriptionGroupIdentifier)
-        int("purchaseDate", t.purchaseDate?.millisecondsSince1970)
-        int("originalPurchaseDate", t.originalPurchaseDate?.millisecondsSince1970)
-        int("expiresDate", t.expiresDate?.millisecondsSince1970)
-        int("quantity", t.quantity)
-        string("type", t.type?.rawValue)
-        string("appAccountToken", t.appAccountToken)
-        string("inAppOwnershipType", t.inAppOwnershipType?.rawValue)
-        int("signedDate", t.signedDate?.millisecondsSince1970)
-        int("revocationReason", t.revocationReason?.rawValue)
-        int("revocationDate", t.revocationDate?.millisecondsSince1970)
-        bool("isUpgraded", t.isUpgraded)
-        int("offerType", t.offerType?.rawValue)
-        string("offerIdentifier", t.offerIdentifier)
-        string("environment", t.environment?.rawValue)
-        string("storefront", t.storefront)
-        string("storefrontId", t.storefrontId)
-        string("transactionReason", t.transactionReason?.rawValue)
-        int("price", t.price)
-        string("currency", t.currency)
-        string("offerDiscountType", t.offerDiscountType?.rawValue)
-        string("appTransactionId", t.appTransactionId)
-        string("offerPeriod", t.offerPeriod)
-        string("revocationType", t.revocationType?.rawValue)
-        int("revocationPercentage", t.revocationPercentage)
-        if let info = t.advancedCommerceInfo { value("advancedCommerceInfo", info) }
+        for field in Transaction.fields {
+            switch field.value(t) {
+            case .text(let text)?: string(field.name, text)
+            case .integer(let number)?: int(field.name, number)
+            case .date(let date)?: int(field.name, date.millisecondsSince1970)
+            case .flag(let flag)?: bool(field.name, flag)
+            case .json(let json)?: value(field.name, json)
+            case nil where field.kind == .json: break  // kept JSON is written only when present
+            case nil: null(field.name)
+            }
+        }
         if !t.legacy.isEmpty { value("legacy", .object(t.legacy)) }
         if !t.extra.isEmpty { value("extra", .object(t.extra)) }
         string("verification", t.verification.rawValue)

@@ -73,54 +73,23 @@ enum TransactionMapping {
         return quantity
     }
 
-    static let jwsTransactionKeys: Set<String> = [
-        "transactionId", "originalTransactionId", "webOrderLineItemId", "bundleId", "productId",
-        "subscriptionGroupIdentifier", "purchaseDate", "originalPurchaseDate", "expiresDate", "quantity", "type",
-        "appAccountToken", "inAppOwnershipType", "signedDate", "revocationReason", "revocationDate", "isUpgraded",
-        "offerType", "offerIdentifier", "environment", "storefront", "storefrontId", "transactionReason", "price",
-        "currency", "offerDiscountType", "appTransactionId", "offerPeriod", "revocationType",
-        "revocationPercentage", "advancedCommerceInfo",
-    ]
-
     /// Maps a `JWSTransactionDecodedPayload` object.
     static func jwsTransaction(_ fields: Fields) throws(RecordError) -> Transaction {
         var t = Transaction(transactionId: try fields.requiredString("transactionId"))
-        t.originalTransactionId = try fields.string("originalTransactionId")
-        t.webOrderLineItemId = try fields.string("webOrderLineItemId")
-        t.bundleId = try fields.string("bundleId")
-        t.productId = try fields.string("productId")
-        t.subscriptionGroupIdentifier = try fields.string("subscriptionGroupIdentifier")
-        t.purchaseDate = try fields.timestamp("purchaseDate")
-        t.originalPurchaseDate = try fields.timestamp("originalPurchaseDate")
-        t.expiresDate = try fields.timestamp("expiresDate")
-        t.quantity = try quantity(fields)
-        if let type = try fields.string("type") { t.type = ProductType(rawValue: type) }
-        t.appAccountToken = try fields.string("appAccountToken")
-        if let ownership = try fields.string("inAppOwnershipType") {
-            t.inAppOwnershipType = InAppOwnershipType(rawValue: ownership)
+        for field in Transaction.fields where field.merge != .identity {
+            let value: FieldValue?
+            switch (field.name, field.kind) {
+            case ("quantity", _): value = try quantity(fields).map { .integer(Int64($0)) }
+            case (_, .text): value = try fields.string(field.name).map(FieldValue.text)
+            case (_, .integer), (_, .milliunits): value = try fields.int64(field.name).map(FieldValue.integer)
+            case (_, .date): value = try fields.timestamp(field.name).map(FieldValue.date)
+            case (_, .flag): value = try fields.bool(field.name).map(FieldValue.flag)
+            case (_, .json): value = fields[field.name].map(FieldValue.json)
+            }
+            field.assign(&t, value)
         }
-        t.signedDate = try fields.timestamp("signedDate")
-        if let reason = try fields.int("revocationReason") { t.revocationReason = RevocationReason(rawValue: reason) }
-        t.revocationDate = try fields.timestamp("revocationDate")
-        t.isUpgraded = try fields.bool("isUpgraded")
-        if let offer = try fields.int("offerType") { t.offerType = OfferType(rawValue: offer) }
-        t.offerIdentifier = try fields.string("offerIdentifier")
-        if let environment = try fields.string("environment") { t.environment = Environment(rawValue: environment) }
-        t.storefront = try fields.string("storefront")
-        t.storefrontId = try fields.string("storefrontId")
-        if let reason = try fields.string("transactionReason") { t.transactionReason = TransactionReason(rawValue: reason) }
-        t.price = try fields.int64("price")
-        t.currency = try fields.string("currency")
-        if let discount = try fields.string("offerDiscountType") {
-            t.offerDiscountType = OfferDiscountType(rawValue: discount)
-        }
-        t.appTransactionId = try fields.string("appTransactionId")
-        t.offerPeriod = try fields.string("offerPeriod")
-        if let type = try fields.string("revocationType") { t.revocationType = RevocationType(rawValue: type) }
-        t.revocationPercentage = try fields.int64("revocationPercentage")
-        t.advancedCommerceInfo = fields["advancedCommerceInfo"]
         if t.type == nil && t.expiresDate != nil { t.type = .autoRenewableSubscription }
-        t.extra = fields.unknownMembers(jwsTransactionKeys)
+        t.extra = fields.unknownMembers(Transaction.fieldNames)
         return t
     }
 
