@@ -1,3 +1,4 @@
+import Entitlements
 import ReceiptModel
 
 /// The figures the customer list sorts, filters and shows, kept per surviving customer in `customer_stats`.
@@ -181,7 +182,7 @@ enum StatsWriter {
                     MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
                     COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
                 FROM customer_ids ci JOIN transactions t ON t.original_transaction_id = ci.value
-                WHERE ci.kind = 'originalTransactionId' AND ci.customer_id IN (\(list))
+                WHERE ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.customer_id IN (\(list))
                 GROUP BY ci.customer_id, t.environment
                 """, arguments, into: &out)
             try aggregate(
@@ -191,11 +192,11 @@ enum StatsWriter {
                     MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
                     COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
                 FROM customer_ids ci JOIN transactions t ON t.transaction_id = ci.value AND t.original_transaction_id IS NULL
-                WHERE ci.kind = 'originalTransactionId' AND ci.customer_id IN (\(list))
+                WHERE ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.customer_id IN (\(list))
                 GROUP BY ci.customer_id, t.environment
                 """, arguments, into: &out)
             for row in try c.query(
-                "SELECT customer_id, COUNT(*) FROM flags WHERE status = 'open' AND customer_id IN (\(list)) GROUP BY customer_id",
+                "SELECT customer_id, COUNT(*) FROM flags WHERE status = \(FlagStatus.open.sql) AND customer_id IN (\(list)) GROUP BY customer_id",
                 arguments)
             {
                 if let id = row[0].int { out[id, default: CustomerStats()].openFlags = row[1].int ?? 0 }
@@ -225,7 +226,7 @@ enum StatsWriter {
     static func recountOpenFlags(_ c: any SQLConnection, _ ids: Set<Int64>) throws {
         for id in ids {
             try c.executeDeferred(
-                "UPDATE customer_stats SET open_flags = (SELECT COUNT(*) FROM flags WHERE customer_id = ? AND status = 'open') WHERE customer_id = ?",
+                "UPDATE customer_stats SET open_flags = (SELECT COUNT(*) FROM flags WHERE customer_id = ? AND status = \(FlagStatus.open.sql)) WHERE customer_id = ?",
                 [.int(id), .int(id)])
         }
     }
@@ -241,11 +242,11 @@ enum StatsWriter {
             SELECT COALESCE(cu.merged_into, cu.id), t.environment, COUNT(*), MAX(t.purchase_date), MAX(t.expires_date),
                 MAX(CASE WHEN t.revocation_date IS NULL THEN t.expires_date END), COUNT(t.revocation_date)
             FROM transactions t
-            JOIN customer_ids ci ON ci.kind = 'originalTransactionId' AND ci.value = COALESCE(t.original_transaction_id, t.transaction_id)
+            JOIN customer_ids ci ON ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.value = COALESCE(t.original_transaction_id, t.transaction_id)
             JOIN customers cu ON cu.id = ci.customer_id
             GROUP BY COALESCE(cu.merged_into, cu.id), t.environment
             """, [], into: &stats)
-        for row in try c.query("SELECT customer_id, COUNT(*) FROM flags WHERE status = 'open' AND customer_id IS NOT NULL GROUP BY customer_id", []) {
+        for row in try c.query("SELECT customer_id, COUNT(*) FROM flags WHERE status = \(FlagStatus.open.sql) AND customer_id IS NOT NULL GROUP BY customer_id", []) {
             if let id = row[0].int { stats[id, default: CustomerStats()].openFlags = row[1].int ?? 0 }
         }
         for (id, figures) in stats {
@@ -269,7 +270,7 @@ enum StatsWriter {
                 MAX(CASE WHEN \(RevocationKind.accessStandsSQL) THEN t.expires_date END),
                 COUNT(CASE WHEN \(RevocationKind.refundSQL) THEN 1 END)
             FROM transactions t
-            JOIN customer_ids ci ON ci.kind = 'originalTransactionId' AND ci.value = COALESCE(t.original_transaction_id, t.transaction_id)
+            JOIN customer_ids ci ON ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.value = COALESCE(t.original_transaction_id, t.transaction_id)
             JOIN customers cu ON cu.id = ci.customer_id
             GROUP BY COALESCE(cu.merged_into, cu.id), t.environment
             """, [], into: &stats)

@@ -10,7 +10,7 @@ extension SQLLedger {
                 """
                 SELECT t.canonical, COALESCE(cu.merged_into, ci.customer_id)
                 FROM transactions t
-                LEFT JOIN customer_ids ci ON ci.value = COALESCE(t.original_transaction_id, t.transaction_id) AND ci.kind = 'originalTransactionId'
+                LEFT JOIN customer_ids ci ON ci.value = COALESCE(t.original_transaction_id, t.transaction_id) AND ci.kind = \(IdentifierKind.originalTransactionId.sql)
                 LEFT JOIN customers cu ON cu.id = ci.customer_id
                 WHERE t.revocation_date IS NOT NULL
                 """, []
@@ -26,9 +26,9 @@ extension SQLLedger {
                 SELECT n.canonical, n.seen_at, n.transaction_id, t.product_id, COALESCE(cu.merged_into, ci.customer_id)
                 FROM notifications n
                 LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
-                LEFT JOIN customer_ids ci ON ci.value = n.original_transaction_id AND ci.kind = 'originalTransactionId'
+                LEFT JOIN customer_ids ci ON ci.value = n.original_transaction_id AND ci.kind = \(IdentifierKind.originalTransactionId.sql)
                 LEFT JOIN customers cu ON cu.id = ci.customer_id
-                WHERE n.notification_type IN ('CONSUMPTION_REQUEST', 'REFUND_REVERSED', 'REFUND_DECLINED', 'REFUND')
+                WHERE n.notification_type IN (\([NotificationType.consumptionRequest, .refundReversed, .refundDeclined, .refund].map(\.sql).joined(separator: ", ")))
                 """, []
             ).map { row in
                 NotificationFact(

@@ -15,7 +15,7 @@ struct BatchWriter {
         var knownHashes = Set<[UInt8]>()
         for chunk in chunks(Array(Set(hashes))) {
             for row in try c.query(
-                "SELECT content_hash FROM raw_records WHERE status = 'imported' AND content_hash IN (\(placeholders(chunk.count)))",
+                "SELECT content_hash FROM raw_records WHERE status = \(RecordStatus.imported.sql) AND content_hash IN (\(placeholders(chunk.count)))",
                 chunk.map(SQLValue.blob))
             {
                 if let hash = row[0].blob { knownHashes.insert(hash) }
@@ -266,7 +266,7 @@ struct BatchWriter {
             for row in try connection.query(
                 """
                 SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
-                WHERE ci.kind = 'originalTransactionId' AND ci.value IN (\(placeholders(chunk.count)))
+                WHERE ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.value IN (\(placeholders(chunk.count)))
                 """, chunk.map(SQLValue.text))
             {
                 if let id = row[0].int { recount.insert(id) }

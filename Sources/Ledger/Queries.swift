@@ -70,7 +70,7 @@ extension SQLLedger: LedgerReading {
             // per day: refunds that stand, not family revokes, upgrades or reversed refunds (RevocationKind).
             var sql = """
                 SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions
-                WHERE revocation_kind = 'refund' AND revocation_date >= ? AND revocation_date < ?
+                WHERE revocation_kind = \(RevocationKind.refund.sql) AND revocation_date >= ? AND revocation_date < ?
                 """
             var arguments: [SQLValue] = [.int(first), .int(day), .int(first), .int(lastDay + day)]
             if let productId {
@@ -140,7 +140,7 @@ extension SQLLedger: LedgerReading {
                 """
                 SELECT r.id, s.path, r.record_index, r.byte_offset, r.kind, r.error_code, r.error_message, LENGTH(r.raw)
                 FROM raw_records r JOIN sources s ON s.id = r.source_id
-                WHERE r.status = 'rejected' AND r.id > ? ORDER BY r.id LIMIT ?
+                WHERE r.status = \(RecordStatus.rejected.sql) AND r.id > ? ORDER BY r.id LIMIT ?
                 """, [.int(after ?? 0), .of(limit)]
             ).map { row in
                 RejectedRecord(
@@ -152,7 +152,7 @@ extension SQLLedger: LedgerReading {
 
     public func rejectedRaw(_ id: Int64) async throws -> [UInt8] {
         try await database.read { c in
-            try c.scalar("SELECT raw FROM raw_records WHERE id = ? AND status = 'rejected'", [.int(id)])?.blob ?? []
+            try c.scalar("SELECT raw FROM raw_records WHERE id = ? AND status = \(RecordStatus.rejected.sql)", [.int(id)])?.blob ?? []
         }
     }
 }
@@ -174,7 +174,7 @@ enum Queries {
         }
         if let value = original?.text,
             let found = try c.scalar(
-                "SELECT customer_id FROM customer_ids WHERE kind = 'originalTransactionId' AND value = ?", [.text(value)])?.int
+                "SELECT customer_id FROM customer_ids WHERE kind = \(IdentifierKind.originalTransactionId.sql) AND value = ?", [.text(value)])?.int
         {
             return try resolve(c, found)
         }

@@ -36,9 +36,9 @@ enum RevocationKind: String, Sendable, CaseIterable {
     var takesAccess: Bool { self != .reversed }
 
     /// The SQL condition "this transaction's access stands" over `transactions` aliased `t`.
-    static let accessStandsSQL = "(t.revocation_date IS NULL OR t.revocation_kind = 'reversed')"
+    static let accessStandsSQL = "(t.revocation_date IS NULL OR t.revocation_kind = \(RevocationKind.reversed.sql))"
     /// The SQL condition "this transaction is a refund that stands" over `transactions` aliased `t`.
-    static let refundSQL = "t.revocation_kind = 'refund'"
+    static let refundSQL = "t.revocation_kind = \(RevocationKind.refund.sql)"
 
     /// When each of these transactions' refunds was last reversed, from the stored REFUND_REVERSED notifications
     /// (their signed date, else when they were seen): what ``Transaction/revocation(reversedAt:)`` takes.
@@ -48,7 +48,7 @@ enum RevocationKind: String, Sendable, CaseIterable {
             for row in try c.query(
                 """
                 SELECT transaction_id, MAX(COALESCE(signed_date, seen_at)) FROM notifications
-                WHERE notification_type = 'REFUND_REVERSED' AND transaction_id IN (\(placeholders(chunk.count)))
+                WHERE notification_type = \(NotificationType.refundReversed.sql) AND transaction_id IN (\(placeholders(chunk.count)))
                 GROUP BY transaction_id
                 """, chunk.map(SQLValue.text))
             {

@@ -169,3 +169,14 @@ public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
 func placeholders(_ count: Int) -> String {
     Array(repeating: "?", count: count).joined(separator: ", ")
 }
+
+extension RawRepresentable where RawValue == String {
+    /// The raw value as an SQL string literal: for the values the code owns (statuses, kinds), so a query names
+    /// them through their enum and still reads as the literal a partial index's predicate holds. Never for data.
+    var sql: String { "'" + rawValue.replacing("'", with: "''") + "'" }
+}
+
+extension AppleEnum where Raw == String {
+    /// The raw value as an SQL string literal (see `RawRepresentable.sql`).
+    var sql: String { "'" + rawValue.replacing("'", with: "''") + "'" }
+}

@@ -20,6 +20,38 @@ struct CorpusTimelineTests {
         events.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 }
     }
 
+    /// What a timeline must count, worked out from the transactions alone (not from the timeline's output):
+    /// every transaction that was not upgraded away starts a period; a period that began more than a minute after
+    /// the one before it expired is a gap — one expiry, one lapse, one resubscription — and a change of product
+    /// without a gap is a change of plan; the last period expires if it ended before `at`.
+    /// - Returns: the number of changes of plan.
+    @discardableResult
+    func expectShape(_ h: CustomerHistory, _ timeline: [TimelineEvent], at: Timestamp, sourceLocation: SourceLocation = #_sourceLocation) -> Int {
+        let periods = h.transactions.filter { $0.isUpgraded != true && $0.purchaseDate != nil }
+            .sorted { ($0.purchaseDate!, $0.transactionId) < ($1.purchaseDate!, $1.transactionId) }
+        var gaps = 0
+        var changes = 0
+        for (prior, t) in zip(periods, periods.dropFirst()) {
+            if let expires = prior.expiresDate, expires.distance(to: t.purchaseDate!) > 60_000 {
+                gaps += 1
+            } else if prior.productId != t.productId {
+                changes += 1
+            }
+        }
+        let c = counts(timeline)
+        let starts: [EventKind] = [.subscribed, .renewed, .resubscribed, .crossgraded, .downgraded, .trialConverted, .upgraded]
+        #expect(starts.reduce(0) { $0 + (c[$1] ?? 0) } == periods.count, "a period started per transaction", sourceLocation: sourceLocation)
+        #expect(c[.subscribed] == 1, sourceLocation: sourceLocation)
+        #expect(gaps > 0, "the data has lapses", sourceLocation: sourceLocation)
+        #expect(c[.lapsed] ?? 0 == gaps, "one lapse per gap", sourceLocation: sourceLocation)
+        #expect(c[.resubscribed] ?? 0 == gaps, "one resubscription per gap", sourceLocation: sourceLocation)
+        let lastEnded = (periods.last?.expiresDate).map { $0 < at } ?? false
+        #expect(c[.expired] ?? 0 == gaps + (lastEnded ? 1 : 0), sourceLocation: sourceLocation)
+        let planChanges: [EventKind] = [.upgraded, .downgraded, .crossgraded]
+        #expect(planChanges.reduce(0) { $0 + (c[$1] ?? 0) } == changes, "one change of plan per change of product", sourceLocation: sourceLocation)
+        return changes
+    }
+
     @Test("laravel's V1 notification: 54 periods, 4 upgraded, renewal turned off by the customer")
     func laravel() async throws {
         let h = try await history("imdhemy__laravel-in-app-purchases/appstore-server-notification.json", customer: "1000000723811158")
@@ -27,8 +59,11 @@ struct CorpusTimelineTests {
         #expect(h.transactions.filter { $0.isUpgraded == true }.count == 4)
         let at = Timestamp.utc(year: 2026, month: 1, day: 1)
         let timeline = h.timeline(upTo: at)
-        #expect(timeline.count == 80)
-        #expect(counts(timeline) == [.subscribed: 1, .renewed: 34, .expired: 15, .lapsed: 14, .resubscribed: 14, .upgraded: 1, .autoRenewDisabled: 1])
+        expectShape(h, timeline, at: at)
+        // One upgrade (the product changed once; the other three upgraded transactions are its prorated sightings),
+        // and the customer turning renewal off: the notification's own facts.
+        #expect(counts(timeline)[.upgraded] == 1)
+        #expect(counts(timeline)[.autoRenewDisabled] == 1)
         #expect(!timeline.contains { $0.kind == .refunded })
         #expect(timeline == timeline.sorted { $0.at < $1.at } || zip(timeline, timeline.dropFirst()).allSatisfy { $0.at <= $1.at })
         let disabled = try #require(timeline.first { $0.kind == .autoRenewDisabled })
@@ -45,9 +80,13 @@ struct CorpusTimelineTests {
     func sandboxLegacyReceipt() async throws {
         let h = try await history("tikhop__TPInAppReceipt/receipt-sandbox-legacy", customer: "1000000603177571")
         #expect(h.transactions.count == 187)
-        let timeline = h.timeline(upTo: Timestamp.utc(year: 2026, month: 1, day: 1))
-        #expect(timeline.count == 276)
-        #expect(counts(timeline) == [.subscribed: 1, .renewed: 136, .crossgraded: 5, .expired: 45, .lapsed: 44, .resubscribed: 44, .trialConverted: 1])
+        let at = Timestamp.utc(year: 2026, month: 1, day: 1)
+        let timeline = h.timeline(upTo: at)
+        // Three products in one subscription group: changes of product without a gap are crossgrades (the
+        // receipt has no catalog tiers); the first period was a free trial that converted.
+        #expect(Set(h.transactions.map(\.productId)).count == 3)
+        #expect(expectShape(h, timeline, at: at) == counts(timeline)[.crossgraded])
+        #expect(counts(timeline)[.trialConverted] == 1)
         #expect(h.entitlements(at: Timestamp.utc(year: 2026, month: 1, day: 1)).map(\.state) == [.expired])
     }
 }
