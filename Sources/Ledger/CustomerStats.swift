@@ -154,6 +154,15 @@ enum StatsWriter {
         }
         let customers = link.created.count - link.merges.count
         if customers != 0 { try Counters.add(c, .customers, customers) }
+        // Customers per environment: each customer touched counts where it is now and no longer where it was.
+        var perEnvironment: [String: Int] = [:]
+        for id in Set(stored.keys).union(working.keys).union(deleted) {
+            let before = stored[id]?.environments ?? []
+            let after = working[id]?.environments ?? []
+            for environment in after.subtracting(before) { perEnvironment[environment, default: 0] += 1 }
+            for environment in before.subtracting(after) { perEnvironment[environment, default: 0] -= 1 }
+        }
+        for (environment, delta) in perEnvironment { try Counters.add(c, .customers, in: environment, delta) }
     }
 
     static func load(_ c: any SQLConnection, _ ids: [Int64]) throws -> [Int64: CustomerStats] {
@@ -304,6 +313,22 @@ enum Counters {
     static func add(_ c: any SQLConnection, _ name: Name, _ delta: Int) throws {
         guard delta != 0 else { return }
         try c.executeDeferred("UPDATE ledger_counters SET value = value + ? WHERE name = ?", [.of(delta), .text(name.rawValue)])
+    }
+
+    /// The environments whose figures are kept apart (what the dashboard's environment filter offers).
+    static let environments = EnvironmentFilter.allCases.compactMap(\.stored)
+
+    /// Figures kept per environment as well as in all: customers, transactions and refunds.
+    static let perEnvironment: [Name] = [.customers, .transactions, .refundedTransactions]
+
+    /// The counter of `name` in one environment: `transactions@Production`.
+    static func key(_ name: Name, in environment: String) -> String { name.rawValue + "@" + environment }
+
+    /// Adds to the counter of `name` in `environment`; environments not kept apart are counted in all only.
+    static func add(_ c: any SQLConnection, _ name: Name, in environment: String?, _ delta: Int) throws {
+        guard delta != 0, let environment, environments.contains(environment) else { return }
+        try c.executeDeferred(
+            "UPDATE ledger_counters SET value = value + ? WHERE name = ?", [.of(delta), .text(key(name, in: environment))])
     }
 
     /// Marks the transaction as a change readers should see.

@@ -211,6 +211,7 @@ struct BatchWriter {
         var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction, kind: RevocationKind?)] = []
         var newTransactions = 0
         var refunded = 0
+        var perEnvironment: [String?: (transactions: Int, refunded: Int)] = [:]
         var transactionRows: [[SQLValue]] = []
         for id in order where !written.contains(id) {
             written.insert(id)
@@ -226,6 +227,12 @@ struct BatchWriter {
             let contribution = CustomerStats.Contribution(t, kind)
             if old == nil { newTransactions += 1 }
             refunded += (contribution.refunded ? 1 : 0) - (old?.contribution.refunded == true ? 1 : 0)
+            if let before = old?.contribution {
+                perEnvironment[before.environment, default: (0, 0)].transactions -= 1
+                perEnvironment[before.environment, default: (0, 0)].refunded -= before.refunded ? 1 : 0
+            }
+            perEnvironment[contribution.environment, default: (0, 0)].transactions += 1
+            perEnvironment[contribution.environment, default: (0, 0)].refunded += contribution.refunded ? 1 : 0
             let key = t.originalTransactionId ?? t.transactionId
             if old?.key != key || old?.contribution != contribution {
                 changed.append((key, old?.contribution, t, kind))
@@ -236,6 +243,10 @@ struct BatchWriter {
         try updateStats(link: link, changed: changed, before: before)
         try Counters.add(c, .transactions, newTransactions)
         try Counters.add(c, .refundedTransactions, refunded)
+        for (environment, delta) in perEnvironment {
+            try Counters.add(c, .transactions, in: environment, delta.transactions)
+            try Counters.add(c, .refundedTransactions, in: environment, delta.refunded)
+        }
         try Counters.add(c, .rawRecords, added.raw)
         try Counters.add(c, .rejectedRecords, added.rejected)
         try Counters.add(c, .renewalInfos, added.renewals)

@@ -3,17 +3,28 @@ import ReceiptDecoding
 import ReceiptModel
 
 extension SQLLedger: LedgerReading {
-    public func overview() async throws -> LedgerOverview {
+    public func overview(environment: EnvironmentFilter) async throws -> LedgerOverview {
         try await database.read { c in
             var values: [String: Int64] = [:]
             for row in try c.query("SELECT name, value FROM ledger_counters", []) {
                 if let name = row[0].text, let value = row[1].int { values[name] = value }
             }
-            func count(_ name: Counters.Name) -> Int { Int(values[name.rawValue] ?? 0) }
+            func count(_ name: Counters.Name) -> Int {
+                guard let stored = environment.stored, Counters.perEnvironment.contains(name) else {
+                    return Int(values[name.rawValue] ?? 0)
+                }
+                return Int(values[Counters.key(name, in: stored)] ?? 0)
+            }
+            var openFlags = count(.openFlags)
+            if let stored = environment.stored {
+                openFlags = Int(
+                    try c.scalar(
+                        "SELECT COUNT(*) FROM flags WHERE environment = ? AND status = \(FlagStatus.open.sql)", [.text(stored)])?.int ?? 0)
+            }
             return LedgerOverview(
                 transactions: count(.transactions), customers: count(.customers), sources: count(.sources),
                 rawRecords: count(.rawRecords), rejectedRecords: count(.rejectedRecords),
-                refundedTransactions: count(.refundedTransactions), openFlags: count(.openFlags),
+                refundedTransactions: count(.refundedTransactions), openFlags: openFlags,
                 renewalInfos: count(.renewalInfos), notifications: count(.notifications),
                 lastImport: values[Counters.Name.lastImport.rawValue].map(Timestamp.init(millisecondsSince1970:)))
         }
@@ -49,9 +60,12 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in try Queries.flags(c, query, id: nil) }
     }
 
-    public func flagCounts() async throws -> [FlagCount] {
+    public func flagCounts(environment: EnvironmentFilter) async throws -> [FlagCount] {
         try await database.read { c in
-            try c.query("SELECT severity, status, COUNT(*) FROM flags GROUP BY severity, status ORDER BY severity, status", [])
+            let filter = environment.stored == nil ? "" : "WHERE environment = ? "
+            return try c.query(
+                "SELECT severity, status, COUNT(*) FROM flags \(filter)GROUP BY severity, status ORDER BY severity, status",
+                environment.stored.map { [.text($0)] } ?? [])
                 .map { row in
                     FlagCount(
                         severity: try row[0].decode(Severity.self, column: "flags.severity"),
@@ -60,7 +74,9 @@ extension SQLLedger: LedgerReading {
         }
     }
 
-    public func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?) async throws -> RefundSeries {
+    public func refundsPerDay(
+        days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter
+    ) async throws -> RefundSeries {
         let day: Int64 = 86_400_000
         let days = max(1, days)
         let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
@@ -76,6 +92,10 @@ extension SQLLedger: LedgerReading {
             if let productId {
                 sql += " AND product_id = ?"
                 arguments.append(.text(productId))
+            }
+            if let stored = environment.stored {
+                sql += " AND environment = ?"
+                arguments.append(.text(stored))
             }
             var counts = Array(repeating: 0, count: days)
             for row in try c.query(sql + " GROUP BY 1", arguments) {

@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 4
+    public static let version = 5
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -279,6 +279,28 @@ public enum Schema {
                 try RevocationKind.fill(c)
                 try StatsWriter.recountAll(c)
                 try Counters.fill(c, [("refunded_transactions", "SELECT COUNT(*) FROM transactions WHERE revocation_kind = 'refund'")])
+            }
+        ),
+        Migration(
+            id: "v5-environment-counters",
+            statements: [],
+            sqliteOnly: [],
+            postgresOnly: [],
+            // The overview's figures per environment, counted once from the rows.
+            fill: { c in
+                var counts: [(name: String, sql: String)] = []
+                for environment in ["Production", "Sandbox"] {
+                    let column = environment == "Production" ? "in_production" : "in_sandbox"
+                    counts += [
+                        ("customers@\(environment)", "SELECT COUNT(*) FROM customer_stats WHERE \(column) = 1"),
+                        ("transactions@\(environment)", "SELECT COUNT(*) FROM transactions WHERE environment = '\(environment)'"),
+                        (
+                            "refunded_transactions@\(environment)",
+                            "SELECT COUNT(*) FROM transactions WHERE environment = '\(environment)' AND revocation_kind = 'refund'"
+                        ),
+                    ]
+                }
+                try Counters.fill(c, counts)
             }
         ),
     ]

@@ -4,8 +4,9 @@ import ReceiptModel
 /// The read side the dashboard and the commands page through: each call returns what one screen shows,
 /// bounded by the page or the customer, never by the ledger's size.
 public protocol LedgerReading: Sendable {
-    /// The overview's counters.
-    func overview() async throws -> LedgerOverview
+    /// The overview's counters, of one environment or all. Customers, transactions, refunds and open flags are
+    /// the environment's; sources and records (a file holds both) are always of all.
+    func overview(environment: EnvironmentFilter) async throws -> LedgerOverview
     /// A filtered, sorted page of customers (keyset paging) with the count of all that match.
     func customers(_ query: CustomerQuery) async throws -> CustomerPage
     /// The customer an id belongs to: external id, appAccountToken, transactionId, originalTransactionId,
@@ -17,10 +18,11 @@ public protocol LedgerReading: Sendable {
     func transaction(_ id: String) async throws -> Transaction?
     /// Flags matching a query, newest first.
     func flags(_ query: FlagQuery) async throws -> [RefundFlag]
-    /// Flag counts by severity and status.
-    func flagCounts() async throws -> [FlagCount]
-    /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all.
-    func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?) async throws -> RefundSeries
+    /// Flag counts by severity and status, of the flags about refunds in one environment or all.
+    func flagCounts(environment: EnvironmentFilter) async throws -> [FlagCount]
+    /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all, in one
+    /// environment or all.
+    func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter) async throws -> RefundSeries
     /// The triage log of a flag or a customer, oldest first.
     func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
     /// Imported sources, newest first.
@@ -31,4 +33,15 @@ public protocol LedgerReading: Sendable {
     func rejectedRaw(_ id: Int64) async throws -> [UInt8]
     /// A number that changes whenever another process commits to the ledger (cheap: polled every second).
     func changeToken() async throws -> Int64
+}
+
+extension LedgerReading {
+    /// The overview's counters over every environment.
+    public func overview() async throws -> LedgerOverview { try await overview(environment: .all) }
+    /// Flag counts over every environment.
+    public func flagCounts() async throws -> [FlagCount] { try await flagCounts(environment: .all) }
+    /// Refunds per day over every environment.
+    public func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?) async throws -> RefundSeries {
+        try await refundsPerDay(days: days, endingAt: end, productId: productId, environment: .all)
+    }
 }

@@ -258,6 +258,18 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.enter)) == [.loadCustomers(CustomerQuery(environment: .sandbox, limit: 100), append: false)])
         #expect(state.environment == .sandbox)
     }
+
+    @Test("e on the overview reloads its figures for the next environment, and the header names it")
+    func overviewEnvironment() {
+        var state = Fixture.state(screen: .overview)
+        let instant = state.instant
+        #expect(reduce(&state, .key(.char("e"))) == [.loadOverview(asOf: instant, environment: .production)])
+        #expect(reduce(&state, .key(.char("e"))) == [.loadOverview(asOf: instant, environment: .sandbox)])
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(0).contains("env sandbox"))
+        #expect(reduce(&state, .key(.char("e"))) == [.loadOverview(asOf: instant, environment: .all)])
+    }
 }
 
 @Suite("the customer screen says refunded only for a refund that stands")

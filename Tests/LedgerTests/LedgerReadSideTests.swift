@@ -282,7 +282,7 @@ extension LedgerConformanceTests {
                 "DROP INDEX flags_environment_at", "ALTER TABLE flags DROP COLUMN environment",
                 "DROP TABLE customer_stats", "DROP TABLE ledger_counters", "DROP INDEX transactions_revoked",
                 "DROP INDEX flags_customer", "DROP INDEX flags_at", "DROP INDEX flags_severity",
-                "DELETE FROM ledger_migrations WHERE id IN ('v2-read-side', 'v3-flag-environment', 'v4-revocation-kind')",
+                "DELETE FROM ledger_migrations WHERE id IN ('v2-read-side', 'v3-flag-environment', 'v4-revocation-kind', 'v5-environment-counters')",
                 "UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'",
             ] + extra {
                 try c.execute(statement)
@@ -505,6 +505,21 @@ func expectFiguresAgree(_ ledger: SQLLedger, sourceLocation: SourceLocation = #_
                 .map(Timestamp.init(millisecondsSince1970:)))
     }
     #expect(overview == counted, sourceLocation: sourceLocation)
+    // Each environment's figures: its customers, transactions, refunds and open flags; records and sources are of all.
+    for environment in [EnvironmentFilter.production, .sandbox] {
+        let stored = environment.stored!
+        let (kept, expected) = try await (ledger.overview(environment: environment), ledger.database.read { c in
+            func count(_ sql: String) throws -> Int { Int(try c.scalar(sql, [.text(stored)])?.int ?? 0) }
+            let survivors = try c.query("SELECT id FROM customers WHERE merged_into IS NULL", []).compactMap { $0[0].int }
+            var expected = counted
+            expected.customers = try StatsWriter.recountStats(c, survivors).values.filter { $0.environments.contains(stored) }.count
+            expected.transactions = try count("SELECT COUNT(*) FROM transactions WHERE environment = ?")
+            expected.refundedTransactions = try count("SELECT COUNT(*) FROM transactions WHERE environment = ? AND revocation_kind = 'refund'")
+            expected.openFlags = try count("SELECT COUNT(*) FROM flags WHERE environment = ? AND status = 'open'")
+            return expected
+        })
+        #expect(kept == expected, "\(environment)", sourceLocation: sourceLocation)
+    }
     let (kept, recounted, survivors, statsRows) = try await ledger.database.read { c in
         let survivors = try c.query("SELECT id FROM customers WHERE merged_into IS NULL ORDER BY id", []).compactMap { $0[0].int }
         let statsRows = try c.query("SELECT customer_id FROM customer_stats ORDER BY customer_id", []).compactMap { $0[0].int }

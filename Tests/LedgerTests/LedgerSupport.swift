@@ -116,10 +116,13 @@ func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCo
     return try await importBytes([UInt8](data), path: path, into: ledger)
 }
 
-/// Takes a ledger back to what schema version 3 wrote (before `transactions.revocation_kind`), as a ledger of the
-/// previous release holds it: the kinds, their indexes and the refund counter gone, the migration not applied.
+/// Takes a ledger back to what schema version 3 wrote (before `transactions.revocation_kind` and the counters per
+/// environment), as a ledger of that release holds it: the kinds, their indexes and the newer counters gone, the
+/// migrations not applied.
 func undoMigrationV4(_ c: any SQLConnection) throws {
     for statement in [
+        "DELETE FROM ledger_counters WHERE name LIKE '%@%'",
+        "DELETE FROM ledger_migrations WHERE id = 'v5-environment-counters'",
         "DROP INDEX transactions_refund_day", "DROP INDEX transactions_product_refund_day", "DROP INDEX notifications_reversals",
         "ALTER TABLE transactions DROP COLUMN revocation_kind",
         "CREATE INDEX transactions_refunds ON transactions (product_id, revocation_date) WHERE revocation_date IS NOT NULL",

@@ -31,13 +31,13 @@ public struct EffectHandlers: Sendable {
         self.writeFile = writeFile
     }
 
-    /// Everything the overview shows, in a few bounded queries.
-    public func overview(asOf instant: Timestamp) async throws -> OverviewData {
-        async let counts = reader.overview()
-        async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil)
-        async let flagCounts = reader.flagCounts()
-        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", limit: 20))
-        async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", limit: 20))
+    /// Everything the overview shows of one environment or all, in a few bounded queries.
+    public func overview(asOf instant: Timestamp, environment: EnvironmentFilter = .all) async throws -> OverviewData {
+        async let counts = reader.overview(environment: environment)
+        async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil, environment: environment)
+        async let flagCounts = reader.flagCounts(environment: environment)
+        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20))
+        async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", environment: environment, limit: 20))
         return OverviewData(
             counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
             consumptionRequests: try await consumption)

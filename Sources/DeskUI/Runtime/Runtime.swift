@@ -122,8 +122,8 @@ public final class Runtime {
     func run(_ effect: Effect) async -> [Action] {
         do {
             switch effect {
-            case .loadOverview(let instant):
-                return [.overviewLoaded(try await handlers.overview(asOf: instant))]
+            case .loadOverview(let instant, let environment):
+                return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment))]
             case .loadCustomers(let query, let append):
                 return [.customersLoaded(try await handlers.reader.customers(query), append: append)]
             case .openCustomer(let text):

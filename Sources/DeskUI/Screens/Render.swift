@@ -44,9 +44,9 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     // Badges on the right, kept in order of importance when the line is short: what would mislead if
     // missing (unavailable, DEMO, READ-ONLY, a past instant) before the environment and the clock. The
     // breadcrumbs take what is left.
-    // The environment filter applies to the customer list and the flag queue; every other screen counts
-    // all of them, and says so.
-    let environment = [.customers, .refunds].contains(state.screen) ? state.environment : .all
+    // The environment filter applies to the overview, the customer list and the flag queue; every other
+    // screen shows one customer, transaction or import, and says "all".
+    let environment = [.overview, .customers, .refunds].contains(state.screen) ? state.environment : .all
     let asOf = state.asOf.map { ("as of \(Format.minute($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
     var candidates: [(order: Int, text: String, role: String)] = []
     if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }

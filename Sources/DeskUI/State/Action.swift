@@ -31,7 +31,7 @@ public enum Action: Sendable {
 
 /// What the reducer asks the outside world to do. Run by ``EffectHandlers``; results come back as actions.
 public enum Effect: Sendable, Equatable {
-    case loadOverview(asOf: Timestamp)
+    case loadOverview(asOf: Timestamp, environment: EnvironmentFilter)
     case loadCustomers(CustomerQuery, append: Bool)
     case openCustomer(query: String)
     case loadCustomer(Int64)

@@ -134,7 +134,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
             clampPositions(&state)
         }
-        return state.screen == .overview ? [.loadOverview(asOf: state.instant)] : []
+        return state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
     case .themeChanged(let name):
         state.themeName = name
         state.message = StatusMessage("theme \(name)")
@@ -160,7 +160,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
 /// Loads what a screen shows.
 func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     switch state.screen {
-    case .overview: return [.loadOverview(asOf: state.instant)]
+    case .overview: return [.loadOverview(asOf: state.instant, environment: state.environment)]
     case .customers:
         var query = state.customerQuery
         query.after = nil
