@@ -66,10 +66,21 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         (try? PostgresURL(url, environment: [:]).redacted) ?? "postgres://(a URL that does not parse)"
     }
 
+    /// The database a `postgres://` URL names, without connecting: its path, else (as libpq) the user's name.
+    /// - Throws: `LedgerError.cannotOpen` when the URL does not parse.
+    public static func databaseName(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> String
+    {
+        let target = try PostgresURL(url, environment: environment)
+        return target.database ?? target.user
+    }
+
     /// Connects to a `postgres://user[:password]@host[:port]/database` URL.
     ///
     /// A unix socket directory is given as `?host=/path/to/dir` (or an empty host with that parameter).
-    /// TLS is off for loopback and unix sockets, preferred elsewhere; `sslmode=disable|prefer|require` decides.
+    /// TLS is as libpq's `sslmode` says (``SSLMode``: `disable`, `allow`, `prefer`, `require`, `verify-ca`,
+    /// `verify-full`, with `sslrootcert=PATH` or `system` for the roots checked against); without one, off for
+    /// loopback and unix sockets and `prefer` elsewhere.
     /// - Parameters:
     ///   - url: the server and database.
     ///   - timeouts: the limits on waiting for the server.
@@ -90,17 +101,10 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         } else {
             let tls: PostgresConnection.Configuration.TLS
             do {
-                switch target.sslMode {
-                case "disable": tls = .disable
-                case "require": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                default:
-                    tls =
-                        target.isLoopback
-                        ? .disable : .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                }
+                tls = try target.tls()
             } catch {
                 try? await group.shutdownGracefully()
-                throw LedgerError.cannotOpen("cannot set up TLS for \(target.redacted): \(error)")
+                throw LedgerError.cannotOpen("cannot set up TLS for \(target.redacted): \(Self.reason(error))")
             }
             configuration = .init(
                 host: target.host, port: target.port, username: target.user, password: target.password,
@@ -112,7 +116,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         )
         do {
             // The first connection is made now, so a wrong URL or a server that is down fails at open.
-            _ = try await database.onQueue { try database.openConnection() }
+            _ = try await database.onQueue(translating: false) { try database.openConnection() }
             return database
         } catch {
             // Not awaited: the caller learns of the failure now, not after the event loop winds down.
@@ -131,14 +135,14 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         try await onQueue { try self.transaction(readOnly: true, body) }
     }
 
-    /// Runs `work` on the backend's queue (where it may block) and translates its failure.
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `work` on the backend's queue (where it may block) and translates its failure (unless `translating` is false).
+    private func onQueue<T: Sendable>(translating: Bool = true, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 do {
                     continuation.resume(returning: try work())
                 } catch {
-                    continuation.resume(throwing: self.translate(error))
+                    continuation.resume(throwing: translating ? self.translate(error) : error)
                 }
             }
         }
@@ -185,7 +189,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                 }
                 try? connection.flush()
                 try? connection.execute("ROLLBACK", [])
-                throw error
+                throw refusal(error, writing: !readOnly) ?? error
             }
         }
     }
@@ -219,6 +223,25 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         if let connection { try? await connection.close() }
         try await group.shutdownGracefully()
+    }
+
+    /// A statement the server refused for want of a privilege (SQLSTATE 42501), as an error that names the role:
+    /// `readOnly` in a write (a refused write, exit 2, like a ledger set read-only), `permissionDenied` in a read.
+    func refusal(_ error: Error, writing: Bool) -> LedgerError? {
+        guard let error = error as? PSQLError, error.code == .server, error.serverInfo?[.sqlState] == "42501" else { return nil }
+        let role = "the PostgreSQL role \"\(configuration.username)\""
+        let reason = Self.reason(error)
+        if writing {
+            return LedgerError(
+                code: "readOnly",
+                message: "\(role) may not make this change to the ledger at \(redactedURL) (\(reason)): its rights are those "
+                    + "receiptdesk ledger grant gave it (importer imports, agent triages and notes, viewer reads); "
+                    + "creating or upgrading the schema is its owner's")
+        }
+        return LedgerError(
+            code: "permissionDenied",
+            message: "\(role) may not read the ledger at \(redactedURL) (\(reason)): receiptdesk ledger grant viewer gives it "
+                + "the right to")
     }
 
     /// A failure as a `LedgerError`: `unavailable` when the server cannot be reached (worth retrying),
@@ -273,6 +296,16 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             if let first = error.connectionErrors.first?.error { return reason(first) }
             if let dns = error.dnsAAAAError ?? error.dnsAError { return "cannot resolve \(error.host): \(dns)" }
             return "cannot connect to \(error.host):\(error.port)"
+        }
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return "the server's certificate does not name the host in the URL (sslmode=verify-full checks the name; "
+                + "connect by a name the certificate holds)"
+        }
+        if case NIOSSLError.handshakeFailed(let failure) = error {
+            if "\(failure)".contains("CERTIFICATE_VERIFY_FAILED") {
+                return "the server's certificate does not chain to a trusted root (sslrootcert names the CA file to trust)"
+            }
+            return "the TLS handshake failed: \(failure)"
         }
         if case ChannelError.connectTimeout(let limit) = error {
             return "no answer within \(seconds(limit)) (connect timeout)"
@@ -556,12 +589,17 @@ struct PostgresURL {
     var port: Int
     var database: String?
     var socketDirectory: String?
-    var sslMode: String?
+    /// libpq's `sslmode` (the parameter, else `PGSSLMODE`); nil when neither gives one.
+    var sslMode: SSLMode?
+    /// libpq's `sslrootcert` (the parameter, else `PGSSLROOTCERT`, else `~/.postgresql/root.crt`).
+    var rootCertificates: RootCertificates?
 
-    /// Parses a URL; reads `USER`, `PGPASSWORD`, `PGPASSFILE` and `HOME` from `environment` for what it lacks.
+    /// Parses a URL; reads `USER`, `PGPASSWORD`, `PGPASSFILE`, `PGSSLMODE`, `PGSSLROOTCERT` and `HOME` from
+    /// `environment` for what it lacks.
     /// - Throws: `LedgerError.cannotOpen` when the text is not a `postgres://` URL, a part holds a malformed
-    ///   percent escape, or the port is not a number from 1 to 65535. The message names the part and never
-    ///   quotes the URL, which may hold a password.
+    ///   percent escape, the port is not a number from 1 to 65535, or the TLS settings are ones libpq refuses
+    ///   (``tlsSettings(parameters:environment:)``). The message names the part and never quotes the URL, which
+    ///   may hold a password.
     init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let scheme = ["postgres://", "postgresql://"].first(where: { text.hasPrefix($0) }) else {
             throw LedgerError.cannotOpen("not a postgres:// URL")
@@ -631,7 +669,7 @@ struct PostgresURL {
             guard parameters[name] == nil else { continue }
             parameters[name] = try Self.percentDecoded(item[item.index(after: equals)...], "\(name) parameter")
         }
-        sslMode = parameters["sslmode"]
+        (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
         let hostGiven = !host.isEmpty
         if let socket = parameters["host"], socket.hasPrefix("/") {
             socketDirectory = socket

@@ -26,7 +26,7 @@ struct PostgresURLTests {
             port = url.port
             database = url.database
             socketDirectory = url.socketDirectory
-            sslMode = url.sslMode
+            sslMode = url.sslMode?.rawValue
             isLoopback = url.isLoopback
             redacted = url.redacted
         }
@@ -253,6 +253,300 @@ struct PostgresURLTests {
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
             return error.code == "cannotOpen" && !error.message.contains("s3c")
+        }
+    }
+}
+
+/// libpq's `sslmode` and `sslrootcert`, read from the URL (or `PGSSLMODE`, `PGSSLROOTCERT`) into what a connection
+/// asks of TLS; and, against a throwaway server with `ssl = on` and a certificate from a test CA, what each mode
+/// accepts and refuses.
+@Suite("PostgreSQL TLS: sslmode and sslrootcert", .ownThreads)
+struct PostgresTLSTests {
+    static let testRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("SampleData/test-root.pem").path
+
+    static func plan(_ url: String, _ environment: [String: String] = [:]) throws -> TLSPlan {
+        try PostgresURL(url, environment: environment).tlsPlan()
+    }
+
+    @Test("each sslmode asks for and checks what libpq's does")
+    func modes() throws {
+        let ca = RootCertificates.file("/etc/ca.pem", explicit: true)
+        let base = "postgres://bo@db.example/ledger"
+        #expect(try Self.plan(base + "?sslmode=disable") == TLSPlan(use: .off, check: .nothing))
+        #expect(try Self.plan(base + "?sslmode=allow") == TLSPlan(use: .prefer, check: .nothing))
+        #expect(try Self.plan(base + "?sslmode=prefer") == TLSPlan(use: .prefer, check: .nothing))
+        #expect(try Self.plan(base + "?sslmode=require") == TLSPlan(use: .require, check: .nothing))
+        // require with a root file given checks the chain, as verify-ca does (libpq, for backward compatibility).
+        #expect(try Self.plan(base + "?sslmode=require&sslrootcert=/etc/ca.pem") == TLSPlan(use: .require, check: .chain, roots: ca))
+        #expect(try Self.plan(base + "?sslmode=verify-ca&sslrootcert=/etc/ca.pem") == TLSPlan(use: .require, check: .chain, roots: ca))
+        #expect(
+            try Self.plan(base + "?sslrootcert=%2Fetc%2Fca.pem&sslmode=verify-full") == TLSPlan(use: .require, check: .chainAndHost, roots: ca))
+        // sslrootcert=system: the system's roots, verify-full by default and nothing weaker.
+        #expect(try Self.plan(base + "?sslrootcert=system") == TLSPlan(use: .require, check: .chainAndHost, roots: .system))
+        // No sslmode: prefer, except on loopback, where TLS is off; a unix socket never uses TLS.
+        #expect(try Self.plan(base) == TLSPlan(use: .prefer, check: .nothing))
+        #expect(try Self.plan("postgres://bo@127.0.0.1/ledger") == TLSPlan(use: .off, check: .nothing))
+        #expect(try Self.plan("postgres://bo@127.0.0.1/ledger?sslmode=prefer") == TLSPlan(use: .prefer, check: .nothing))
+    }
+
+    @Test("PGSSLMODE and PGSSLROOTCERT stand in for the parameters; the URL's win; the root file defaults to ~/.postgresql/root.crt")
+    func environment() throws {
+        let base = "postgres://bo@db.example/ledger"
+        #expect(try PostgresURL(base, environment: ["PGSSLMODE": "require"]).sslMode == .require)
+        #expect(try PostgresURL(base + "?sslmode=verify-ca", environment: ["PGSSLMODE": "disable", "HOME": "/h"]).sslMode == .verifyCA)
+        #expect(try PostgresURL(base, environment: ["PGSSLROOTCERT": "/r.pem"]).rootCertificates == .file("/r.pem", explicit: true))
+        #expect(try PostgresURL(base + "?sslrootcert=/u.pem", environment: ["PGSSLROOTCERT": "/r.pem"]).rootCertificates == .file("/u.pem", explicit: true))
+        #expect(try PostgresURL(base, environment: ["HOME": "/h"]).rootCertificates == .file("/h/.postgresql/root.crt", explicit: false))
+        // The default file is used by verify-* ...
+        #expect(try Self.plan(base + "?sslmode=verify-full", ["HOME": "/h"]).roots == .file("/h/.postgresql/root.crt", explicit: false))
+        // ... and by require only when it is there.
+        #expect(try Self.plan(base + "?sslmode=require", ["HOME": "/nonexistent-home"]) == TLSPlan(use: .require, check: .nothing))
+    }
+
+    @Test(
+        "an sslmode libpq does not know, sslrootcert=system with a weaker mode, or a client certificate is refused, naming the parameter",
+        arguments: [
+            ("postgres://bo:s3cret@db.example/ledger?sslmode=verify_full", [:], "the sslmode parameter"),
+            ("postgres://bo:s3cret@db.example/ledger?sslmode=", [:], "the sslmode parameter"),
+            ("postgres://bo:s3cret@db.example/ledger?sslmode=REQUIRE", [:], "the sslmode parameter"),
+            ("postgres://bo:s3cret@db.example/ledger", ["PGSSLMODE": "on"], "PGSSLMODE"),
+            ("postgres://bo:s3cret@db.example/ledger?sslmode=require&sslrootcert=system", [:], "sslrootcert=system"),
+            ("postgres://bo:s3cret@db.example/ledger?sslrootcert=", [:], "sslrootcert"),
+            ("postgres://bo:s3cret@db.example/ledger?sslcert=/c.pem&sslkey=/k.pem", [:], "sslcert"),
+        ] as [(String, [String: String], String)])
+    func refusedSettings(url: String, environment: [String: String], named: String) {
+        #expect {
+            _ = try PostgresURL(url, environment: environment)
+        } throws: { error in
+            guard let error = error as? LedgerError else { return false }
+            return error.code == "cannotOpen" && error.message.contains(named) && !error.message.contains("s3cret")
+        }
+    }
+
+    @Test("verify-ca and verify-full need roots; a root file that is missing, a directory or not PEM is an error naming sslrootcert")
+    func rootFiles() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-roots-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notPEM = directory + "/not.pem"
+        try "just some text\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
+        let base = "postgres://bo@db.example/ledger?sslmode=verify-full&sslrootcert="
+        for (path, words) in [(directory + "/missing.pem", "does not exist"), (directory, "is a directory"), (notPEM, "PEM")] {
+            #expect {
+                _ = try PostgresURL(base + path, environment: [:]).tls()
+            } throws: { error in
+                guard let error = error as? LedgerError else { return false }
+                return error.code == "cannotOpen" && error.message.contains("sslrootcert file \(path)") && error.message.contains(words)
+            }
+            // The same through connect: refused before any connection is tried (db.example is never reached).
+            do {
+                let database = try await PostgresDatabase.connect(url: base + path, environment: [:])
+                try await database.close()
+                Issue.record("connected with sslrootcert \(path)")
+            } catch let error as LedgerError {
+                #expect(error.code == "cannotOpen" && error.message.contains("sslrootcert file \(path)"), "\(error.message)")
+            }
+        }
+        // No roots at all (no sslrootcert, no HOME): verify-ca says what it needs.
+        #expect {
+            _ = try PostgresURL("postgres://bo@db.example/ledger?sslmode=verify-ca", environment: [:]).tls()
+        } throws: { error in
+            (error as? LedgerError)?.message.contains("sslrootcert=PATH") ?? false
+        }
+        // A PEM certificate loads.
+        let tls = try PostgresURL(base + Self.testRoot, environment: [:]).tls()
+        #expect(tls.isEnforced)
+        #expect(!(try PostgresURL("postgres://bo@db.example/ledger?sslmode=disable", environment: [:]).tls().isAllowed))
+    }
+}
+
+/// A throwaway cluster that takes only TLS connections on 127.0.0.1: a private ``PostgresTestServer`` restarted
+/// with `ssl = on`, a server certificate for `localhost` issued by a test CA made with `openssl`, and a
+/// `pg_hba.conf` whose only TCP line is `hostssl` (so a connection without TLS is refused).
+final class TLSTestServer {
+    let server: PostgresTestServer
+    let port: Int
+    let certificates: String
+    var caFile: String { certificates + "/ca.crt" }
+    var otherCAFile: String { certificates + "/other-ca.crt" }
+
+    init() throws {
+        server = try PostgresTestServer.makePrivate()
+        do {
+            certificates = server.socketDirectory + "/certificates"
+            try FileManager.default.createDirectory(atPath: certificates, withIntermediateDirectories: true)
+            try Self.makeCertificates(in: certificates)
+            try server.stopServer()
+            let data = server.directory
+            for name in ["server.crt", "server.key"] {
+                try FileManager.default.copyItem(atPath: certificates + "/" + name, toPath: data + "/" + name)
+            }
+            try """
+
+                ssl = on
+                ssl_cert_file = 'server.crt'
+                ssl_key_file = 'server.key'
+
+                """.appendLine(toFile: data + "/postgresql.conf")
+            let hba = data + "/pg_hba.conf"
+            let rules = try String(contentsOfFile: hba, encoding: .utf8)
+                .split(separator: "\n").filter { !$0.hasPrefix("host") }.joined(separator: "\n")
+            try (rules + "\nhostssl all all 127.0.0.1/32 trust\n").write(toFile: hba, atomically: false, encoding: .utf8)
+            if getuid() == 0 { try Self.run("/bin/chown", ["-R", "postgres:postgres", data]) }
+            chmod(data + "/server.key", 0o600)
+            port = try Self.freePort()
+            try pgctl([
+                "-D", data, "-l", server.socketDirectory + "/server.log", "-w", "-t", "60", "-o",
+                "-c listen_addresses=127.0.0.1 -p \(port) -k \(server.socketDirectory) -c fsync=off", "start",
+            ])
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    func stop() { server.stop() }
+
+    /// A URL to this server as `host` (127.0.0.1 or localhost) with `parameters`.
+    func url(host: String = "127.0.0.1", _ parameters: String) -> String {
+        "postgres://postgres@\(host):\(port)/postgres?\(parameters)"
+    }
+
+    private func pgctl(_ arguments: [String]) throws {
+        guard let binaries = PostgresTestServer.binaries else { throw PostgresTestServer.ServerError(message: "no PostgreSQL") }
+        if getuid() == 0 {
+            try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", binaries + "/pg_ctl"] + arguments)
+        } else {
+            try Self.run(binaries + "/pg_ctl", arguments)
+        }
+    }
+
+    /// A CA, a server certificate it issued for DNS:localhost (not for 127.0.0.1), and a second CA that issued nothing.
+    static func makeCertificates(in directory: String) throws {
+        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let openssl else { throw PostgresTestServer.ServerError(message: "openssl is not installed: it makes the test certificates") }
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for ca in ["ca", "other-ca"] {
+            try run(
+                openssl,
+                ["req", "-x509"] + ec + [
+                    "-keyout", "\(directory)/\(ca).key", "-out", "\(directory)/\(ca).crt", "-days", "2", "-subj", "/CN=ReceiptDesk TLS test \(ca)",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                ])
+        }
+        try run(openssl, ["req"] + ec + ["-keyout", "\(directory)/server.key", "-out", "\(directory)/server.csr", "-subj", "/CN=localhost"])
+        try "subjectAltName = DNS:localhost\nbasicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n".write(
+            toFile: directory + "/server.ext", atomically: false, encoding: .utf8)
+        try run(
+            openssl,
+            [
+                "x509", "-req", "-in", "\(directory)/server.csr", "-CA", "\(directory)/ca.crt", "-CAkey", "\(directory)/ca.key",
+                "-CAcreateserial", "-out", "\(directory)/server.crt", "-days", "2", "-extfile", "\(directory)/server.ext",
+            ])
+    }
+
+    /// A TCP port nothing listens on now (the kernel's pick for port 0).
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw PostgresTestServer.ServerError(message: "socket: \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw PostgresTestServer.ServerError(message: "cannot find a free port: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs a command to its end, its output to a file (never a pipe: `pg_ctl start` leaves the server holding it).
+    static func run(_ path: String, _ arguments: [String]) throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("rd-tls-cmd-\(getpid())-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw PostgresTestServer.ServerError(message: "cannot start \(path): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard (status & 0x7f) == 0, (status >> 8) & 0xff == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw PostgresTestServer.ServerError(message: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(600))")
+        }
+    }
+}
+
+extension String {
+    /// Appends the text to a file.
+    fileprivate func appendLine(toFile path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(utf8))
+    }
+}
+
+@Suite("PostgreSQL over TLS, against a server with ssl = on", .serialized, .ownThreads, .enabled(if: PostgresTestServer.enabled))
+struct PostgresTLSServerTests {
+    /// Whether the session the database's connection runs is encrypted, as the server sees it.
+    static func encrypted(_ url: String) async throws -> Bool {
+        let database = try await PostgresDatabase.connect(url: url, environment: [:])
+        defer { Task { try? await database.close() } }
+        let ssl = try await database.read { c in try c.scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")?.int }
+        try await database.close()
+        return ssl == 1
+    }
+
+    static func refused(_ url: String) async -> String? {
+        do {
+            let database = try await PostgresDatabase.connect(url: url, environment: [:])
+            try await database.close()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("require encrypts; verify-ca checks the chain; verify-full the chain and the host name; disable is turned away")
+    func modesAgainstAServer() async throws {
+        let server = try TLSTestServer()
+        defer { server.stop() }
+        let ca = "sslrootcert=" + server.caFile
+        let other = "sslrootcert=" + server.otherCAFile
+        // Accepted, and encrypted (the server says so).
+        for url in [
+            server.url("sslmode=require"), server.url("sslmode=prefer"), server.url("sslmode=verify-ca&\(ca)"),
+            server.url(host: "localhost", "sslmode=verify-full&\(ca)"), server.url("sslmode=require&\(ca)"),
+        ] {
+            #expect(try await Self.encrypted(url), "\(url)")
+        }
+        // Refused: no TLS where the server takes only TLS; a chain to another CA; a name the certificate does not hold.
+        let disabled = await Self.refused(server.url("sslmode=disable"))
+        #expect(disabled?.contains("no pg_hba.conf entry") == true, "\(disabled ?? "connected")")
+        let untrusted = "the server's certificate does not chain to a trusted root"
+        for (url, reason) in [
+            (server.url("sslmode=verify-ca&\(other)"), untrusted), (server.url(host: "localhost", "sslmode=verify-full&\(other)"), untrusted),
+            (server.url("sslmode=require&\(other)"), untrusted),
+            // The certificate names localhost, not 127.0.0.1: verify-ca takes it, verify-full does not.
+            (server.url("sslmode=verify-full&\(ca)"), "the server's certificate does not name the host in the URL"),
+        ] {
+            let failure = await Self.refused(url)
+            #expect(failure != nil, "connected: \(url)")
+            #expect(failure?.hasPrefix("cannot connect to the PostgreSQL ledger at postgres://postgres@") == true, "\(failure ?? "")")
+            #expect(failure?.contains(reason) == true, "\(failure ?? "")")
         }
     }
 }
