@@ -6,8 +6,8 @@ import Ledger
 struct LedgerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
-        abstract: "Settings of the ledger itself.",
-        subcommands: [ReadOnlySetting.self]
+        abstract: "Settings of the ledger itself, and who may do what to a PostgreSQL one.",
+        subcommands: [ReadOnlySetting.self, GrantRole.self]
     )
 }
 

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Ledger
+import LedgerPostgres
+
+extension LedgerRole: ExpressibleByArgument {}
+
+/// `receiptdesk ledger grant importer|agent|viewer ROLE`: a PostgreSQL role's rights on a team's ledger.
+struct GrantRole: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grant",
+        abstract: "Give a PostgreSQL role the rights of an importer, an agent or a viewer on the ledger.",
+        discussion: """
+            importer: reads, imports (and refunds --refresh, account links). agent: reads, triages flags and notes \
+            customers. viewer: reads. Nobody may change or delete the triage log, set or lift the ledger's read-only \
+            setting, or upgrade its schema: that stays with the ledger's owner, who runs this command (after the \
+            ledger exists, and again after an upgrade). The role must exist (CREATE ROLE name LOGIN PASSWORD ...); \
+            whatever it held on the ledger's tables before is revoked first. --print shows the SQL instead, without \
+            connecting.
+            """
+    )
+
+    @Argument(help: "importer, agent or viewer.")
+    var kind: LedgerRole
+
+    @Argument(help: "The PostgreSQL role, exactly as created (it is quoted: case counts).")
+    var role: String
+
+    @Flag(name: .customLong("print"), help: "Print the SQL (for psql) instead of running it; connects to nothing.")
+    var printOnly = false
+
+    @Option(help: "The schema that holds the ledger (default: the connection's current schema; with --print, public).")
+    var schema: String?
+
+    @OptionGroup var source: LedgerOptions
+
+    func validate() throws {
+        if !source.files.isEmpty { throw ValidationError("ledger grant gives rights on a PostgreSQL ledger, not on --files") }
+    }
+
+    func run() async throws {
+        let url = LedgerOptions.ledgerURL(explicit: source.ledger)
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") else {
+            throw CLIError.usage("ledger grant needs a PostgreSQL ledger (--ledger postgres://...): roles are PostgreSQL's")
+        }
+        if printOnly {
+            let database: String
+            do {
+                database = try PostgresDatabase.databaseName(url: url)
+            } catch let error as LedgerError {
+                throw CLIError.usage(error.message)
+            }
+            for statement in try statements(schema: schema ?? "public", database: database) {
+                print(statement + ";")
+            }
+            return
+        }
+        if source.readOnly { throw LedgerOptions.refuse("ledger grant") }
+        // Opened for writing, so that a ledger not yet at this build's schema is created or upgraded first (by
+        // the owner, who runs this) and every table granted on exists.
+        let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp(), mustExist: true)
+        do {
+            let role = self.role
+            let names = try await ledger.database.read { c in
+                try c.query(
+                    "SELECT current_database(), current_schema(), (SELECT COUNT(*) FROM pg_roles WHERE rolname = ?)", [.text(role)]
+                ).first ?? []
+            }
+            guard names.count == 3, let database = names[0].text, let current = names[1].text else {
+                throw CLIError.ledgerUnavailable("the server did not say which database and schema it is in")
+            }
+            guard names[2].int == 1 else {
+                let quoted = (try? PostgresRoles.quoted(role)) ?? role
+                throw CLIError.usage(
+                    "there is no PostgreSQL role \(quoted) (names are exact, case included); create it first: CREATE ROLE \(quoted) LOGIN PASSWORD '...'")
+            }
+            let statements = try statements(schema: schema ?? current, database: database)
+            try await ledger.database.write { c in
+                for statement in statements { try c.execute(statement) }
+            }
+            print("\(redact(url)): \(role) is now a ledger \(kind.rawValue) (\(statements.count) statements)")
+            try await ledger.close()
+        } catch {
+            try? await ledger.close()
+            throw error
+        }
+    }
+
+    private func statements(schema: String, database: String) throws -> [String] {
+        do {
+            return try PostgresRoles.grants(kind, to: role, schema: schema, database: database)
+        } catch let error as LedgerError {
+            throw CLIError.usage(error.message)
+        }
+    }
+}
