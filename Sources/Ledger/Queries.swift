@@ -293,6 +293,10 @@ enum Queries {
             totalIsLowerBound = true
         } else if conditions.isEmpty {
             total = Int(try c.scalar("SELECT value FROM ledger_counters WHERE name = 'customers'")?.int ?? 0)
+        } else if let environment = query.environment.stored, query.filter == nil, query.activeAt == nil, !query.withOpenFlags {
+            // One environment and nothing else: its running count, exact, instead of a capped scan.
+            total = Int(
+                try c.scalar("SELECT value FROM ledger_counters WHERE name = ?", [.text(Counters.key(.customers, in: environment))])?.int ?? 0)
         } else {
             total = Int(
                 try c.scalar(
