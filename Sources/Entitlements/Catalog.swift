@@ -3,7 +3,8 @@ import ReceiptModel
 /// What a product grants: its entitlement, its kind, and what the rules need to know about it.
 public struct CatalogProduct: Hashable, Sendable {
     public var productId: String
-    /// The entitlement the product grants (`pro`, `premium`); products of one entitlement share it.
+    /// The entitlement the product grants (`pro`, `premium`); products of one entitlement share it. A
+    /// consumable grants none, whatever this says (it may be empty).
     public var entitlement: String
     public var type: ProductType?
     /// Length of a non-renewing subscription.
@@ -35,15 +36,31 @@ public struct Catalog: Sendable {
         return t.expiresDate != nil ? .autoRenewableSubscription : t.type
     }
 
-    /// The entitlement a transaction grants, or `nil` for consumables.
+    /// The entitlement a transaction grants, or `nil` when it grants none (DESIGN sections 3 and 6).
+    ///
+    /// This is the one place that decides whether a product is an entitlement at all:
+    /// - a consumable grants none, whether the catalog says so or the transaction does, whatever the
+    ///   input format (a catalog is how an operator says what a product is);
+    /// - a product the catalog lists otherwise grants the catalog's entitlement;
+    /// - without the catalog: a subscription grants its group's (else its product's), a non-consumable or
+    ///   non-renewing subscription its product's;
+    /// - a product whose type nothing gives (a legacy `in_app` item with no expiry, not in the catalog) is
+    ///   not guessed into an entitlement: DESIGN section 3 leaves its type unknown, and section 6 makes
+    ///   entitlements only of subscription groups and non-consumables. Its purchase is still in the timeline.
     public func entitlement(of t: Transaction) -> String? {
-        if let productId = t.productId, let product = products[productId] { return product.entitlement }
+        let listed = t.productId.flatMap { products[$0] }
+        if listed?.type == .consumable { return nil }
         switch type(of: t) {
-        case .consumable: return nil
-        case .autoRenewableSubscription:
+        case .consumable?: return nil
+        case .autoRenewableSubscription?:
+            if let listed { return listed.entitlement }
             if let group = t.subscriptionGroupIdentifier { return "group \(group)" }
             return t.productId
-        default: return t.productId
+        case .nonConsumable?, .nonRenewingSubscription?:
+            return listed?.entitlement ?? t.productId
+        case .unknown?, nil:
+            // The operator listed it with an entitlement (and no type): their word is what it grants.
+            return listed?.entitlement
         }
     }
 
@@ -54,7 +71,8 @@ public struct Catalog: Sendable {
     public static let maximumDurationDays: Int64 = 36_500
 
     /// Reads the rows of a catalog file: `product_id,entitlement[,type,duration_days,price_tier]`, each
-    /// with the line it came from (the CLI reads the CSV and passes the values). The first row is skipped
+    /// with the line it came from (the CLI reads the CSV and passes the values); a consumable's `entitlement`
+    /// may be empty, since it grants none. The first row is skipped
     /// when it is the header (its first field is exactly `product_id`); a product whose id merely starts
     /// with `product_id` is a product. `type` is one of the words below or Apple's own type name;
     /// `duration_days` a whole number from 1 to 36 500; `price_tier` a whole number from 0. A product listed
@@ -65,7 +83,9 @@ public struct Catalog: Sendable {
         for (position, row) in rows.enumerated() {
             let fields = row.fields.map { $0.trimmingWhitespace() }
             if position == 0 && fields.first == "product_id" { continue }
-            guard (2...5).contains(fields.count), !fields[0].isEmpty, !fields[1].isEmpty else {
+            // A consumable grants no entitlement, so its entitlement field may be left empty.
+            let consumable = fields.count > 2 && fields[2].lowercased() == "consumable"
+            guard (2...5).contains(fields.count), !fields[0].isEmpty, !fields[1].isEmpty || consumable else {
                 throw CatalogError(line: row.line, message: "expected product_id,entitlement[,type,duration_days,price_tier]")
             }
             if let first = seen[fields[0]] {

@@ -106,16 +106,20 @@ public struct CustomerHistory: Sendable {
         return out
     }
 
-    /// The entitlement a transaction grants: the catalog's, else its subscription group, else (for a
-    /// subscription without a group, as in app receipts) its chain's first product, else its product.
+    /// The entitlement a transaction grants: ``Catalog/entitlement(of:)`` decides whether it grants one and
+    /// which; only a subscription the catalog does not list and that has no group (as in app receipts) is
+    /// named here, after its chain's first product, so that its renewals of other products stay one entitlement.
     public func entitlement(of t: Transaction, catalog: Catalog) -> String? {
-        if let productId = t.productId, let product = catalog.products[productId] { return product.entitlement }
-        if catalog.type(of: t) == .autoRenewableSubscription, t.subscriptionGroupIdentifier == nil,
+        // Whether a product is an entitlement at all is the catalog's one decision: answering from the catalog's
+        // listing here first made a listed consumable an entitlement whatever Catalog.entitlement(of:) said.
+        guard let name = catalog.entitlement(of: t) else { return nil }
+        let listed = t.productId.map { catalog.products[$0] != nil } ?? false
+        if !listed, catalog.type(of: t) == .autoRenewableSubscription, t.subscriptionGroupIdentifier == nil,
             let original = t.originalTransactionId, let first = chainProducts[original]
         {
             return first
         }
-        return catalog.entitlement(of: t)
+        return name
     }
 
     /// When the ledger learned of a transaction: its first sighting, else its signedDate, else its purchase.

@@ -222,14 +222,10 @@ struct AppReceiptTests {
             }
             let withHistory = try await withLedger.customerRecords(one).history
             let withoutHistory = try await withoutLedger.customerRecords(other).history
-            // A legacy consumable has no type (the catalog does not list consumables) and the engine takes it for a
-            // subscription (GroundTruthTests.consumables); the receipt's product type (1707) corrects that, so
-            // consumables are left out of the comparison.
+            // Every entitlement, consumables' included: a legacy consumable has no type, the receipt's (1707) says
+            // Consumable, and neither makes it an entitlement, so the receipt changes nothing.
             func states(_ history: CustomerHistory, _ instant: Timestamp) -> [String] {
-                history.entitlements(at: instant, catalog: catalog).filter {
-                    !GroundTruthTests.consumables.contains($0.name)
-                }
-                .map { "\($0.name)=\($0.state.rawValue)" }.sorted()
+                history.entitlements(at: instant, catalog: catalog).map { "\($0.name)=\($0.state.rawValue)" }.sorted()
             }
             for instant in (truth["instants"] as! [[String: Any]]).map({
                 Timestamp(millisecondsSince1970: ($0["at"] as! NSNumber).int64Value)

@@ -74,13 +74,18 @@ public enum SampleCatalog {
     ]
     static let storefrontWeights: [Double] = [0.45, 0.1, 0.1, 0.06, 0.1, 0.07, 0.07, 0.05]
 
-    /// The catalog file for `--catalog`: subscriptions and non-consumables with their entitlements and tiers.
-    /// Consumables are left out: they grant no entitlement.
+    /// The catalog file for `--catalog`: every product with its type, and its entitlement and tier when it has
+    /// them. Consumables are listed too, with no entitlement: legacy data (verifyReceipt `in_app`) carries no
+    /// type, and the catalog is what says that `coins.*` are consumables, which grant nothing.
     public static var catalogCSV: String {
         var out = "product_id,entitlement,type,duration_days,price_tier\n"
-        for p in products where p.kind != .consumable {
-            let type = p.kind == .subscription ? "auto-renewable" : "non-consumable"
-            out += "\(p.id),\(p.entitlement!),\(type),,\(p.tier.map(String.init) ?? "")\n"
+        for p in products {
+            let type = switch p.kind {
+            case .subscription: "auto-renewable"
+            case .nonConsumable: "non-consumable"
+            case .consumable: "consumable"
+            }
+            out += "\(p.id),\(p.entitlement ?? ""),\(type),,\(p.tier.map(String.init) ?? "")\n"
         }
         return out
     }
