@@ -8,12 +8,18 @@ extension CustomerLife {
         transactions.filter { $0.revokedAt != nil && $0.reversedAt == nil }
     }
 
-    /// Expected flag keys: `rule:transactionId` for refund rules, `rule:notificationUUID` for notification
+    /// Refunds that stand at `instant`: revoked by then and not reversed by then.
+    func standingRefunds(at instant: Int64) -> [LifeTransaction] {
+        transactions.filter { $0.revokedVisible(at: instant) }
+    }
+
+    /// Expected flag keys at `instant` (by default the end of the data): the flags the rules raise over what
+    /// had happened by then. `rule:transactionId` for refund rules, `rule:notificationUUID` for notification
     /// rules (both are the flag ids), `serial-refunder:<transactionId of the refund that crossed the count>`.
-    public func expectedFlags() -> [String] {
+    public func expectedFlags(at instant: Int64 = .max) -> [String] {
         var flags: [String] = []
         var counted: [LifeTransaction] = []
-        for t in standingRefunds {
+        for t in standingRefunds(at: instant) {
             let revoked = t.revokedAt!
             if t.revocationType == "FAMILY_REVOKE" {
                 flags.append("family-revoke:\(t.id)")
@@ -40,8 +46,8 @@ extension CustomerLife {
             }
         }
         if format == .notificationsV2 {
-            for e in events where e.type == "CONSUMPTION_REQUEST" { flags.append("consumption-request:\(e.uuid)") }
-            for e in events where e.type == "REFUND_REVERSED" { flags.append("refund-reversed:\(e.uuid)") }
+            for e in events where e.type == "CONSUMPTION_REQUEST" && e.at <= instant { flags.append("consumption-request:\(e.uuid)") }
+            for e in events where e.type == "REFUND_REVERSED" && e.at <= instant { flags.append("refund-reversed:\(e.uuid)") }
         }
         return flags.sorted()
     }

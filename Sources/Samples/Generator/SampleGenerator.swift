@@ -149,14 +149,21 @@ public struct SampleGenerator: Sendable {
             var instant = JSONText()
             instant.int("at", at)
             instant.raw("entitlements", states.closed)
+            instant.raw("flags", Self.jsonStrings(life.expectedFlags(at: at)))
             return instant.closed
         }
         truth.raw("instants", "[" + instants.joined(separator: ",") + "]")
-        truth.raw("flags", "[" + life.expectedFlags().map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        // The flags at the end of the data, as the ledger stores them (the last instant's, repeated).
+        truth.raw("flags", Self.jsonStrings(life.expectedFlags()))
         chunk.groundTruth = Array((truth.closed + "\n").utf8)
         chunk.refundDays = life.refundDays
         if let story = life.story { chunk.story = (story, life.firstOriginalTransactionId ?? life.lookupId) }
         return chunk
+    }
+
+    /// A JSON array of strings that need no escaping.
+    static func jsonStrings(_ values: [String]) -> String {
+        "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]"
     }
 
     /// Writes the data set into `directory` (created if needed): data files, customers.csv, catalog.csv,
