@@ -320,6 +320,26 @@ enum Queries {
         }
         // One more row than shown says whether there is a next page.
         var rows: [[SQLValue]]
+        if query.direction == .backward {
+            // The list's order reversed: (id DESC), or (key ASC, id DESC); the rows come back in the list's order.
+            if query.sort == .id {
+                rows = try page(query.after.map { _ in ["customer_id < ?"] } ?? [], query.after.map { [.int($0.id)] } ?? [],
+                    order: "customer_id DESC", limit: limit + 1)
+            } else if let before = query.after {
+                rows = try page(["\(key) = ?", "customer_id < ?"], [.int(before.key), .int(before.id)], order: "customer_id DESC", limit: limit + 1)
+                if rows.count < limit + 1 {
+                    rows += try page(["\(key) > ?"], [.int(before.key)], order: "\(key), customer_id DESC", limit: limit + 1 - rows.count)
+                }
+            } else {
+                rows = try page([], [], order: "\(key), customer_id DESC", limit: limit + 1)
+            }
+            let more = rows.count > limit
+            let shown = Array(rows.prefix(limit).reversed())
+            func cursor(_ row: [SQLValue]?) -> CustomerCursor? { row.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } }
+            return CustomerPage(
+                rows: try summaries(c, shown), next: query.after == nil ? nil : cursor(shown.last), previous: more ? cursor(shown.first) : nil,
+                total: total, totalIsLowerBound: totalIsLowerBound)
+        }
         if query.sort == .id {
             rows = try page(query.after.map { _ in ["customer_id > ?"] } ?? [], query.after.map { [.int($0.id)] } ?? [],
                 order: "customer_id", limit: limit + 1)
@@ -335,8 +355,16 @@ enum Queries {
         }
         let more = rows.count > limit
         let shown = Array(rows.prefix(limit))
-        let identifiers = try identifiers(c, customers: shown.compactMap { $0[0].int })
-        let summaries = shown.map { row in
+        let next = more ? shown.last.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } : nil
+        // A first page is itself a lower bound: at least what it shows, and one more when there is a next page.
+        if totalIsLowerBound, query.after == nil { total = max(total, rows.count) }
+        return CustomerPage(rows: try summaries(c, shown), next: next, total: total, totalIsLowerBound: totalIsLowerBound)
+    }
+
+    /// Rows of `customer_id, key, CustomerStats.columns` as summaries, with their identifiers (one query).
+    static func summaries(_ c: any SQLConnection, _ rows: [[SQLValue]]) throws -> [CustomerSummary] {
+        let identifiers = try identifiers(c, customers: rows.compactMap { $0[0].int })
+        return rows.map { row in
             let id = row[0].int ?? 0
             let stats = CustomerStats(row: row, offset: 2)
             return CustomerSummary(
@@ -345,10 +373,6 @@ enum Queries {
                 latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)), refunds: Int(stats.refunds),
                 environments: stats.environments.sorted(), openFlags: Int(stats.openFlags))
         }
-        let next = more ? shown.last.map { CustomerCursor(key: $0[1].int ?? 0, id: $0[0].int ?? 0) } : nil
-        // A first page is itself a lower bound: at least what it shows, and one more when there is a next page.
-        if totalIsLowerBound, query.after == nil { total = max(total, rows.count) }
-        return CustomerPage(rows: summaries, next: next, total: total, totalIsLowerBound: totalIsLowerBound)
     }
 
     /// The identifiers of several customers in one query (merged customers' included), each list sorted.

@@ -158,12 +158,15 @@ public struct CustomerQuery: Sendable, Equatable {
     /// Only customers with open flags.
     public var withOpenFlags: Bool
     public var sort: CustomerSort
+    /// Forward: the rows after `after` (from the start without it). Backward: the rows before `after`, or the
+    /// last rows of the list without it; either way returned in the list's order.
     public var after: CustomerCursor?
+    public var direction: PageDirection
     public var limit: Int
 
     public init(
         filter: String? = nil, environment: EnvironmentFilter = .all, activeAt: Timestamp? = nil, withOpenFlags: Bool = false,
-        sort: CustomerSort = .id, after: CustomerCursor? = nil, limit: Int = 50
+        sort: CustomerSort = .id, after: CustomerCursor? = nil, direction: PageDirection = .forward, limit: Int = 50
     ) {
         self.filter = filter
         self.environment = environment
@@ -171,8 +174,16 @@ public struct CustomerQuery: Sendable, Equatable {
         self.withOpenFlags = withOpenFlags
         self.sort = sort
         self.after = after
+        self.direction = direction
         self.limit = limit
     }
+}
+
+/// Which way a page is read from its cursor.
+public enum PageDirection: Sendable, Equatable {
+    case forward
+    /// Toward the start of the list: `G` reads the last page this way, and scrolling up from it the ones before.
+    case backward
 }
 
 /// One page of customers, the cursor for the next, and how many match the filter in all.
@@ -180,15 +191,21 @@ public struct CustomerPage: Sendable, Equatable {
     public var rows: [CustomerSummary]
     /// Where the next page starts; nil on the last page.
     public var next: CustomerCursor?
+    /// Where the page before this one ends (read backward from it); nil on the first page. Set on pages read
+    /// backward; a forward page leaves it nil.
+    public var previous: CustomerCursor?
     /// Customers matching the filter (over the whole ledger, not this page).
     public var total: Int
     /// `total` is a lower bound, not a count: a filter matching a large part of the ledger is not counted
     /// to the end, so that typing it stays fast (the list itself is complete and in order).
     public var totalIsLowerBound: Bool
 
-    public init(rows: [CustomerSummary], next: CustomerCursor?, total: Int, totalIsLowerBound: Bool = false) {
+    public init(
+        rows: [CustomerSummary], next: CustomerCursor?, previous: CustomerCursor? = nil, total: Int, totalIsLowerBound: Bool = false
+    ) {
         self.rows = rows
         self.next = next
+        self.previous = previous
         self.total = total
         self.totalIsLowerBound = totalIsLowerBound
     }

@@ -165,6 +165,37 @@ struct ReducerTests {
         #expect(state.customerPage.rows.count == 200 && state.customerPage.next == nil)
     }
 
+    @Test("G goes to the end of a counted list, read backward; scrolling up loads the rows before; g goes back to the top")
+    func bottomOfTheWholeList() {
+        var state = Fixture.state(screen: .customers)
+        let rows = { (range: ClosedRange<Int>) in range.map { CustomerSummary(id: Int64($0)) } }
+        state.customerPage = CustomerPage(rows: rows(1...100), next: CustomerCursor(key: 100, id: 100), total: 1000)
+        let effects = reduce(&state, .key(.char("G")))
+        #expect(effects == [.loadCustomers(CustomerQuery(direction: .backward, limit: 100), append: false)])
+        let end = CustomerPage(rows: rows(901...1000), next: nil, previous: CustomerCursor(key: 901, id: 901), total: 1000)
+        _ = reduce(&state, .customersLoaded(end, append: false, direction: .backward))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 1000)
+        #expect(state.customerOffset == 900)
+        // Up to the start of what is loaded: the page before it, once, put in front with the selection kept.
+        var up: [Effect] = []
+        for _ in 0..<5 { up += reduce(&state, .key(.pageUp)) }
+        #expect(up == [.loadCustomers(CustomerQuery(after: CustomerCursor(key: 901, id: 901), direction: .backward, limit: 100), append: true)])
+        let selected = state.customerPage.rows[state.customerList.selected].id
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(801...900), next: nil, previous: nil, total: 1000), append: true, direction: .backward))
+        #expect(state.customerPage.rows[state.customerList.selected].id == selected)
+        #expect(state.customerOffset == 800 && state.customerPage.rows.count == 200)
+        // A live refresh reads the end again, keeping the selected customer.
+        #expect(reloadEffects(state, keepSelection: true) == [.loadCustomers(CustomerQuery(direction: .backward, limit: 200), append: false)])
+        // g: the top, read again from the start.
+        #expect(reduce(&state, .key(.char("g"))) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(1...100), next: CustomerCursor(key: 100, id: 100), total: 1000), append: false))
+        #expect(state.customerOffset == 0 && state.customerList.selected == 0)
+        // A list counted only in part (a lower bound): G goes to the last row loaded.
+        state.customerPage.totalIsLowerBound = true
+        _ = reduce(&state, .key(.char("G")))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 100)
+    }
+
     @Test("the Imports screen pages its rejected records and sources: no list stops at its first page")
     func importsPaging() {
         var state = Fixture.state(screen: .imports)

@@ -55,6 +55,19 @@ extension LedgerConformanceTests {
                             let paged = try await pageAll(ledger, query)
                             #expect(paged.rows.map(\.id) == expected, "\(label)")
                             #expect(paged.totals == [expected.count], "\(label)")
+                            // From the end backward (G, then scrolling up): the same list, page by page.
+                            var backward: [Int64] = []
+                            var before: CustomerQuery? = CustomerQuery(
+                                filter: filter, environment: environment, activeAt: active, withOpenFlags: flagged, sort: sort, direction: .backward,
+                                limit: 7)
+                            while let q = before, backward.count <= expected.count {
+                                let page = try await ledger.customers(q)
+                                #expect(page.rows.count == 7 || page.previous == nil, "backward \(label): a short page before the start")
+                                #expect((q.after == nil) == (page.next == nil), "backward \(label): next")
+                                backward = page.rows.map(\.id) + backward
+                                before = page.previous.map { var next = q; next.after = $0; return next }
+                            }
+                            #expect(backward == expected, "backward \(label)")
                             if let filter {
                                 // The same filter taken as dense above one identifier (walked, its count a lower
                                 // bound) lists the same customers in the same order; its count never exceeds theirs.

@@ -125,7 +125,7 @@ public final class Runtime {
             case .loadOverview(let instant, let environment):
                 return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment))]
             case .loadCustomers(let query, let append):
-                return [.customersLoaded(try await handlers.reader.customers(query), append: append)]
+                return [.customersLoaded(try await handlers.reader.customers(query), append: append, direction: query.direction)]
             case .openCustomer(let text):
                 guard let id = try await handlers.reader.customerId(matching: text) else { return [.customerNotFound(text)] }
                 return [.customerLoaded(try await handlers.customer(id))]

@@ -9,7 +9,9 @@ public enum Action: Sendable {
     /// Another process changed the ledger: reload what is on screen, keeping the selection.
     case ledgerChanged
     case overviewLoaded(OverviewData)
-    case customersLoaded(CustomerPage, append: Bool)
+    /// A page of customers; `direction` is the query's: a backward page is the end of the list (not appended)
+    /// or the rows before the loaded ones (appended in front).
+    case customersLoaded(CustomerPage, append: Bool, direction: PageDirection = .forward)
     case customerLoaded(CustomerDetail)
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)

@@ -170,6 +170,8 @@ public struct AppState: Sendable {
     public var overviewPane = 0
 
     public var customerPage = CustomerPage(rows: [], next: nil, total: 0)
+    /// Where the loaded customers start in the whole list: 0 from the top, more once `G` loaded its end.
+    public var customerOffset = 0
     public var customerQuery = CustomerQuery(limit: 100)
     public var customerList = ListPosition()
     public var customersLoading = false

@@ -68,7 +68,20 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .down: return move(&state, by: 1)
     case .pageUp: return move(&state, by: -state.listRows)
     case .pageDown: return move(&state, by: state.listRows)
+    case .top where state.screen == .customers && state.customerOffset > 0:
+        // The loaded rows start below the top (G loaded the end): the top is read again.
+        state.customerList = ListPosition()
+        state.customersLoading = true
+        return [.loadCustomers(pageQuery(state), append: false)]
     case .top: return move(&state, by: Int.min / 2)
+    case .bottom where state.screen == .customers && state.customerPage.next != nil && !state.customerPage.totalIsLowerBound:
+        // The end of the whole list, read backward from it (a counted list: where its rows sit is known).
+        var query = pageQuery(state)
+        query.direction = .backward
+        query.limit = max(query.limit, state.listRows * 2)
+        state.customerList.selected = Int.max / 2
+        state.customersLoading = true
+        return [.loadCustomers(query, append: false)]
     case .bottom: return move(&state, by: Int.max / 2)
     case .nextPane, .previousPane:
         let step = command == .nextPane ? 1 : -1
@@ -194,6 +207,14 @@ private func move(_ state: inout AppState, by delta: Int) -> [Effect] {
     switch state.screen {
     case .customers:
         state.customerList.move(by: delta, count: state.customerPage.rows.count, visible: state.listRows)
+        // Rows loaded from the end: fetch the page before them as the selection nears their start.
+        if delta < 0, state.customerList.selected < state.listRows, let previous = state.customerPage.previous, !state.customersLoading {
+            state.customersLoading = true
+            var query = pageQuery(state)
+            query.after = previous
+            query.direction = .backward
+            return [.loadCustomers(query, append: true)]
+        }
         // Fetch the next page before the selection reaches the end of what is loaded.
         if state.customerList.selected >= state.customerPage.rows.count - state.listRows, let next = state.customerPage.next,
             !state.customersLoading

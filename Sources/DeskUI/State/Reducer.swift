@@ -17,7 +17,25 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .overviewLoaded(let data):
         state.overview = data
         return []
-    case .customersLoaded(let page, let append):
+    case .customersLoaded(let page, let append, .backward):
+        state.customersLoading = false
+        if append {
+            // The rows before the loaded ones: in front, the selection staying on its customer.
+            state.customerPage.rows = page.rows + state.customerPage.rows
+            state.customerPage.previous = page.previous
+            state.customerOffset = max(0, state.customerOffset - page.rows.count)
+            state.customerList.selected += page.rows.count
+            state.customerList.top += page.rows.count
+        } else {
+            // The end of the list (G, or a refresh of the end): the selected customer kept, else the last row.
+            let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id
+            state.customerPage = page
+            state.customerOffset = max(0, page.total - page.rows.count)
+            state.customerList.selected = selectedId.flatMap { id in page.rows.firstIndex { $0.id == id } } ?? page.rows.count - 1
+            state.customerList.move(by: 0, count: page.rows.count, visible: state.listRows)
+        }
+        return []
+    case .customersLoaded(let page, let append, .forward):
         state.customersLoading = false
         if append {
             state.customerPage.rows += page.rows
@@ -38,6 +56,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // A reload keeps the selected customer selected when it is still in the list.
             let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id
             state.customerPage = page
+            state.customerOffset = 0
             if let selectedId, let index = page.rows.firstIndex(where: { $0.id == selectedId }) {
                 state.customerList.selected = index
             }
@@ -164,8 +183,10 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     case .customers:
         var query = state.customerQuery
         query.after = nil
-        // Keep as many rows as are loaded, so the selection survives a live refresh.
+        // Keep as many rows as are loaded, so the selection survives a live refresh; rows loaded from the end
+        // (G) are read again from the end.
         query.limit = max(query.limit, keepSelection ? state.customerPage.rows.count : 0)
+        if keepSelection && state.customerOffset > 0 { query.direction = .backward }
         return [.loadCustomers(query, append: false)]
     case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
     case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []

@@ -58,16 +58,18 @@ public struct Painter {
     /// Returns the column widths used. The hardware cursor is put on the selected row.
     @discardableResult
     public mutating func table(
-        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, total: Int? = nil, totalIsLowerBound: Bool = false, position: ListPosition,
-        sortColumn: Int? = nil, focused: Bool = true, marked: (Int) -> Bool = { _ in false }, cell: (Int, Int) -> TableCell
+        x: Int, y: Int, width: Int, height: Int, columns: [Column], rows: Int, total: Int? = nil, totalIsLowerBound: Bool = false,
+        offset: Int = 0, position: ListPosition, sortColumn: Int? = nil, focused: Bool = true, marked: (Int) -> Bool = { _ in false },
+        cell: (Int, Int) -> TableCell
     ) -> [Int] {
         guard height > 0, width > 0 else { return [] }
         // A scroll hint at the right end of the header, where in the list the window is out of all rows
-        // (`total`, when only a page of them is loaded; `+` when that is a lower bound); the columns give it room.
+        // (`total`, when only a page of them is loaded; `+` when that is a lower bound; `offset` rows above the
+        // loaded ones); the columns give it room.
         let visible = height - 1
-        let count = max(rows, total ?? rows)
+        let count = max(rows + offset, total ?? rows)
         let plus = totalIsLowerBound ? "+" : ""
-        let hint = count > visible ? " \(min(count, position.selected + 1))/\(count)\(plus)" : ""
+        let hint = count > visible ? " \(min(count, position.selected + 1 + offset))/\(count)\(plus)" : ""
         // Room for the widest hint, so columns keep their place as the selection moves.
         let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
         let header = theme.style("ui.header")
