@@ -46,7 +46,7 @@ struct BatchWriter {
                     }
                 } catch {
                     throw LedgerError(
-                        code: "badRow", message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
+                        code: .badRow, message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
                 }
                 pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
                 let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")

@@ -68,7 +68,7 @@ enum RevocationKind: String, Sendable, CaseIterable {
             do {
                 t = try CanonicalJSON.transaction(row[1].text ?? "")
             } catch {
-                throw LedgerError(code: "badRow", message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
+                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
             }
             try c.executeDeferred(
                 "UPDATE transactions SET revocation_kind = ? WHERE transaction_id = ?",

@@ -47,7 +47,7 @@ extension SQLValue {
     /// hand, or by a newer version) is an error naming the column and the value, never a silent default.
     public func decode<Value: RawRepresentable<String>>(_ type: Value.Type, column: String) throws -> Value {
         guard let text, let value = Value(rawValue: text) else {
-            throw LedgerError(code: "badRow", message: "\(column) holds \(text.map { "\"\($0.prefix(40))\"" } ?? "NULL"), which this receiptdesk does not know")
+            throw LedgerError(code: .badRow, message: "\(column) holds \(text.map { "\"\($0.prefix(40))\"" } ?? "NULL"), which this receiptdesk does not know")
         }
         return value
     }
@@ -152,17 +152,44 @@ public protocol SQLDatabase: Sendable {
 
 /// An error from the ledger, with the exit code the command line gives it.
 public struct LedgerError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var code: String
+    /// What went wrong, as the commands map it to an exit status (ReceiptDeskCLI's ExitStatus).
+    public enum Code: String, Hashable, Sendable, CaseIterable {
+        /// A stored row this build cannot read.
+        case badRow
+        case busy
+        /// The ledger cannot be opened (missing, unreachable, no ledger there, bad settings).
+        case cannotOpen
+        case cannotWrite
+        /// The ledger was closed by this process.
+        case closed
+        case internalError = "internal"
+        /// A triage action that would not change its flag.
+        case noChange
+        case notFound
+        /// The database refused the role a read.
+        case permissionDenied
+        case postgres
+        /// A write refused: the ledger is set read-only, opened read-only, or the role may not write.
+        case readOnly
+        case schemaTooNew
+        case sqlite
+        /// The server cannot be reached or stopped answering.
+        case unavailable
+        /// The request itself is wrong (an action that moves no flag, an empty role name).
+        case usage
+    }
+
+    public var code: Code
     public var message: String
 
-    public init(code: String, message: String) {
+    public init(code: Code, message: String) {
         self.code = code
         self.message = message
     }
 
     public var description: String { message }
 
-    public static func cannotOpen(_ message: String) -> LedgerError { LedgerError(code: "cannotOpen", message: message) }
+    public static func cannotOpen(_ message: String) -> LedgerError { LedgerError(code: .cannotOpen, message: message) }
 }
 
 /// `?, ?, ?` for `count` placeholders.

@@ -38,7 +38,7 @@ public final class SQLLedger: Sendable {
             else { throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger") }
             if version > Schema.version {
                 throw LedgerError(
-                    code: "schemaTooNew",
+                    code: .schemaTooNew,
                     message: "this ledger has schema version \(version), newer than this receiptdesk knows (\(Schema.version))")
             }
         }
@@ -73,7 +73,7 @@ public final class SQLLedger: Sendable {
         try await database.write { c in
             if try Self.storedReadOnly(c) {
                 throw LedgerError(
-                    code: "readOnly",
+                    code: .readOnly,
                     message: "this ledger is set read-only: writes are refused (receiptdesk ledger read-only off lifts it)")
             }
             return try body(c)
@@ -100,7 +100,7 @@ public final class SQLLedger: Sendable {
             guard let id = try c.insert(
                 "INSERT INTO sources (path, sha256, size, started_at) VALUES (?, ?, ?, ?)",
                 [.text(info.path), .text(info.sha256), .int(info.size), .of(now)])
-            else { throw LedgerError(code: "internal", message: "no id for the new source") }
+            else { throw LedgerError(code: .internalError, message: "no id for the new source") }
             try Counters.add(c, .sources, 1)
             try Counters.raiseLastImport(c, to: now)
             try Counters.bump(c)
@@ -256,19 +256,19 @@ public final class SQLLedger: Sendable {
         flagId: String, action: TriageAction, operatorName: String, note: String?, now: Timestamp, expecting: FlagStatus? = nil
     ) async throws -> (flag: RefundFlag, from: FlagStatus) {
         guard let target = action.target else {
-            throw LedgerError(code: "usage", message: "a triage action moves a flag: ack, resolve or reopen, not \(action.rawValue)")
+            throw LedgerError(code: .usage, message: "a triage action moves a flag: ack, resolve or reopen, not \(action.rawValue)")
         }
         return try await write { c in
             guard let row = try c.query("SELECT status, customer_id FROM flags WHERE id = ?", [.text(flagId)]).first else {
-                throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+                throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
             }
             let current = try row[0].decode(FlagStatus.self, column: "flags.status")
             if current == target {
-                throw LedgerError(code: "noChange", message: "flag \(flagId) is already \(target.rawValue)")
+                throw LedgerError(code: .noChange, message: "flag \(flagId) is already \(target.rawValue)")
             }
             if let expecting, current != expecting {
                 guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
-                    throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+                    throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
                 }
                 return (flag, current)
             }
@@ -282,7 +282,7 @@ public final class SQLLedger: Sendable {
             }
             try Counters.bump(c)
             guard let flag = try Queries.flags(c, FlagQuery(limit: 1), id: flagId).first else {
-                throw LedgerError(code: "notFound", message: "no flag with id \(flagId)")
+                throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
             }
             return (flag, current)
         }
@@ -307,7 +307,7 @@ extension Schema {
         }
         if number > Schema.version {
             throw LedgerError(
-                code: "schemaTooNew",
+                code: .schemaTooNew,
                 message: "this ledger has schema version \(number), newer than this receiptdesk knows (\(Schema.version))")
         }
         if number < Schema.version {

@@ -340,7 +340,7 @@ public enum Schema {
             let storedVersion = Int(stored), storedVersion > version
         {
             throw LedgerError(
-                code: "schemaTooNew",
+                code: .schemaTooNew,
                 message:
                     "this ledger has schema version \(storedVersion), newer than this receiptdesk knows (\(version)); upgrade receiptdesk, the ledger was not modified"
             )
@@ -351,7 +351,7 @@ public enum Schema {
         if !pending.isEmpty, !applied.isEmpty, try SQLLedger.storedReadOnly(connection) {
             let stored = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text ?? "?"
             throw LedgerError(
-                code: "readOnly",
+                code: .readOnly,
                 message:
                     "this ledger is set read-only and has schema version \(stored), which this receiptdesk must upgrade to \(version) before it writes; receiptdesk ledger read-only off lets it, or open it with --read-only"
             )

@@ -150,7 +150,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
 
     /// The open connection, or a new one when there is none or the last was lost. On `queue` only.
     private func openConnection() throws -> PostgresConnection {
-        if isClosed { throw LedgerError(code: "closed", message: "the PostgreSQL ledger at \(redactedURL) was closed") }
+        if isClosed { throw LedgerError(code: .closed, message: "the PostgreSQL ledger at \(redactedURL) was closed") }
         if let connection, !connection.isClosed { return connection }
         connection = nil
         connectionCount += 1
@@ -233,13 +233,13 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         let reason = Self.reason(error)
         if writing {
             return LedgerError(
-                code: "readOnly",
+                code: .readOnly,
                 message: "\(role) may not make this change to the ledger at \(redactedURL) (\(reason)): its rights are those "
                     + "receiptdesk ledger grant gave it (importer imports, agent triages and notes, viewer reads); "
                     + "creating or upgrading the schema is its owner's")
         }
         return LedgerError(
-            code: "permissionDenied",
+            code: .permissionDenied,
             message: "\(role) may not read the ledger at \(redactedURL) (\(reason)): receiptdesk ledger grant viewer gives it "
                 + "the right to")
     }
@@ -250,16 +250,16 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         if error is LedgerError { return error }
         if let timeout = error as? StatementTimeout {
             return LedgerError(
-                code: "unavailable",
+                code: .unavailable,
                 message: "the PostgreSQL ledger at \(redactedURL) did not answer within \(Self.seconds(timeout.limit)) "
                     + "(read timeout); the connection was closed and the next request opens a new one")
         }
         if Self.isConnectionLost(error) {
             return LedgerError(
-                code: "unavailable",
+                code: .unavailable,
                 message: "cannot reach the PostgreSQL ledger at \(redactedURL): \(Self.reason(error))")
         }
-        return LedgerError(code: "postgres", message: "PostgreSQL error: \(Self.reason(error))")
+        return LedgerError(code: .postgres, message: "PostgreSQL error: \(Self.reason(error))")
     }
 
     /// Whether `error` means the connection is gone (or never came), rather than a statement failing on a
@@ -541,7 +541,7 @@ final class PGConnection: SQLConnection {
     static func value(_ cell: PostgresCell) throws -> SQLValue {
         guard cell.bytes != nil else { return .null }
         func failed(_ what: String) -> LedgerError {
-            LedgerError(code: "badRow", message: "column \(cell.columnName) (\(cell.dataType)) holds \(what) this receiptdesk cannot read")
+            LedgerError(code: .badRow, message: "column \(cell.columnName) (\(cell.dataType)) holds \(what) this receiptdesk cannot read")
         }
         do {
             switch cell.dataType {

@@ -107,11 +107,11 @@ public enum PostgresRoles {
     /// - Throws: `LedgerError` `usage` naming `what` for an empty name, a NUL, or more than 63 bytes (which
     ///   PostgreSQL would cut short, so that the statement would name another role).
     public static func quoted(_ name: String, _ what: String = "identifier") throws -> String {
-        guard !name.isEmpty else { throw LedgerError(code: "usage", message: "the \(what) name is empty") }
-        guard !name.utf8.contains(0) else { throw LedgerError(code: "usage", message: "the \(what) name holds a NUL character") }
+        guard !name.isEmpty else { throw LedgerError(code: .usage, message: "the \(what) name is empty") }
+        guard !name.utf8.contains(0) else { throw LedgerError(code: .usage, message: "the \(what) name holds a NUL character") }
         guard name.utf8.count <= 63 else {
             throw LedgerError(
-                code: "usage",
+                code: .usage,
                 message: "the \(what) name is \(name.utf8.count) bytes long; PostgreSQL cuts names at 63 bytes, so it would name another")
         }
         return quote(name)

@@ -78,18 +78,18 @@ public final class SQLiteDatabase: SQLDatabase {
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return LedgerError(
-                code: "busy",
+                code: .busy,
                 message: "another process is writing to this ledger and did not finish within \(Int(Self.busyTimeout)) s; try again when it is done")
         case .SQLITE_READONLY where writer.configuration.readonly:
-            return LedgerError(code: "readOnly", message: "the ledger is open read-only")
+            return LedgerError(code: .readOnly, message: "the ledger is open read-only")
         case .SQLITE_READONLY:
             // Opened for writing, yet SQLite cannot write: the file system says no, which no option changes.
             return LedgerError(
-                code: "cannotWrite",
+                code: .cannotWrite,
                 message: "SQLite cannot write the ledger \(path ?? ":memory:") (file permissions, or a read-only file system): \(error.message ?? "")")
         default:
             // The message names the statement's failure, never the bound customer data.
-            return LedgerError(code: "sqlite", message: "SQLite error \(error.resultCode.rawValue): \(error.message ?? "unknown")")
+            return LedgerError(code: .sqlite, message: "SQLite error \(error.resultCode.rawValue): \(error.message ?? "unknown")")
         }
     }
 }

@@ -147,7 +147,7 @@ struct Dashboard {
                         let result = try await ledger.triageChange(
                             flagId: id, action: action, operatorName: who, note: note, now: at, expecting: expecting)
                         changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
-                    } catch let error as LedgerError where error.code == "noChange" {
+                    } catch let error as LedgerError where error.code == .noChange {
                         // Already there: nothing to write. An undo reports it (someone put it back first).
                         if expecting != nil, let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
                     }

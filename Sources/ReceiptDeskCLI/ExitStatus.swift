@@ -70,9 +70,11 @@ enum ExitStatus {
     /// ledger cannot be opened, is of another version, went away or holds a row it cannot read).
     static func code(of error: LedgerError) -> Int32 {
         switch error.code {
-        case "notFound": rejectedOrNotFound
-        case "usage", "noChange", "readOnly": usage
-        default: ledgerUnavailable
+        case .notFound: rejectedOrNotFound
+        case .usage, .noChange, .readOnly: usage
+        case .badRow, .busy, .cannotOpen, .cannotWrite, .closed, .internalError, .permissionDenied, .postgres, .schemaTooNew, .sqlite,
+            .unavailable:
+            ledgerUnavailable
         }
     }
 }

@@ -70,7 +70,7 @@ struct PostgresCredentialsTests {
             try await refused.close()
             Issue.record("connected without a password")
         } catch let error as LedgerError {
-            #expect(error.code == "cannotOpen")
+            #expect(error.code == .cannotOpen)
             #expect(!error.message.contains("s3cret"))
         }
         let viaEnvironment = try await PostgresDatabase.connect(url: url, environment: ["PGPASSWORD": "s3cret-word"])
@@ -83,7 +83,7 @@ struct PostgresCredentialsTests {
             try await wrong.close()
             Issue.record("connected with a wrong password")
         } catch let error as LedgerError {
-            #expect(error.code == "cannotOpen")
+            #expect(error.code == .cannotOpen)
             #expect(!error.message.contains("Xq7-not-it"), "\(error.message)")
         }
     }

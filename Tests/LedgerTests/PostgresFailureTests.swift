@@ -42,7 +42,7 @@ struct PostgresFailureTests {
         try server.stopServer()
         let started = ContinuousClock.now
         let readError = await Self.ledgerError { _ = try await ledger.changeToken() }
-        #expect(readError?.code == "unavailable")
+        #expect(readError?.code == .unavailable)
         #expect(
             readError?.message.hasPrefix("cannot reach the PostgreSQL ledger at postgres://postgres@") == true,
             "\(readError?.message ?? "")")
@@ -50,11 +50,11 @@ struct PostgresFailureTests {
         let writeError = await Self.ledgerError {
             try await importText(Self.line.replacing("8001", with: "8002"), path: "two.ndjson", into: ledger)
         }
-        #expect(writeError?.code == "unavailable")
+        #expect(writeError?.code == .unavailable)
         #expect(
             Self.seconds(since: started) < 5, "failing against a stopped server took \(Self.seconds(since: started)) s")
         // Still down: still failing, still quickly (no connection kept half-open).
-        #expect(await Self.ledgerError { _ = try await ledger.overview() }?.code == "unavailable")
+        #expect(await Self.ledgerError { _ = try await ledger.overview() }?.code == .unavailable)
 
         try server.startServer()
         #expect(try await ledger.changeToken() == token)
@@ -82,7 +82,7 @@ struct PostgresFailureTests {
 
         let started = ContinuousClock.now
         let error = await Self.ledgerError { _ = try await ledger.changeToken() }
-        #expect(error?.code == "unavailable")
+        #expect(error?.code == .unavailable)
         #expect(
             error?.message.contains("did not answer within 500 ms (read timeout)") == true, "\(error?.message ?? "")")
         #expect(Self.seconds(since: started) < 5, "a 500 ms read timeout took \(Self.seconds(since: started)) s")
@@ -109,7 +109,7 @@ struct PostgresFailureTests {
         let error = await Self.ledgerError {
             _ = try await PostgresDatabase.connect(url: url, timeouts: .init(connect: .seconds(1), read: .seconds(1)))
         }
-        #expect(error?.code == "cannotOpen")
+        #expect(error?.code == .cannotOpen)
         #expect(error?.message.contains("no answer within 1 s (connect timeout)") == true, "\(error?.message ?? "")")
         // The message names the 1 s limit, so this timeout fired; the bound is loose for a busy machine (postgres-nio's
         // default is 10 s).

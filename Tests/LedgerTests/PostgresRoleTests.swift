@@ -63,7 +63,7 @@ struct PostgresRoleTests {
             try await work()
             Issue.record("\(role) could \(what)", sourceLocation: sourceLocation)
         } catch let error as LedgerError {
-            #expect(error.code == "readOnly", "\(what): \(error)", sourceLocation: sourceLocation)
+            #expect(error.code == .readOnly, "\(what): \(error)", sourceLocation: sourceLocation)
             #expect(error.message.contains("role \"\(role)\""), "\(error.message)", sourceLocation: sourceLocation)
             #expect(error.message.contains("permission denied"), "\(error.message)", sourceLocation: sourceLocation)
             #expect(error.message.contains("receiptdesk ledger grant"), "\(error.message)", sourceLocation: sourceLocation)
@@ -245,7 +245,7 @@ struct PostgresRoleTests {
             _ = try await ledger.overview()
             Issue.record("a role without grants read the ledger")
         } catch let error as LedgerError {
-            #expect(error.code == "permissionDenied", "\(error)")
+            #expect(error.code == .permissionDenied, "\(error)")
             #expect(error.message.contains(name) && error.message.contains("ledger grant viewer"), "\(error.message)")
         }
         try await ledger.close()

@@ -109,7 +109,7 @@ struct PostgresURLTests {
             _ = try PostgresURL(url, environment: Self.bare)
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
-            return error.code == "cannotOpen" && !error.message.contains("secret")
+            return error.code == .cannotOpen && !error.message.contains("secret")
         }
     }
 
@@ -235,7 +235,7 @@ struct PostgresURLTests {
             _ = try PostgresURL(url, environment: ["PGPASSWORD": "from-env"])
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
-            return error.code == "cannotOpen" && error.message.hasPrefix("the \(part) in the postgres:// URL ")
+            return error.code == .cannotOpen && error.message.hasPrefix("the \(part) in the postgres:// URL ")
                 && !error.message.contains("s3cret")
         }
     }
@@ -252,7 +252,7 @@ struct PostgresURLTests {
             _ = try PostgresURL(url, environment: Self.bare)
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
-            return error.code == "cannotOpen" && !error.message.contains("s3c")
+            return error.code == .cannotOpen && !error.message.contains("s3c")
         }
     }
 }
@@ -320,7 +320,7 @@ struct PostgresTLSTests {
             _ = try PostgresURL(url, environment: environment)
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
-            return error.code == "cannotOpen" && error.message.contains(named) && !error.message.contains("s3cret")
+            return error.code == .cannotOpen && error.message.contains(named) && !error.message.contains("s3cret")
         }
     }
 
@@ -337,7 +337,7 @@ struct PostgresTLSTests {
                 _ = try PostgresURL(base + path, environment: [:]).tls()
             } throws: { error in
                 guard let error = error as? LedgerError else { return false }
-                return error.code == "cannotOpen" && error.message.contains("sslrootcert file \(path)") && error.message.contains(words)
+                return error.code == .cannotOpen && error.message.contains("sslrootcert file \(path)") && error.message.contains(words)
             }
             // The same through connect: refused before any connection is tried (db.example is never reached).
             do {
@@ -345,7 +345,7 @@ struct PostgresTLSTests {
                 try await database.close()
                 Issue.record("connected with sslrootcert \(path)")
             } catch let error as LedgerError {
-                #expect(error.code == "cannotOpen" && error.message.contains("sslrootcert file \(path)"), "\(error.message)")
+                #expect(error.code == .cannotOpen && error.message.contains("sslrootcert file \(path)"), "\(error.message)")
             }
         }
         // No roots at all (no sslrootcert, no HOME): verify-ca says what it needs.

@@ -33,7 +33,7 @@ struct StoredReadOnlyTests {
                 try await write()
                 Issue.record("\(name) went through a ledger set read-only")
             } catch let error as LedgerError {
-                #expect(error.code == "readOnly", "\(name): \(error)")
+                #expect(error.code == .readOnly, "\(name): \(error)")
             }
         }
         #expect(try await agent.triageLog(flagId: nil, customerId: nil).isEmpty)
@@ -58,7 +58,7 @@ struct StoredReadOnlyTests {
             _ = try await SQLLedger.open(second, now: testNow)
             Issue.record("a ledger set read-only was upgraded")
         } catch let error as LedgerError {
-            #expect(error.code == "readOnly")
+            #expect(error.code == .readOnly)
             #expect(error.message.contains("read-only off"), "\(error.message)")
         }
         #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == "3")

@@ -21,7 +21,7 @@ struct StoredValueTests {
             _ = try SQLValue.text("pending").decode(FlagStatus.self, column: "flags.status")
             Issue.record("decoded")
         } catch let error as LedgerError {
-            #expect(error.code == "badRow")
+            #expect(error.code == .badRow)
             #expect(error.message == "flags.status holds \"pending\", which this receiptdesk does not know")
         } catch {
             Issue.record("\(error)")
@@ -46,7 +46,7 @@ struct StoredValueTests {
             _ = try await importText(#"{"transactionId":"bad-1","productId":"pro","purchaseDate":1735689600001}"# + "\n", path: "b.ndjson", into: ledger)
             Issue.record("imported over an unreadable row")
         } catch let error as LedgerError {
-            #expect(error.code == "badRow", "\(error)")
+            #expect(error.code == .badRow, "\(error)")
             #expect(error.message.contains("bad-1"), "\(error)")
         }
         try await ledger.close()
@@ -61,7 +61,7 @@ struct StoredValueTests {
             _ = try await database.read { c in try c.query("SELECT 1.5::numeric AS half", []) }
             Issue.record("1.5 read as a whole number")
         } catch let error as LedgerError {
-            #expect(error.code == "badRow")
+            #expect(error.code == .badRow)
             #expect(error.message.contains("half"), "\(error)")
         }
         try await database.close()
