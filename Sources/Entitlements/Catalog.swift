@@ -29,11 +29,21 @@ public struct Catalog: Sendable {
         self.products = Dictionary(products.map { ($0.productId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The product's type: the transaction's own, else the catalog's, else inferred from an expiry date.
+    /// The product's type: the transaction's own, else the catalog's, else inferred: a subscription when it
+    /// expires, a non-consumable when nothing says what it is and it does not (``assumesType(of:)``).
     public func type(of t: Transaction) -> ProductType? {
         if let type = t.type, type.isKnown { return type }
         if let productId = t.productId, let type = products[productId]?.type { return type }
-        return t.expiresDate != nil ? .autoRenewableSubscription : t.type
+        if t.expiresDate != nil { return .autoRenewableSubscription }
+        return t.type ?? .nonConsumable
+    }
+
+    /// Whether ``type(of:)`` assumed the product is a non-consumable: a legacy `in_app` item or receipt field
+    /// carries no type, and one with no expiry that the catalog does not list is most likely a purchase the
+    /// receipt keeps for good (Apple drops a consumable from the receipt once the app finishes it). The
+    /// entitlement says so, so a support agent knows to list the product in the catalog if it is a consumable.
+    public func assumesType(of t: Transaction) -> Bool {
+        t.type == nil && t.expiresDate == nil && t.productId.flatMap { products[$0]?.type } == nil
     }
 
     /// The entitlement a transaction grants, or `nil` when it grants none (DESIGN sections 3 and 6).
@@ -45,8 +55,8 @@ public struct Catalog: Sendable {
     /// - without the catalog: a subscription grants its group's (else its product's), a non-consumable or
     ///   non-renewing subscription its product's;
     /// - a product whose type nothing gives (a legacy `in_app` item with no expiry, not in the catalog) is
-    ///   not guessed into an entitlement: DESIGN section 3 leaves its type unknown, and section 6 makes
-    ///   entitlements only of subscription groups and non-consumables. Its purchase is still in the timeline.
+    ///   taken for a non-consumable (``assumesType(of:)``), and its entitlement says it was assumed;
+    /// - a type Apple added that this build does not know grants what the catalog lists, else none.
     public func entitlement(of t: Transaction) -> String? {
         let listed = t.productId.flatMap { products[$0] }
         if listed?.type == .consumable { return nil }

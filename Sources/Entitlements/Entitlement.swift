@@ -79,7 +79,8 @@ extension CustomerHistory {
         case .nonConsumable:
             let live = started.filter { !revoked($0, at: instant) }
             if let owned = live.last {
-                var e = base(name, .owned, owned, "bought \(owned.purchaseDate?.iso8601 ?? "?")")
+                let assumed = catalog.assumesType(of: owned) ? " (no type in the data: taken for a non-consumable; a catalog says what it is)" : ""
+                var e = base(name, .owned, owned, "bought \(owned.purchaseDate?.iso8601 ?? "?")\(assumed)")
                 e.expiresDate = nil
                 return e
             }

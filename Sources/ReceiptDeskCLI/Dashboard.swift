@@ -68,7 +68,7 @@ struct Dashboard {
         let opened = try await open(now: now)
         // The ledger's own read-only setting hides the write keys as --read-only does.
         var session = self
-        let setReadOnly = (try? await opened.ledger.isSetReadOnly()) ?? false
+        let setReadOnly = try await opened.ledger.isSetReadOnly()
         session.readOnly = readOnly || setReadOnly
         let readOnly = session.readOnly
         var catalogOptions = data

@@ -3,9 +3,9 @@ import ReceiptModel
 import Testing
 
 /// A catalog is how an operator says what a product is (DESIGN sections 3 and 6): a product it lists as a
-/// consumable is never an entitlement, whatever the input format, and a product whose type nothing gives is
-/// not guessed into one (issue 9).
-@Suite("consumables and untyped products are not entitlements")
+/// consumable is never an entitlement, whatever the input format; a product whose type nothing gives and that
+/// does not expire is taken for a non-consumable, and says so (issue 9).
+@Suite("consumables are not entitlements; an untyped purchase is owned, and says it was assumed")
 struct ConsumableCatalogTests {
     typealias B = HistoryBuilder
 
@@ -62,25 +62,34 @@ struct ConsumableCatalogTests {
         let h = try await Self.history(shape)
         let coins = try #require(h.transactions.first { $0.productId == "coins.100" })
         if shape == .legacyUntyped { #expect(coins.type == nil || coins.type?.isKnown == false, "the legacy item arrived typed") }
-        #expect(h.entitlement(of: coins, catalog: listing.catalog) == nil)
-        #expect(listing.catalog.entitlement(of: coins) == nil)
+        // Nothing says an unlisted legacy item is a consumable: it is taken for a non-consumable, and says so.
+        let assumed = shape == .legacyUntyped && listing == .unlisted
+        #expect(h.entitlement(of: coins, catalog: listing.catalog) == (assumed ? "coins.100" : nil))
+        #expect(listing.catalog.entitlement(of: coins) == (assumed ? "coins.100" : nil))
         for day in [5.0, 40] {
-            let states = Dictionary(uniqueKeysWithValues: h.entitlements(at: B.at(day), catalog: listing.catalog).map { ($0.name, $0.state) })
-            #expect(states == ["pro": day < 30 ? .active : .expired])
+            let entitlements = h.entitlements(at: B.at(day), catalog: listing.catalog)
+            let states = Dictionary(uniqueKeysWithValues: entitlements.map { ($0.name, $0.state) })
+            var expected: [String: EntitlementState] = ["pro": day < 30 ? .active : .expired]
+            if assumed { expected["coins.100"] = .owned }
+            #expect(states == expected)
+            if assumed { #expect(entitlements.first { $0.name == "coins.100" }?.reason.contains("taken for a non-consumable") == true) }
         }
         // The purchase is still told: it is in the timeline, as a purchase.
         #expect(h.timeline(upTo: B.at(40), catalog: listing.catalog).contains { $0.kind == .purchase && $0.productId == "coins.100" })
     }
 
-    @Test("a product whose type nothing gives is not guessed into an entitlement; the catalog's word makes it one")
+    @Test("a product whose type nothing gives and that does not expire is owned, saying so; the catalog's word settles it")
     func untypedProduct() async throws {
         var b = B()
         b.period("1", product: "lifetime", from: 0, to: nil)
         let h = try await b.history()
-        #expect(h.entitlements(at: B.at(10)).isEmpty)
+        let assumed = h.entitlements(at: B.at(10))
+        #expect(assumed.map(\.state) == [.owned] && assumed.map(\.name) == ["lifetime"])
+        #expect(assumed.first?.reason.contains("taken for a non-consumable") == true)
         #expect(h.timeline(upTo: B.at(10)).map(\.kind) == [.purchase])
         let listed = Catalog([CatalogProduct(productId: "lifetime", entitlement: "lifetime", type: .nonConsumable)])
         #expect(h.entitlements(at: B.at(10), catalog: listed).map(\.state) == [.owned])
+        #expect(h.entitlements(at: B.at(10), catalog: listed).first?.reason.contains("taken for") == false)
         // A transaction that says what it is needs no catalog.
         var typed = h.transactions[0]
         typed.type = .nonConsumable

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// `receiptdesk bench --json` measures every figure of DESIGN section 11 in one run (issue 9): the JSON line
+/// other tools read has each key, a number for each, nothing left unmeasured, and names only its own keys as
+/// missed targets. (The figures themselves are measured in release builds, never judged by a test.)
+@Suite("bench", .serialized, .ownThreads)
+struct BenchCommandTests {
+    /// The figures DESIGN section 11 asks for, by the key the JSON line gives each.
+    static let keys: [String] =
+        ["sampleCustomersPerSec", "legacyDecodeMBPerSec", "verifyPerSec", "rawP256VerifyPerSec", "verifyVsRawP256Percent"]
+        + ["importSeconds", "importRowsPerSec", "importTableRowsPerSec", "rawInsertRowsPerSec", "importVsRawInsert", "flagRulesSeconds"]
+        + ["entitlementsPerCustomerMs", "lookupP50Ms", "lookupP99Ms", "firstFrameMs", "keyP99Ms", "browseRSSMB", "peakRSSMB", "benchSeconds"]
+        + ["app-receipts", "notifications-v1", "notifications-v2", "server-api", "verify-receipt"].flatMap {
+            ["decode.\($0).MBPerSec", "decode.\($0).recordsPerSec", "import.\($0).recordsPerSec"]
+        }
+        + ["transactionId", "originalTransactionId", "webOrderLineItemId", "appAccountToken", "externalId"].flatMap {
+            ["lookupP50Ms.\($0)", "lookupP99Ms.\($0)"]
+        }
+        + ["overview", "customers", "customer", "transaction", "refunds", "imports"].map { "keyP99Ms.\($0)" }
+
+    @Test("a small run prints one JSON line with every figure measured")
+    func everyFigure() throws {
+        let result = try Binary.run(["bench", "--transactions", "1000", "--json"])
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let line = try #require(result.lines.last)
+        let figures = try Binary.json(line)
+        for key in Self.keys {
+            let value = figures[key] as? NSNumber
+            #expect(value != nil, "\(key) is missing or not a number")
+            #expect((value?.doubleValue ?? -1) >= 0, "\(key) is negative")
+        }
+        #expect((figures["transactions"] as? NSNumber)?.intValue ?? 0 >= 900)
+        #expect((figures["notMeasured"] as? [String]) == [], "not measured: \(figures["notMeasured"] ?? "absent")")
+        let missed = try #require(figures["missed"] as? [String])
+        #expect(missed.allSatisfy { figures[$0] != nil }, "missed names a key the line does not hold: \(missed)")
+    }
+}
