@@ -10,6 +10,8 @@ import Darwin
 /// NDJSON (one document per line), one or more bare JWS (one per line), a base64 app receipt (possibly
 /// wrapped over many lines) or a raw DER receipt. The kind is decided from the first bytes; NDJSON is
 /// recognised when the first document has no line break inside it.
+///
+/// An input with no record in it (empty, or white space) yields no record: it holds none.
 public struct RecordSplitter: Sendable {
     /// One record's bytes and where it started.
     public struct Piece: Sendable {
@@ -123,14 +125,9 @@ public struct RecordSplitter: Sendable {
     }
 
     /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
-    /// An input with no record at all yields one empty record, so an empty file is reported, not skipped.
+    /// An input with no record at all (empty, or only white space) yields none: it holds zero records.
     public mutating func finish() -> [Piece] {
-        var pieces = finishOpenRecord()
-        if pieces.isEmpty && nextIndex == 0 {
-            pieces = [Piece(bytes: [], index: 0, offset: 0, oversize: false)]
-            nextIndex = 1
-        }
-        return pieces
+        finishOpenRecord()
     }
 
     private mutating func finishOpenRecord() -> [Piece] {

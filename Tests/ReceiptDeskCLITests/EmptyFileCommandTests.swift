@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@Suite("receiptdesk decode and import on empty files", .serialized, .ownThreads)
+struct EmptyFileCommandTests {
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rd-empty-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func write(_ bytes: [UInt8], _ path: String) {
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    }
+
+    @Test("an empty file holds zero records: read 0, nothing rejected, exit 0")
+    func emptyFile() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        Self.write([], dir + "/empty.ndjson")
+        Self.write(Array(" \n\n".utf8), dir + "/blank.ndjson")
+        let imported = try Binary.run(["import", "--ledger", "sqlite:\(dir)/ledger.sqlite", dir + "/empty.ndjson", dir + "/blank.ndjson"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("total: read 0 = imported 0 + duplicate 0 + rejected 0"), "\(imported.stdout)")
+        #expect(!imported.stderr.contains("emptyInput"))
+        let decoded = try Binary.run(["decode", dir + "/empty.ndjson"])
+        #expect(decoded.status == 0)
+        #expect(decoded.stdout.contains("0 records: 0 ok, 0 rejected"), "\(decoded.stdout)")
+    }
+
+    @Test("the files `sample` writes import without a rejection, the empty ones included")
+    func sampleImports() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sample = try Binary.run(["sample", "--customers", "5", "--out", dir + "/data"])
+        #expect(sample.status == 0, "\(sample.stderr)")
+        let empty = try FileManager.default.contentsOfDirectory(atPath: dir + "/data/data").filter {
+            (try? FileManager.default.attributesOfItem(atPath: dir + "/data/data/" + $0)[.size] as? Int) == 0
+        }
+        #expect(!empty.isEmpty, "five customers no longer leave a file empty: this test needs one")
+        let imported = try Binary.run([
+            "import", "--ledger", "sqlite:\(dir)/ledger.sqlite", "--trust-root", dir + "/data/test-root.pem", dir + "/data/data",
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("+ rejected 0"), "\(imported.stdout)")
+        for name in empty {
+            #expect(imported.stderr.contains("\(name): read 0 = imported 0 + duplicate 0 + rejected 0"), "\(imported.stderr)")
+        }
+    }
+}
