@@ -191,24 +191,74 @@ public struct RefundOutcomes: Hashable, Sendable {
 extension FlagRules {
     /// Runs every enabled rule over the ledger's refunds and notifications at `now`.
     public func evaluate(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> [RefundFlag] {
-        var findings: [RefundFlag] = []
-        func raise(
-            _ rule: String, _ at: Timestamp, _ id: String, _ t: Transaction?, customer: Int64?, product: String? = nil,
-            transactionId: String? = nil, environment: Environment? = nil, _ detail: String
-        ) {
-            guard !disabled.contains(rule) else { return }
-            findings.append(RefundFlag(
-                id: "\(rule):\(id)", rule: rule, severity: severities[rule] ?? .medium, customerId: customer,
-                transactionId: transactionId ?? t?.transactionId, productId: product ?? t?.productId, amount: t?.price,
-                currency: t?.currency, at: at, detail: detail, environment: environment ?? t?.environment))
-        }
-        var byCustomer: [Int64: [(revoked: Timestamp, transaction: Transaction)]] = [:]
-        // Spikes are counted per environment: sandbox refunds are tests, and must not make (or hide) a
-        // production spike.
-        struct ProductEnvironment: Hashable { var product: String; var environment: Environment? }
-        var byProductDay: [ProductEnvironment: [Int64: Int]] = [:]
-        // A refund Apple reversed is void (the one definition, Revocation.swift): no rule reads it, no count has it.
-        let reversals = notifications.refundReversals(at: now)
+        var evaluation = FlagEvaluation(rules: self, notifications: notifications, now: now)
+        evaluation.add(refunds)
+        return evaluation.finish().flags
+    }
+
+    /// Refund outcomes over the ledger's refunds and notifications.
+    public func outcomes(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> RefundOutcomes {
+        var evaluation = FlagEvaluation(rules: self, notifications: notifications, now: now)
+        evaluation.add(refunds)
+        return evaluation.finish().outcomes
+    }
+}
+
+/// The rules run over refunds handed over in parts of any size and order (a ledger reads them a page at a
+/// time, so its memory does not grow with its refunds): each part is judged as it comes, and what needs them
+/// all — a customer's refunds for the serial-refunder rule, a product's refunds per day for spikes — is kept
+/// as a few numbers per refund, not the transactions.
+public struct FlagEvaluation: Sendable {
+    public let rules: FlagRules
+    public let now: Timestamp
+    let notifications: [NotificationFact]
+    /// When a refund of each transaction was last reversed: a refund Apple reversed is void (Revocation.swift).
+    let reversals: [String: Timestamp]
+    private var findings: [RefundFlag] = []
+    private var outcomes = RefundOutcomes()
+
+    /// What the serial-refunder rule needs of a refund.
+    struct CustomerRefund: Sendable {
+        var revoked: Timestamp
+        var transactionId: String
+        var productId: String?
+        var price: Int64?
+        var currency: String?
+        var environment: Environment?
+    }
+    private var byCustomer: [Int64: [CustomerRefund]] = [:]
+    /// Spikes are counted per environment: sandbox refunds are tests, and must not make (or hide) a production spike.
+    struct ProductEnvironment: Hashable, Sendable {
+        var product: String
+        var environment: Environment?
+    }
+    private var byProductDay: [ProductEnvironment: [Int64: Int]] = [:]
+
+    public init(rules: FlagRules, notifications: [NotificationFact], now: Timestamp) {
+        self.rules = rules
+        self.now = now
+        self.notifications = notifications
+        self.reversals = notifications.refundReversals(at: now)
+    }
+
+    private mutating func raise(
+        _ rule: String, _ at: Timestamp, _ id: String, customer: Int64?, transactionId: String?, product: String?, amount: Int64?,
+        currency: String?, environment: Environment?, _ detail: String
+    ) {
+        guard !rules.disabled.contains(rule) else { return }
+        findings.append(RefundFlag(
+            id: "\(rule):\(id)", rule: rule, severity: rules.severities[rule] ?? .medium, customerId: customer,
+            transactionId: transactionId, productId: product, amount: amount, currency: currency, at: at, detail: detail,
+            environment: environment))
+    }
+
+    private mutating func raise(_ rule: String, _ at: Timestamp, _ t: Transaction, customer: Int64?, _ detail: String) {
+        raise(rule, at, t.transactionId, customer: customer, transactionId: t.transactionId, product: t.productId, amount: t.price,
+              currency: t.currency, environment: t.environment, detail)
+    }
+
+    /// Judges a part of the refunds (each refund in exactly one part).
+    public mutating func add(_ refunds: [RefundFact]) {
         for fact in refunds {
             let t = fact.transaction
             let revoked: Timestamp
@@ -216,63 +266,76 @@ extension FlagRules {
             switch t.revocation(reversedAt: reversals[t.transactionId]) {
             case nil: continue
             case .familyRevoke(let at)?:
-                raise("family-revoke", at, t.transactionId, t, customer: fact.customerId, "family sharing access revoked")
+                raise("family-revoke", at, t, customer: fact.customerId, "family sharing access revoked")
                 continue
             case .refund(let at, let refunded)?:
                 revoked = at
                 share = refunded
             }
-            if let customer = fact.customerId { byCustomer[customer, default: []].append((revoked, t)) }
+            outcomes.refunded += 1
+            if let customer = fact.customerId {
+                byCustomer[customer, default: []].append(
+                    CustomerRefund(
+                        revoked: revoked, transactionId: t.transactionId, productId: t.productId, price: t.price, currency: t.currency,
+                        environment: t.environment))
+            }
             if let product = t.productId {
                 byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
                     revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1
             }
-            if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= quickRefundWindow {
+            if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let hours = purchase.distance(to: revoked) / 3_600_000
-                raise("quick-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded \(hours) h after purchase")
+                raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(hours) h after purchase")
             }
             if t.revocationReason == .appIssue {
-                raise("app-issue", revoked, t.transactionId, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
+                raise("app-issue", revoked, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
             }
             if share < 100_000 {
-                raise("partial-refund", revoked, t.transactionId, t, customer: fact.customerId, "partial refund of \(Double(share) / 1000)%")
+                raise("partial-refund", revoked, t, customer: fact.customerId, "partial refund of \(Double(share) / 1000)%")
             }
             if let purchase = t.purchaseDate, let expires = t.expiresDate, expires > purchase {
-                let share = Double(purchase.distance(to: revoked)) / Double(purchase.distance(to: expires))
-                if share >= lateRefundShare {
-                    raise("late-refund", revoked, t.transactionId, t, customer: fact.customerId, "refunded after \(Int(min(share, 1) * 100))% of the period was used")
+                let used = Double(purchase.distance(to: revoked)) / Double(purchase.distance(to: expires))
+                if used >= rules.lateRefundShare {
+                    raise("late-refund", revoked, t, customer: fact.customerId, "refunded after \(Int(min(used, 1) * 100))% of the period was used")
                 }
             }
-            if let price = t.price, price >= highValuePrice {
-                raise("high-value", revoked, t.transactionId, t, customer: fact.customerId, "refund of \(Double(price) / 1000) \(t.currency ?? "")")
+            if let price = t.price, price >= rules.highValuePrice {
+                raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Double(price) / 1000) \(t.currency ?? "")")
             }
         }
+    }
+
+    /// Runs what needs every refund (serial refunders, spikes) and the notification rules: the flags, newest
+    /// first, and the outcome counts.
+    public mutating func finish() -> (flags: [RefundFlag], outcomes: RefundOutcomes) {
         for (customer, list) in byCustomer {
-            let sorted = list.sorted { ($0.revoked, $0.transaction.transactionId) < ($1.revoked, $1.transaction.transactionId) }
+            let sorted = list.sorted { ($0.revoked, $0.transactionId) < ($1.revoked, $1.transactionId) }
             var start = 0
             for end in sorted.indices {
-                while sorted[start].revoked.distance(to: sorted[end].revoked) > serialRefundWindow { start += 1 }
-                if end - start + 1 >= serialRefundCount {
-                    let window = sorted[start...end].map(\.transaction.transactionId)
-                    raise("serial-refunder", sorted[end].revoked, "C\(customer):\(window[0])", sorted[end].transaction, customer: customer,
-                          "\(window.count) refunds within \(serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))")
+                while sorted[start].revoked.distance(to: sorted[end].revoked) > rules.serialRefundWindow { start += 1 }
+                if end - start + 1 >= rules.serialRefundCount {
+                    let window = sorted[start...end].map(\.transactionId)
+                    let last = sorted[end]
+                    raise("serial-refunder", last.revoked, "C\(customer):\(window[0])", customer: customer, transactionId: last.transactionId,
+                          product: last.productId, amount: last.price, currency: last.currency, environment: last.environment,
+                          "\(window.count) refunds within \(rules.serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))")
                     break
                 }
             }
         }
         // A rules file cannot set these out of range; a caller setting them in code gets the nearest usable value.
-        let trailingDays = min(max(spikeTrailingDays, 1), 3650)
+        let trailingDays = min(max(rules.spikeTrailingDays, 1), 3650)
         for (key, days) in byProductDay {
             let product = key.product
             // Production (or unstated) keeps the id spikes always had; another environment is named in it.
             let suffix = key.environment.map { $0 == .production ? "" : ":\($0.rawValue.lowercased())" } ?? ""
-            for (day, count) in days where count >= spikeMinimum {
+            for (day, count) in days where count >= rules.spikeMinimum {
                 let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
                 let mean = Double(trailing) / Double(trailingDays)
-                if Double(count) >= spikeFactor * max(mean, 1.0 / Double(trailingDays)) {
+                if Double(count) >= rules.spikeFactor * max(mean, 1.0 / Double(trailingDays)) {
                     let date = Timestamp(millisecondsSince1970: day * 86_400_000)
-                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))\(suffix)", nil, customer: nil, product: product,
-                          environment: key.environment,
+                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
+                          product: product, amount: nil, currency: nil, environment: key.environment,
                           "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day")
                 }
             }
@@ -283,36 +346,23 @@ extension FlagRules {
             let key = n.notificationUUID ?? "\(fact.transactionId ?? "?"):\(at.millisecondsSince1970)"
             switch n.notificationType {
             case .consumptionRequest:
-                let deadline = at.adding(milliseconds: consumptionDeadline)
+                let deadline = at.adding(milliseconds: rules.consumptionDeadline)
                 let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
-                raise("consumption-request", at, key, nil, customer: fact.customerId, product: fact.productId,
-                      transactionId: fact.transactionId, "refund requested; \(state)")
+                if deadline > now { outcomes.pendingConsumptionRequests += 1 }
+                raise("consumption-request", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
+                      amount: nil, currency: nil, environment: nil, "refund requested; \(state)")
             case .refundReversed:
-                raise("refund-reversed", at, key, nil, customer: fact.customerId, product: fact.productId,
-                      transactionId: fact.transactionId, "Apple reversed a refund; access reinstated")
+                outcomes.reversed += 1
+                raise("refund-reversed", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
+                      amount: nil, currency: nil, environment: nil, "Apple reversed a refund; access reinstated")
+            case .refundDeclined:
+                outcomes.declined += 1
             default: continue
             }
         }
-        return findings.sorted { ($0.at, $0.id) > ($1.at, $1.id) }
-    }
-
-    /// Refund outcomes over the ledger's refunds and notifications.
-    public func outcomes(refunds: [RefundFact], notifications: [NotificationFact], now: Timestamp) -> RefundOutcomes {
-        var outcomes = RefundOutcomes()
-        let reversals = notifications.refundReversals(at: now)
-        outcomes.refunded = refunds.filter {
-            $0.transaction.revocation(reversedAt: reversals[$0.transaction.transactionId])?.isRefund == true
-        }.count
-        for fact in notifications {
-            switch fact.notification.notificationType {
-            case .refundDeclined: outcomes.declined += 1
-            case .refundReversed: outcomes.reversed += 1
-            case .consumptionRequest:
-                if (fact.notification.signedDate ?? fact.seenAt).adding(milliseconds: consumptionDeadline) > now { outcomes.pendingConsumptionRequests += 1 }
-            default: break
-            }
-        }
-        return outcomes
+        let flags = findings.sorted { ($0.at, $0.id) > ($1.at, $1.id) }
+        findings = []
+        return (flags, outcomes)
     }
 }
 

@@ -45,6 +45,26 @@ struct RefundCountTests {
         #expect(figures[0] == figures[1], "the figures depend on the order the files were imported in")
     }
 
+    @Test("the refund rules read a page of refunds at a time and find exactly what they find over all of them at once", arguments: Backend.available)
+    func pagedRules(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        for input in try Self.inputs() {
+            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 200)
+        }
+        let rules = FlagRules()
+        let now = Timestamp.utc(year: 2025, month: 7, day: 1)
+        let all = (refunds: try await ledger.refundFacts(), notifications: try await ledger.refundNotificationFacts())
+        let whole = rules.evaluate(refunds: all.refunds, notifications: all.notifications, now: now)
+        #expect(whole.count > 20 && Set(whole.map(\.rule)).count >= 5, "too few flags to compare: \(whole.count)")
+        #expect(all.refunds.count > 7 * 3)
+        for pageSize in [1, 7, 2_000] {
+            let paged = try await ledger.evaluate(rules: rules, now: now, pageSize: pageSize)
+            #expect(paged.flags == whole, "page size \(pageSize)")
+            #expect(paged.outcomes == rules.outcomes(refunds: all.refunds, notifications: all.notifications, now: now))
+        }
+        try await ledger.close()
+    }
+
     @Test("a version 3 ledger, which counted every revocation, is recounted when this build opens it", arguments: Backend.available)
     func migrationFromVersion3(_ backend: Backend) async throws {
         let (database, other) = try await backend.twoConnections()
