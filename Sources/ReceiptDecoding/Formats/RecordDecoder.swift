@@ -50,6 +50,11 @@ public struct RecordDecoder: Sendable {
     private func decodeThrowing(
         _ bytes: [UInt8], provenance: Provenance, notes: DecodeNotes, kind: inout RecordKind
     ) async throws -> DecodedRecord {
+        if let byteOrder = RecordSplitter.utf16ByteOrder(bytes) {
+            throw RecordError(
+                code: "utf16",
+                message: "this file is UTF-16 (\(byteOrder)); convert it to UTF-8 (for example iconv -f UTF-16 -t UTF-8)")
+        }
         guard let first = bytes.first(where: { !isWhitespace($0) }) else {
             throw RecordError(code: "emptyInput", message: bytes.isEmpty ? "the input is empty: it holds no record" : "the record holds only white space")
         }

@@ -11,7 +11,10 @@ import Darwin
 /// wrapped over many lines) or a raw DER receipt. The kind is decided from the first bytes; NDJSON is
 /// recognised when the first document has no line break inside it.
 ///
-/// An input with no record in it (empty, or white space) yields no record: it holds none.
+/// A UTF-8 byte order mark in front of the input is left out of every record (offsets still count it). A
+/// UTF-16 input (a byte order mark, or NULs between ASCII characters) is one record, which ``RecordDecoder``
+/// rejects for its encoding. An input with no record in it (empty, white space, a byte order mark) yields no
+/// record: it holds none.
 public struct RecordSplitter: Sendable {
     /// One record's bytes and where it started.
     public struct Piece: Sendable {
@@ -21,7 +24,8 @@ public struct RecordSplitter: Sendable {
         public var index: Int
         /// Offset of its first byte in the input.
         public var offset: Int64
-        /// Whether the record was larger than the limit and was cut.
+        /// Whether the record was larger than the limit and was cut (a UTF-16 input is cut to its first bytes
+        /// but not marked: it is rejected for its encoding whatever its size).
         public var oversize: Bool
         /// The record's whole length in bytes (also when it was cut).
         public var length = 0
@@ -30,6 +34,8 @@ public struct RecordSplitter: Sendable {
     }
 
     private enum Mode {
+        /// The input's first bytes, held until they show a byte order mark or UTF-16.
+        case start
         case undecided
         case jsonDocuments
         case jsonArray
@@ -38,11 +44,18 @@ public struct RecordSplitter: Sendable {
         /// Text whose first line decides: JWS lines, or one (wrapped) base64 blob.
         case firstLine
         case blob
+        /// A UTF-16 input: one record.
+        case utf16
     }
+
+    /// How many first bytes decide on a byte order mark or UTF-16 (two UTF-16 code units).
+    private static let headLength = 4
+    private static let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// The largest record kept whole; larger ones are reported as `oversize`.
     public let maxRecordBytes: Int
-    private var mode = Mode.undecided
+    private var mode = Mode.start
+    private var head: [UInt8] = []
     private var current: [UInt8] = []
     private var currentLength = 0
     private var currentStart: Int64 = 0
@@ -70,6 +83,20 @@ public struct RecordSplitter: Sendable {
         let n = chunk.count
         while i < n {
             switch mode {
+            case .start:
+                let taken = min(n - i, Self.headLength - head.count)
+                head.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[i..<(i + taken)]))
+                i += taken
+                if head.count == Self.headLength {
+                    // The rest of the chunk goes with the head, so the first record is sniffed as before.
+                    let rest = Array(UnsafeBufferPointer(rebasing: chunk[i..<n]))
+                    i = n
+                    out += startInput(then: rest)
+                }
+            case .utf16:
+                append(UnsafeBufferPointer(rebasing: chunk[i..<n]))
+                offset += Int64(n - i)
+                i = n
             case .undecided:
                 let byte = chunk[i]
                 if isWhitespace(byte) {
@@ -127,11 +154,53 @@ public struct RecordSplitter: Sendable {
     /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
     /// An input with no record at all (empty, or only white space) yields none: it holds zero records.
     public mutating func finish() -> [Piece] {
-        finishOpenRecord()
+        var pieces: [Piece] = []
+        if mode == .start { pieces = startInput(then: []) }
+        return pieces + finishOpenRecord()
+    }
+
+    /// Whether `bytes`, the first bytes of an input, are UTF-16: a byte order mark (`FF FE` little-endian,
+    /// `FE FF` big-endian), or ASCII with a NUL before or after each character. Returns the byte order.
+    ///
+    /// JSON, JWS and base64 never hold a NUL, and a DER receipt's second byte is its length's (`0x80` and up
+    /// for any receipt), so two such code units in a row are text saved as UTF-16.
+    static func utf16ByteOrder(_ bytes: some Collection<UInt8>) -> String? {
+        let first = Array(bytes.prefix(headLength))
+        if first.starts(with: [0xFF, 0xFE]) { return "little-endian" }
+        if first.starts(with: [0xFE, 0xFF]) { return "big-endian" }
+        let units = stride(from: 0, to: first.count - 1, by: 2).map { (first[$0], first[$0 + 1]) }
+        guard !units.isEmpty else { return nil }
+        let ascii: (UInt8) -> Bool = { $0 != 0 && $0 < 0x80 }
+        if units.allSatisfy({ ascii($0.0) && $0.1 == 0 }) { return "little-endian" }
+        if units.allSatisfy({ $0.0 == 0 && ascii($0.1) }) { return "big-endian" }
+        return nil
+    }
+
+    /// Decides from the input's first bytes (``head``): a UTF-8 byte order mark is skipped, a UTF-16 input is
+    /// one record; then the head and `rest` are split as any input.
+    private mutating func startInput(then rest: [UInt8]) -> [Piece] {
+        var bytes = head
+        head = []
+        if Self.utf16ByteOrder(bytes) != nil {
+            mode = .utf16
+            begin()
+        } else {
+            mode = .undecided
+            if bytes.starts(with: Self.utf8BOM) {
+                bytes.removeFirst(Self.utf8BOM.count)
+                offset += Int64(Self.utf8BOM.count)
+            }
+        }
+        return feed(bytes + rest)
     }
 
     private mutating func finishOpenRecord() -> [Piece] {
         guard inRecord else { return [] }
+        if mode == .utf16 {
+            var piece = end()
+            piece.oversize = false
+            return [piece]
+        }
         if mode == .blob || mode == .ndjson || mode == .jwsLines || mode == .firstLine {
             while let last = current.last, isWhitespace(last) { current.removeLast() }
             if current.allSatisfy(isWhitespace) && currentLength <= maxRecordBytes {
