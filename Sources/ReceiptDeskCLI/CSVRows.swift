@@ -19,9 +19,13 @@ public struct CSVRowsError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The operator's CSV files (`--catalog`, `customers.csv`) read by CSV.swift: quoted fields (with commas
-/// and quotes inside), CRLF or LF line ends, a byte order mark. Fields are trimmed; blank lines and lines
-/// whose first field starts with `#` are left out. What the fields mean is the reader's business
-/// (``Entitlements/Catalog/parse(rows:)``, ``DataOptions/customerMapping(_:)``).
+/// and quotes inside), CRLF or LF line ends, a byte order mark. Fields are trimmed; blank lines are left out.
+/// What the fields mean is the reader's business (``Entitlements/Catalog/parse(rows:)``,
+/// ``DataOptions/customerMapping(_:)``).
+///
+/// A comment is a whole line whose first character is `#`: that line is left out, and only that. A value that
+/// starts with `#` is data when it is quoted (`"#vip-1",originalTransactionId,100`) or not at the start of
+/// the line (after a comma or a space), so an id is never dropped for its first character.
 ///
 /// No product or account id holds a line break, so a field that does is refused with its line: that is
 /// also how an unterminated quote (which CSV.swift reads to the end of the file) or a character after a
@@ -39,7 +43,7 @@ public enum CSVRows {
 
     public static func parse(_ text: String) throws(CSVRowsError) -> [CSVRow] {
         // A byte order mark from a spreadsheet export is not part of the first field.
-        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+        let text = withoutComments(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
         // CSVReader(string:) throws only when asked to read a header row, which we do not.
         guard let reader = try? CSVReader(string: text, hasHeaderRow: false, trimFields: true) else { return [] }
         var rows: [CSVRow] = []
@@ -50,9 +54,30 @@ public enum CSVRows {
             }
             let start = line
             line += 1
-            if fields.allSatisfy(\.isEmpty) || fields[0].hasPrefix("#") { continue }
+            if fields.allSatisfy(\.isEmpty) { continue }
             rows.append(CSVRow(line: start, fields: fields))
         }
         return rows
+    }
+
+    /// `text` with every comment line emptied, its line end kept (so each row keeps its line number).
+    ///
+    /// A line starts the text or follows a CR or LF; a comment's first byte is `#`. CSV.swift has no
+    /// comments: this is decided on the raw text, before quotes are read.
+    static func withoutComments(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "#")) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var lineStart = true
+        var inComment = false
+        for byte in bytes {
+            let lineEnd = byte == 0x0A || byte == 0x0D
+            if lineStart && byte == UInt8(ascii: "#") { inComment = true }
+            if lineEnd { inComment = false }
+            if !inComment { out.append(byte) }
+            lineStart = lineEnd
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

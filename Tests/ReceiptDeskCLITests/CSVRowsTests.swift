@@ -72,6 +72,26 @@ struct CSVRowsTests {
         }
     }
 
+    @Test("a comment is a whole line whose first character is #; a value that starts with # is data when quoted or indented")
+    func comments() throws {
+        let text = "# accounts for the VIP desk\r\ncustomer_id,kind,value\r\n\"#vip-1\",originalTransactionId,100\r\n"
+            + " #vip-2,appAccountToken,9f0c\n#vip-3,originalTransactionId,300\nacct-4,originalTransactionId,400 # not a comment\n"
+        let rows = try CSVRows.parse(text)
+        #expect(rows.map(\.line) == [2, 3, 4, 6])
+        #expect(rows.map { $0.fields[0] } == ["customer_id", "#vip-1", "#vip-2", "acct-4"])
+        #expect(rows.last?.fields == ["acct-4", "originalTransactionId", "400 # not a comment"])
+        // After a byte order mark the first line can still be a comment.
+        #expect(try CSVRows.parse("\u{FEFF}# catalog\npro,pro\n").map(\.line) == [2])
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("csvrows-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("customers.csv").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let mapping = try DataOptions.customerMapping(path)
+        #expect(mapping.map(\.account) == ["#vip-1", "#vip-2", "acct-4"])
+    }
+
     @Test("a file that is not UTF-8 is refused with the first line that is not")
     func notUTF8() {
         let latin1: [UInt8] = Array("product_id,entitlement\npro,pro\n".utf8) + [0x63, 0x61, 0x66, 0xE9, 0x2C, 0x78, 0x0A]
