@@ -20,6 +20,9 @@ public struct ReceiptDesk: AsyncParsableCommand {
     public static func runMain() async {
         do {
             var command = try parseAsRoot()
+            // Parsed values are copies: the password of a postgres:// URL leaves the process list now,
+            // before the command connects or reads anything.
+            ArgvScrub.scrubProcessArguments()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
