@@ -125,8 +125,18 @@ public final class CursesBackend: TerminalBackend {
                     wide[0] = 0x20
                     count = 1
                 }
-                wide[count] = 0
                 let (attributes, pair) = resolve(cell.style)
+                if !unicode && !cell.text.unicodeScalars.allSatisfy(\.isASCII) {
+                    // A terminal that is not UTF-8 reads UTF-8's bytes in its own charset, where 0x80-0x9F are C1
+                    // controls (0x9B is CSI): data that is not ASCII is drawn as `?`, a wide character as `??`.
+                    let question: [wchar_t] = [0x3F, 0]
+                    _ = rd_put_cell(Int32(y), Int32(x), question, attributes, pair)
+                    if x + 1 < buffer.width, buffer[x + 1, y].isContinuation, !(y == buffer.height - 1 && x + 1 == buffer.width - 1) {
+                        _ = rd_put_cell(Int32(y), Int32(x + 1), question, attributes, pair)
+                    }
+                    continue
+                }
+                wide[count] = 0
                 _ = rd_put_cell(Int32(y), Int32(x), wide, attributes, pair)
             }
         }
@@ -258,7 +268,7 @@ public final class CursesBackend: TerminalBackend {
     nonisolated(unsafe) static var resumedFlag: sig_atomic_t = 0
 
     private func installSignalHandlers() {
-        // SIGINT/SIGTERM: give the terminal back, then die of the same signal.
+        // SIGINT/SIGTERM/SIGHUP/SIGQUIT (Ctrl-\\): give the terminal back, then die of the same signal.
         let terminate: @convention(c) (Int32) -> Void = { signal in
             endwin()
             Glibc.signal(signal, SIG_DFL)
@@ -267,6 +277,7 @@ public final class CursesBackend: TerminalBackend {
         signal(SIGINT, terminate)
         signal(SIGTERM, terminate)
         signal(SIGHUP, terminate)
+        signal(SIGQUIT, terminate)
         // A crash (a Swift trap is SIGILL or SIGTRAP; fatalError aborts): give the terminal back first so the
         // shell is usable and the crash message readable, then die of it as before.
         for crash in [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] { signal(crash, terminate) }
