@@ -290,6 +290,19 @@ struct ReducerTests {
         #expect(state.environment == .sandbox)
     }
 
+    @Test("time travel moves the covered-at filter to the new instant and reads the list again")
+    func coveredFollowsTimeTravel() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("A")))
+        #expect(state.customerQuery.activeAt == state.instant)
+        let earlier = Fixture.at(-30)
+        let effects = reduce(&state, .instantParsed(earlier))
+        #expect(state.customerQuery.activeAt == earlier)
+        #expect(effects == [.loadCustomers(CustomerQuery(activeAt: earlier, limit: 100), append: false)])
+        _ = reduce(&state, .key(.char("A")))
+        #expect(reduce(&state, .instantParsed(nil)).isEmpty && state.customerQuery.activeAt == nil)
+    }
+
     @Test("e on the overview reloads its figures for the next environment, and the header names it")
     func overviewEnvironment() {
         var state = Fixture.state(screen: .overview)

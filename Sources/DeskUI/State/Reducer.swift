@@ -153,7 +153,14 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
             clampPositions(&state)
         }
-        return state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
+        // "Covered at" (A) is covered at the instant shown: it moves with it, and the list is read again.
+        var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
+        if state.customerQuery.activeAt != nil {
+            state.customerQuery.activeAt = state.instant
+            state.customerList = ListPosition()
+            if state.screen == .customers { effects.append(.loadCustomers(pageQuery(state), append: false)) }
+        }
+        return effects
     case .themeChanged(let name):
         state.themeName = name
         state.message = StatusMessage("theme \(name)")
