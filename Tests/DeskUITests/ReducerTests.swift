@@ -290,6 +290,43 @@ struct ReducerTests {
         #expect(state.environment == .sandbox)
     }
 
+    @Test("a live refresh keeps the selected source, transaction row, timeline event and transaction scroll by what they are")
+    func refreshKeepsSelectionById() {
+        // Imports: sources newest first, a new import arrives above the selection.
+        var state = Fixture.state(screen: .imports)
+        func source(_ id: Int64) -> SourceSummary {
+            SourceSummary(id: id, path: "s\(id).ndjson", sha256: "\(id)", size: 1, startedAt: Fixture.at(-id), completedAt: nil, counts: ImportCounts())
+        }
+        _ = reduce(&state, .importsLoaded(sources: [3, 2, 1].map(source), rejected: [], append: false))
+        state.importPositions[0] = ListPosition(selected: 1, top: 0)
+        #expect(state.sources[state.importPositions[0].selected].id == 2)
+        _ = reduce(&state, .importsLoaded(sources: [4, 3, 2, 1].map(source), rejected: [], append: false))
+        #expect(state.sources[state.importPositions[0].selected].id == 2)
+
+        // The customer: a new renewal arrives; the transactions pane (newest first) and the timeline stay put.
+        state = Fixture.state(screen: .customer)
+        state.customerPane = 2
+        _ = reduce(&state, .key(.down))
+        _ = reduce(&state, .key(.down))
+        let selectedTransaction = state.customer!.records.transactions.reversed()[state.customerPositions[2].selected].transactionId
+        let selectedEvent = state.customerView!.timeline[state.customerPositions[1].selected]
+        var records = state.customer!.records
+        records.transactions.append(Fixture.transaction("2007", product: "pro.monthly", purchased: -1, expires: 29))
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: state.customer!.flags, log: [])))
+        #expect(state.customer!.records.transactions.reversed()[state.customerPositions[2].selected].transactionId == selectedTransaction)
+        let event = state.customerView!.timeline[state.customerPositions[1].selected]
+        #expect(event.at == selectedEvent.at && event.kind == selectedEvent.kind && event.transactionId == selectedEvent.transactionId)
+
+        // The transaction screen: the same transaction again keeps its scroll; another starts at the top.
+        let t = Fixture.records.transactions[3]
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.transactionScroll = ListPosition(selected: 5, top: 2)
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        #expect(state.transactionScroll == ListPosition(selected: 5, top: 2))
+        _ = reduce(&state, .transactionLoaded(Fixture.records.transactions[2], id: "2003"))
+        #expect(state.transactionScroll == ListPosition())
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -65,8 +65,15 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .customerLoaded(let detail):
         let sameCustomer = state.customer?.records.id == detail.records.id
+        // A refresh of the same customer keeps each pane on the row it was on, found by what the row is (new
+        // transactions and events arrive at the top or in the middle, and rows move).
+        let kept = sameCustomer ? customerRowKeys(state) : nil
         state.customer = detail
         state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+        if let kept {
+            restoreCustomerRows(&state, kept)
+            clampPositions(&state)
+        }
         if !sameCustomer {
             state.customerPositions = [ListPosition(), ListPosition(), ListPosition()]
             state.customerPane = 1
@@ -84,8 +91,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.message = StatusMessage("no transaction \(id)", kind: .error)
             return []
         }
+        // A refresh of the same transaction keeps where it was scrolled to.
+        if state.transaction?.transactionId != transaction.transactionId { state.transactionScroll = ListPosition() }
         state.transaction = transaction
-        state.transactionScroll = ListPosition()
         if state.screen != .transaction { go(&state, to: .transaction) }
         return []
     case .flagsLoaded(let flags, let next, let append):
@@ -109,9 +117,21 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if !sources.isEmpty || state.importsMore[0] { state.importsMore[0] = sources.count == AppState.importsPageSizes[0] }
             if !rejected.isEmpty || state.importsMore[1] { state.importsMore[1] = rejected.count == AppState.importsPageSizes[1] }
         } else {
+            // A refresh keeps the selected source and rejected record (sources are newest first: a new import
+            // arrives above the selection).
+            let selectedSource = state.sources[safe: state.importPositions[0].selected]?.id
+            let selectedRejected = state.rejected[safe: state.importPositions[1].selected]?.id
             state.sources = sources
             state.rejected = rejected
             state.importsMore = [sources.count == AppState.importsPageSizes[0], rejected.count == AppState.importsPageSizes[1]]
+            if let selectedSource, let index = sources.firstIndex(where: { $0.id == selectedSource }) {
+                state.importPositions[0].top += index - state.importPositions[0].selected
+                state.importPositions[0].selected = index
+            }
+            if let selectedRejected, let index = rejected.firstIndex(where: { $0.id == selectedRejected }) {
+                state.importPositions[1].top += index - state.importPositions[1].selected
+                state.importPositions[1].selected = index
+            }
         }
         let sources = state.sources
         let rejected = state.rejected
@@ -237,4 +257,36 @@ private func clampPositions(_ state: inout AppState) {
 
 extension Array {
     subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+/// What the selected row of each customer pane is: the entitlement's name, the event (instant, kind,
+/// transaction), the transaction's id.
+struct CustomerRowKeys {
+    var entitlement: String?
+    var event: (at: Timestamp, kind: EventKind, transactionId: String?)?
+    var transactionId: String?
+}
+
+func customerRowKeys(_ state: AppState) -> CustomerRowKeys {
+    let view = state.customerView
+    let event = view?.timeline[safe: state.customerPositions[1].selected]
+    return CustomerRowKeys(
+        entitlement: view?.entitlements[safe: state.customerPositions[0].selected]?.name,
+        event: event.map { ($0.at, $0.kind, $0.transactionId) },
+        transactionId: state.customer?.records.transactions.reversed()[safe: state.customerPositions[2].selected]?.transactionId)
+}
+
+/// Puts each customer pane back on the row `kept` names, when it is still there; the window moves with it.
+func restoreCustomerRows(_ state: inout AppState, _ kept: CustomerRowKeys) {
+    guard let view = state.customerView, let records = state.customer?.records else { return }
+    let indices: [Int?] = [
+        kept.entitlement.flatMap { name in view.entitlements.firstIndex { $0.name == name } },
+        kept.event.flatMap { key in view.timeline.firstIndex { $0.at == key.at && $0.kind == key.kind && $0.transactionId == key.transactionId } },
+        kept.transactionId.flatMap { id in records.transactions.reversed().firstIndex { $0.transactionId == id } },
+    ]
+    for (pane, index) in indices.enumerated() {
+        guard let index else { continue }
+        state.customerPositions[pane].top += index - state.customerPositions[pane].selected
+        state.customerPositions[pane].selected = index
+    }
 }
