@@ -327,6 +327,24 @@ struct ReducerTests {
         #expect(state.transactionScroll == ListPosition())
     }
 
+    @Test("the customer screen shows the latest note and how many there are; its transactions and the flag queue name the environment")
+    func notesAndEnvironment() {
+        var state = Fixture.state(screen: .customer)
+        var detail = state.customer!
+        detail.log = [
+            TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-3), operatorName: "ana", action: .note, note: "called, wants a refund", fromStatus: nil, toStatus: nil),
+            TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-1), operatorName: "bo", action: .note, note: "refund granted", fromStatus: nil, toStatus: nil),
+        ]
+        _ = reduce(&state, .customerLoaded(detail))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map { buffer.line($0) }
+        #expect(lines.contains { $0.contains("bo: refund granted") && $0.contains("(2 notes)") }, "\(lines.joined(separator: "\n"))")
+        state.customerPane = 2
+        render(state, theme: .builtin, into: &buffer)
+        #expect((0..<buffer.height).map { buffer.line($0) }.contains { $0.contains(" env ") })
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -71,11 +71,11 @@ public func exportCSV(_ state: AppState) -> String {
     case .refunds:
         filter += " status=\(state.flagStatus?.rawValue ?? "all")"
         if let text = state.flagFilter { filter += " filter=\(text)" }
-        rows.append(["id", "rule", "severity", "status", "customer", "transactionId", "productId", "amount", "currency", "at", "detail"])
+        rows.append(["id", "rule", "severity", "status", "customer", "environment", "transactionId", "productId", "amount", "currency", "at", "detail"])
         for f in visibleFlags(state) {
             rows.append([
-                f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "",
-                f.productId ?? "", f.amount.map(formatMilliunits) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
+                f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.environment?.rawValue ?? "",
+                f.transactionId ?? "", f.productId ?? "", f.amount.map(formatMilliunits) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
             ])
         }
     case .imports:

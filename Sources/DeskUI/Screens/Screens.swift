@@ -214,6 +214,14 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: max(0, state.width - DisplayWidth.of(flagText) - 3))
     y += 1
+    // The latest note an agent left (`receiptdesk note`, or a resolve's note), and how many there are.
+    let notes = detail.log.filter { $0.note?.isEmpty == false }
+    if let latest = notes.last {
+        let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
+        let text = "note \(Format.minute(latest.at)) \(latest.operatorName): \(latest.note ?? "")\(more)"
+        _ = p.text(text, x: 1, y: y, role: "ui.text", width: state.width - 2)
+        y += 1
+    }
     // Entitlements with the state and why.
     p.section("Entitlements as of \(Format.minute(view.instant))", x: 0, y: y, width: state.width, focused: state.customerPane == 0)
     y += 1
@@ -255,16 +263,20 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let transactions = Array(records.transactions.reversed())
         p.table(
             x: 0, y: y + 1, width: state.width, height: rows,
-            columns: [Column("transaction", 16), Column("product", 16, flex: true), Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true), Column("status", 10)],
+            columns: [
+                Column("transaction", 16), Column("env", 4), Column("product", 12, flex: true), Column("purchased", 16), Column("expires", 10),
+                Column("price", 9, right: true), Column("status", 10),
+            ],
             rows: transactions.count, position: state.customerPositions[2]
         ) { row, column in
             let t = transactions[row]
             switch column {
             case 0: return TableCell(t.transactionId)
-            case 1: return TableCell(t.productId ?? "-")
-            case 2: return TableCell(Format.minute(t.purchaseDate))
-            case 3: return TableCell(Format.day(t.expiresDate))
-            case 4: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
+            case 1: return TableCell(environmentLabel(t.environment), role: t.environment == .production ? "ui.text" : "status.warn")
+            case 2: return TableCell(t.productId ?? "-")
+            case 3: return TableCell(Format.minute(t.purchaseDate))
+            case 4: return TableCell(Format.day(t.expiresDate))
+            case 5: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
             default:
                 // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
                 // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
@@ -415,7 +427,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     let columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7),
+        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7), Column("env", 4),
         Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("due", 8),
     ]
     let instant = state.instant.millisecondsSince1970
@@ -435,9 +447,10 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case .resolved: return TableCell("resolved", role: "status.ok")
             }
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
-        case 5: return TableCell(f.productId ?? "-")
-        case 6: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
-        case 7: return TableCell(Format.span(clampedDifference(instant, f.at.millisecondsSince1970)), role: "ui.text.muted")
+        case 5: return TableCell(environmentLabel(f.environment), role: f.environment == .production ? "ui.text" : "status.warn")
+        case 6: return TableCell(f.productId ?? "-")
+        case 7: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
+        case 8: return TableCell(Format.span(clampedDifference(instant, f.at.millisecondsSince1970)), role: "ui.text.muted")
         default:
             guard f.rule == "consumption-request", f.status == .open else { return TableCell("") }
             let left = clampedDifference(clampedSum(f.at.millisecondsSince1970, 12 * 3_600_000), instant)
@@ -520,4 +533,14 @@ func clampedSum(_ a: Int64, _ b: Int64) -> Int64 {
 func clampedDifference(_ a: Int64, _ b: Int64) -> Int64 {
     let (difference, overflow) = a.subtractingReportingOverflow(b)
     return overflow ? (b < 0 ? .max : .min) : difference
+}
+
+/// An environment as a list column shows it: `prod`, `sbx`, the first letters of another, `-` when unknown.
+func environmentLabel(_ environment: Environment?) -> String {
+    switch environment {
+    case .production?: "prod"
+    case .sandbox?: "sbx"
+    case let other?: String(other.rawValue.prefix(4))
+    case nil: "-"
+    }
 }
