@@ -345,6 +345,42 @@ struct ReducerTests {
         #expect((0..<buffer.height).map { buffer.line($0) }.contains { $0.contains(" env ") })
     }
 
+    @Test("a live refresh reads the list as far as the selection and a window past it, not every row paged through")
+    func refreshReadsAWindow() {
+        var state = Fixture.state(screen: .customers)
+        state.customerPage = CustomerPage(rows: (1...3000).map { CustomerSummary(id: Int64($0)) }, next: CustomerCursor(key: 3000, id: 3000), total: 9000)
+        state.customerList = ListPosition(selected: 150, top: 140)
+        let window = 150 + 2 * state.listRows
+        #expect(reloadEffects(state, keepSelection: true) == [.loadCustomers(CustomerQuery(limit: window), append: false)])
+        let reloaded = CustomerPage(rows: (1...window).map { CustomerSummary(id: Int64($0)) }, next: CustomerCursor(key: Int64(window), id: Int64(window)), total: 9000)
+        _ = reduce(&state, .customersLoaded(reloaded, append: false))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 151)
+        // A switch of screen or filter starts from the first page.
+        #expect(reloadEffects(state, keepSelection: false) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+    }
+
+    @Test("more than four entitlements scroll with the selection, and the title says which of how many are shown")
+    func manyEntitlements() {
+        var state = Fixture.state(screen: .customer)
+        var detail = state.customer!
+        for n in 1...6 {
+            var t = Fixture.transaction("90\(n)", product: "lifetime.\(n)", purchased: -5, expires: nil, original: "90\(n)")
+            t.type = .nonConsumable
+            detail.records.transactions.append(t)
+        }
+        _ = reduce(&state, .customerLoaded(detail))
+        state.customerPane = 0
+        let count = state.customerView!.entitlements.count
+        #expect(count > 4)
+        for _ in 0..<count { _ = reduce(&state, .key(.down)) }
+        let last = state.customerView!.entitlements[state.customerPositions[0].selected].name
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map { buffer.line($0) }
+        #expect(lines.contains { $0.contains("\(count - 3)-\(count) of \(count)") }, "\(lines.joined(separator: "\n"))")
+        #expect(buffer.cursor.map { buffer.line($0.y).contains(last) } == true, "the selected entitlement is not on screen")
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -223,12 +223,20 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         y += 1
     }
     // Entitlements with the state and why.
-    p.section("Entitlements as of \(Format.minute(view.instant))", x: 0, y: y, width: state.width, focused: state.customerPane == 0)
-    y += 1
+    // At most four rows; more scroll with the selection, and the title says how many there are.
     let entitlementRows = min(max(1, view.entitlements.count), 4)
+    let selectedEntitlement = state.customerPositions[0].selected
+    let firstEntitlement = min(max(0, selectedEntitlement - entitlementRows + 1), max(0, view.entitlements.count - entitlementRows))
+    var entitlementTitle = "Entitlements as of \(Format.minute(view.instant))"
+    if view.entitlements.count > entitlementRows {
+        entitlementTitle += "  \(firstEntitlement + 1)-\(firstEntitlement + entitlementRows) of \(view.entitlements.count)"
+    }
+    p.section(entitlementTitle, x: 0, y: y, width: state.width, focused: state.customerPane == 0)
+    y += 1
     if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
-    for (index, e) in view.entitlements.prefix(entitlementRows).enumerated() {
-        let rowY = y + index
+    for (offset, e) in view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows).enumerated() {
+        let index = firstEntitlement + offset
+        let rowY = y + offset
         _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: 18)
         _ = p.text(label(e.state), x: 20, y: rowY, role: role(e.state), width: 13)
         var why = e.reason

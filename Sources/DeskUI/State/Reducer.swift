@@ -210,14 +210,21 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     case .customers:
         var query = state.customerQuery
         query.after = nil
-        // Keep as many rows as are loaded, so the selection survives a live refresh; rows loaded from the end
-        // (G) are read again from the end.
-        query.limit = max(query.limit, keepSelection ? state.customerPage.rows.count : 0)
-        if keepSelection && state.customerOffset > 0 { query.direction = .backward }
+        // Read again as far as the selection and a window past it, so the selection survives a live refresh
+        // and a refresh does not re-read every row paged through (more load as the selection nears their
+        // end); rows loaded from the end (G) are read again from the end.
+        if keepSelection {
+            let rows = state.customerPage.rows.count
+            query.limit = max(query.limit, state.customerOffset > 0 ? rows : min(rows, state.customerList.selected + 2 * state.listRows))
+            if state.customerOffset > 0 { query.direction = .backward }
+        }
         return [.loadCustomers(query, append: false)]
     case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
     case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []
-    case .refunds: return [.loadFlags(flagQuery(state, limit: max(200, state.flags.count)), append: false)]
+    case .refunds:
+        // As far as the selection and a window past it (the rest loads again as the selection nears it).
+        let limit = keepSelection ? min(state.flags.count, state.flagList.selected + 2 * state.listRows) : 0
+        return [.loadFlags(flagQuery(state, limit: max(200, limit)), append: false)]
     case .imports: return [.loadImports]
     }
 }
