@@ -381,6 +381,31 @@ struct ReducerTests {
         #expect(buffer.cursor.map { buffer.line($0.y).contains(last) } == true, "the selected entitlement is not on screen")
     }
 
+    @Test("G on the flag queue follows it to its end a page at a time; another key stops it")
+    func bottomOfTheFlagQueue() {
+        var state = Fixture.state(screen: .refunds)
+        state.flagStatus = nil
+        func flags(_ range: ClosedRange<Int>) -> [RefundFlag] {
+            range.map { n in
+                RefundFlag(id: "quick-refund:\(n)", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "\(n)", productId: "p",
+                           amount: nil, currency: nil, at: Fixture.at(-Int64(n)), detail: "d")
+            }
+        }
+        _ = reduce(&state, .flagsLoaded(flags(1...200), next: FlagCursor(at: Fixture.at(-200), id: "quick-refund:200"), append: false))
+        let first = reduce(&state, .key(.char("G")))
+        #expect(first.count == 1 && state.followingToEnd)
+        #expect(state.flags[state.flagList.selected].id == "quick-refund:200")
+        let second = reduce(&state, .flagsLoaded(flags(201...400), next: FlagCursor(at: Fixture.at(-400), id: "quick-refund:400"), append: true))
+        #expect(second.count == 1, "the next page is asked for")
+        #expect(state.flags[state.flagList.selected].id == "quick-refund:400")
+        #expect(reduce(&state, .flagsLoaded(flags(401...450), next: nil, append: true)).isEmpty)
+        #expect(state.flags[state.flagList.selected].id == "quick-refund:450" && !state.followingToEnd)
+        // Another key stops following: a page that arrives after it leaves the selection alone.
+        state.followingToEnd = true
+        _ = reduce(&state, .key(.up))
+        #expect(!state.followingToEnd)
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -196,6 +196,9 @@ public struct AppState: Sendable {
     /// Whether a next page of sources / rejected records may exist (the last page came back full).
     public var importsMore = [false, false]
     public var importsLoading = false
+    /// `G` on the flag queue or the imports: each page that arrives moves the selection to its end and asks for
+    /// the next, until the list ends or another key is pressed.
+    public var followingToEnd = false
     /// Page sizes of the Imports screen's two lists.
     public static let importsPageSizes = [200, 500]
     public var importsPane = 0

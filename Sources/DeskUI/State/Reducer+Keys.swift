@@ -23,6 +23,8 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         return []
     }
     state.message = nil
+    // Any other key stops `G` following the flag queue or the imports to their end.
+    if command != .bottom { state.followingToEnd = false }
     return run(&state, command)
 }
 
@@ -74,6 +76,11 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customersLoading = true
         return [.loadCustomers(pageQuery(state), append: false)]
     case .top: return move(&state, by: Int.min / 2)
+    case .bottom where state.screen == .refunds || state.screen == .imports:
+        // The flag queue and the imports page forward only: G follows them to their end, a page at a time,
+        // the selection on the last row loaded (any other key stops it).
+        state.followingToEnd = true
+        return move(&state, by: Int.max / 2)
     case .bottom where state.screen == .customers && state.customerPage.next != nil && !state.customerPage.totalIsLowerBound:
         // The end of the whole list, read backward from it (a counted list: where its rows sit is known).
         var query = pageQuery(state)
@@ -203,7 +210,7 @@ func switchScreen(_ state: inout AppState, to screen: ScreenID) -> [Effect] {
     }
 }
 
-private func move(_ state: inout AppState, by delta: Int) -> [Effect] {
+func move(_ state: inout AppState, by delta: Int) -> [Effect] {
     switch state.screen {
     case .customers:
         state.customerList.move(by: delta, count: state.customerPage.rows.count, visible: state.listRows)

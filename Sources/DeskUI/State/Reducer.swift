@@ -107,6 +107,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         state.flagsNext = next
         state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+        if append && state.followingToEnd && state.screen == .refunds {
+            if next == nil { state.followingToEnd = false }
+            return move(&state, by: Int.max / 2)
+        }
         return []
     case .importsLoaded(let sources, let rejected, let append):
         state.importsLoading = false
@@ -137,6 +141,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         let rejected = state.rejected
         state.importPositions[0].move(by: 0, count: sources.count, visible: state.listRows / 2)
         state.importPositions[1].move(by: 0, count: rejected.count, visible: state.listRows / 2)
+        if append && state.followingToEnd && state.screen == .imports {
+            if !state.importsMore[state.importsPane] { state.followingToEnd = false }
+            return move(&state, by: Int.max / 2)
+        }
         return []
     case .rawLoaded(let id, let bytes):
         state.rawView = (id, Sanitize.bytes(bytes))
