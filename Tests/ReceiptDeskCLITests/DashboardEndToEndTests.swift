@@ -4,6 +4,10 @@ import LedgerSQLite
 import ReceiptModel
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The real binary under tmux, as an operator uses it: ids typed at `:customer`, time travel, triage
 /// written to the append-only log, themes, sizes, no colour, and hostile data that must never reach the
 /// terminal as control sequences.
@@ -91,8 +95,20 @@ struct DashboardEndToEndTests {
         #expect(screen.contains("REVOKED"))
         #expect(screen.contains("refunded"))
         #expect(!screen.contains("autoRenewDisabled"))
-        // Move through the timeline; the selected row follows.
-        try tmux.keys("k", "k", "j")
+        // Move through the timeline: the hardware cursor sits on the selected row and follows each key.
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
+        func row(_ prefix: String) -> String {
+            lines.firstIndex { $0.hasPrefix(prefix) }.map(String.init) ?? "no row starting \(prefix)"
+        }
+        let subscribed = row("2025-03-01 08:00 subscribed")
+        let renewed = row("2025-04-01 08:00 renewed")
+        let refunded = row("2025-04-01 09:00 refunded")
+        #expect(Set([subscribed, renewed, refunded]).count == 3)
+        tmux.waitFor(format: "#{cursor_y}", toBe: refunded)
+        for (key, expected) in [("k", renewed), ("k", subscribed), ("j", renewed)] {
+            try tmux.keys(key)
+            tmux.waitFor(format: "#{cursor_y}", toBe: expected)
+        }
         try tmux.keys("t")
         tmux.waitFor(text: "as of (")
         try tmux.type("2025-03-15")
@@ -270,6 +286,160 @@ struct DashboardEndToEndTests {
         #expect(!raw.containsSequence(Array("\u{1B}]52;c;aGVsbG8=".utf8)), "the product id's OSC 52 reached the terminal")
         #expect(!raw.contains(0x07), "a BEL reached the terminal")
         #expect(raw.containsSequence(Array("evil\\e[2J".utf8)), "the product id is not shown escaped")
+    }
+
+    /// The payloads of every OSC 52 sequence (`ESC ] 52 ; c ; PAYLOAD`, ended by BEL or ESC) in `bytes`.
+    static func osc52Payloads(_ bytes: [UInt8]) -> [String] {
+        let start = Array("\u{1B}]52;c;".utf8)
+        var found: [String] = []
+        var index = 0
+        while index + start.count <= bytes.count {
+            guard Array(bytes[index..<(index + start.count)]) == start else {
+                index += 1
+                continue
+            }
+            var end = index + start.count
+            while end < bytes.count, bytes[end] != 0x07, bytes[end] != 0x1B { end += 1 }
+            found.append(String(decoding: bytes[(index + start.count)..<end], as: UTF8.self))
+            index = end
+        }
+        return found
+    }
+
+    /// OSC 52 for `text`, wrapped for tmux: `ESC Ptmux; ESC ESC ]52;c;BASE64 BEL ESC \`.
+    static func tmuxWrappedOSC52(_ text: String) -> [UInt8] {
+        Array("\u{1B}Ptmux;\u{1B}\u{1B}]52;c;\(Data(text.utf8).base64EncodedString())\u{07}\u{1B}\\".utf8)
+    }
+
+    @Test("y copies the selected id with OSC 52, wrapped for tmux, and nothing else sends one")
+    func copyIdWithOSC52() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        // Inside tmux a program sees $TMUX (the session's environment is otherwise cleared).
+        let tmux = try TmuxSession(
+            arguments: ["--ledger", ledger.url], environment: ["TMUX": "/tmp/tmux-1000/default,4242,0"])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.keys("2")
+        let list = tmux.waitFor("the customer list") { $0.contains("acct-77") && $0.contains("6001") }
+        let lines = list.split(separator: "\n", omittingEmptySubsequences: false)
+        let c1 = lines.firstIndex { $0.hasPrefix("C1 ") }.map(String.init) ?? "no C1 row"
+        let c2 = lines.firstIndex { $0.hasPrefix("C2 ") }.map(String.init) ?? "no C2 row"
+        tmux.waitFor(format: "#{cursor_y}", toBe: c1)
+        // pipe-pane keeps the order of the bytes: once the list has arrived, everything sent before it is there.
+        let before = tmux.waitForOutput("the customer list's bytes") { $0.containsSequence(Array("acct-77".utf8)) }
+        #expect(Self.osc52Payloads(before).isEmpty, "an OSC 52 was sent before y")
+        #expect(!before.containsSequence(Array("]52;".utf8)), "an OSC 52 was sent before y")
+
+        // C1's id is its original transaction id.
+        try tmux.keys("y")
+        tmux.waitFor(text: "copied 5000")
+        let first = tmux.waitForOutput("an OSC 52 after y") { !Self.osc52Payloads($0).isEmpty }
+        #expect(first.containsSequence(Self.tmuxWrappedOSC52("5000")), "not wrapped for tmux: \(Self.osc52Payloads(first))")
+        #expect(Self.osc52Payloads(first) == [Data("5000".utf8).base64EncodedString()])
+
+        // Moving sends nothing; y copies the row now selected.
+        try tmux.keys("j")
+        tmux.waitFor(format: "#{cursor_y}", toBe: c2)
+        try tmux.keys("y")
+        tmux.waitFor(text: "copied 6001")
+        let second = tmux.waitForOutput("a second OSC 52 after y") { Self.osc52Payloads($0).count >= 2 }
+        #expect(second.containsSequence(Self.tmuxWrappedOSC52("6001")))
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+        let raw = tmux.rawOutput()
+        #expect(Self.osc52Payloads(raw) == ["5000", "6001"].map { Data($0.utf8).base64EncodedString() })
+        // Each one is whole: one BEL per copy, none elsewhere.
+        #expect(raw.filter { $0 == 0x07 }.count == 2)
+    }
+
+    @Test("SIGTERM gives the terminal back, then the process dies of it (exit 143)")
+    func sigterm() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        let pid = try #require(tmux.programPid(), "no receiptdesk process under the pane's shell")
+        #expect(Glibc.kill(pid, SIGTERM) == 0)
+        #expect(tmux.exitStatus() == 143)
+        // The alternate screen left: the pane shows the shell's own screen again.
+        tmux.waitFor(format: "#{alternate_on}", toBe: "0")
+        #expect(!tmux.screen().contains("customers"))
+        #expect(tmux.rawOutput().containsSequence(Array("\u{1B}[?1049l".utf8)), "the alternate screen was not left")
+    }
+
+    @Test("Ctrl-Z gives the shell back with the terminal restored; fg redraws the dashboard where it was")
+    func suspendAndResume() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(program: .shell)
+        defer { tmux.kill() }
+        func atPrompt(_ screen: String) -> Bool {
+            screen.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } == TmuxSession.prompt
+        }
+        tmux.waitFor("the shell's prompt", atPrompt)
+        try tmux.runInShell(["--ledger", ledger.url])
+        tmux.waitFor(text: "customers")
+        try tmux.keys("2")
+        tmux.waitFor(text: "acct-77")
+        // Twice: the handler that stops the process must be back after the first resume.
+        for round in 1...2 {
+            try tmux.keys("C-z")
+            let shell = tmux.waitFor("the prompt after Ctrl-Z (round \(round))") { atPrompt($0) && $0.contains("Stopped") }
+            #expect(!shell.contains("acct-77"))
+            tmux.waitFor(format: "#{alternate_on}", toBe: "0")
+            try tmux.type("fg")
+            try tmux.keys("Enter")
+            // The alternate screen starts empty: what is on it now the program drew after resuming.
+            tmux.waitFor("the customer list redrawn (round \(round))") { screen in
+                screen.contains("Customers") && screen.contains("acct-77") && !screen.contains(TmuxSession.prompt)
+            }
+            tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        }
+        // Still answering keys, and quits cleanly.
+        try tmux.keys("j")
+        try tmux.keys("Q")
+        tmux.waitFor("the prompt after Q", atPrompt)
+        try tmux.type("echo \"exit $?\"")
+        try tmux.keys("Enter")
+        tmux.waitFor("the exit status") { screen in
+            screen.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "exit 0" }
+        }
+    }
+
+    @Test("a theme in $XDG_CONFIG_HOME/receiptdesk/themes is used; a broken one is named with its line and the default drawn")
+    func userThemes() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let config = ledger.directory.appendingPathComponent("config")
+        let themes = config.appendingPathComponent("receiptdesk/themes")
+        try FileManager.default.createDirectory(at: themes, withIntermediateDirectories: true)
+        let broken = "\"ui.text\" = \"red\"\n\"ui.title\" = { fg = \"nosuch\" }\n"
+        try Data(broken.utf8).write(to: themes.appendingPathComponent("broken.toml"))
+        try Data("inherits = \"nord\"\n\"ui.title\" = \"#ff00ff\"\n".utf8).write(to: themes.appendingPathComponent("mine.toml"))
+        let tmux = try TmuxSession(
+            arguments: ["--ledger", ledger.url, "--theme", "broken"], width: 160, environment: ["XDG_CONFIG_HOME": config.path])
+        defer { tmux.kill() }
+        // The warning is also written to stderr before the screen is taken: wait for the dashboard's own line.
+        tmux.waitFor("the dashboard naming the broken theme's line") { screen in
+            screen.contains("customers") && screen.contains("theme broken line 2: ui.title: nosuch is neither")
+                && !screen.contains("receiptdesk: theme broken")
+        }
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        try tmux.type(":theme mine")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "theme mine")
+        try tmux.type(":theme broken")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "theme broken line 2")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
     }
 
     @Test("no terminal, a dumb TERM and an unopenable ledger exit with a message before the screen is taken")

@@ -23,8 +23,24 @@ final class TmuxSession {
         return false
     }
 
+    /// What the pane runs.
+    enum Program {
+        /// The binary with these arguments; its exit status goes to `statusFile`.
+        case binary([String])
+        /// An interactive shell with job control (prompt ``TmuxSession/prompt``), for Ctrl-Z and `fg`.
+        case shell
+    }
+
+    /// The interactive shell's prompt.
+    static let prompt = "rd-shell$"
+
     /// Starts the binary with `arguments` at a size, in a clean environment plus `environment`.
-    init(arguments: [String], width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
+    convenience init(arguments: [String], width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
+        try self.init(program: .binary(arguments), width: width, height: height, environment: environment)
+    }
+
+    /// Starts `program` at a size, in a clean environment plus `environment`.
+    init(program: Program, width: Int = 100, height: Int = 30, environment: [String: String] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(socket)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         statusFile = directory.appendingPathComponent("status")
@@ -36,13 +52,22 @@ final class TmuxSession {
             "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path,
             "XDG_DATA_HOME": directory.appendingPathComponent("data").path,
         ]
+        if case .shell = program { env["PS1"] = Self.prompt + " " }
         for (key, value) in environment { env[key] = value }
         let assignments = env.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quote($0.value))" }.joined(separator: " ")
-        let command = ([Binary.path] + arguments).map(Self.quote).joined(separator: " ")
-        // Wait for pipe-pane to be attached before the program writes its first byte. The shell survives the
-        // Ctrl-C it shares with the program (`trap :`, reset to the default in the program on exec), so it
-        // can write the program's exit status; then it keeps the pane (and what the program printed) open.
-        let script = "trap : INT; while [ ! -f \(Self.quote(go.path)) ]; do sleep 0.02; done; env -i \(assignments) \(command); echo $? > \(Self.quote(statusFile.path)); sleep 600"
+        // Wait for pipe-pane to be attached before the program writes its first byte.
+        let wait = "while [ ! -f \(Self.quote(go.path)) ]; do sleep 0.02; done"
+        let script: String
+        switch program {
+        case .binary(let arguments):
+            let command = ([Binary.path] + arguments).map(Self.quote).joined(separator: " ")
+            // The shell survives the Ctrl-C it shares with the program (`trap :`, reset to the default in the
+            // program on exec), so it can write the program's exit status; then it keeps the pane (and what the
+            // program printed) open.
+            script = "trap : INT; \(wait); env -i \(assignments) \(command); echo $? > \(Self.quote(statusFile.path)); sleep 600"
+        case .shell:
+            script = "\(wait); exec env -i \(assignments) sh -i"
+        }
         try tmux(["new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)", "sh", "-c", script])
         try tmux(["pipe-pane", "-o", "-t", "app", "cat >> \(Self.quote(rawFile.path))"])
         FileManager.default.createFile(atPath: go.path, contents: Data())
@@ -105,6 +130,68 @@ final class TmuxSession {
     @discardableResult
     func waitFor(text: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) -> String {
         waitFor("\"\(text)\"", seconds: seconds, sourceLocation: sourceLocation) { $0.contains(text) }
+    }
+
+    /// A tmux format evaluated for the pane: `#{cursor_y}` (the hardware cursor's row), `#{alternate_on}`.
+    func display(_ format: String) -> String {
+        Self.run(["tmux", "-L", socket, "-f", "/dev/null", "display-message", "-p", "-t", "app", format]).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits until the pane's `format` reads `value`; records a failure when it does not within `seconds`.
+    @discardableResult
+    func waitFor(format: String, toBe value: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = display(format)
+            if last == value { return true }
+            usleep(30_000)
+        }
+        Issue.record("timed out waiting for \(format) to be \(value) (it is \(last)); screen:\n\(screen())", sourceLocation: sourceLocation)
+        return false
+    }
+
+    /// Waits until the bytes the terminal received satisfy `condition`; records a failure and returns the last
+    /// bytes when they do not within `seconds`.
+    @discardableResult
+    func waitForOutput(
+        _ description: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation, _ condition: ([UInt8]) -> Bool
+    ) -> [UInt8] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: [UInt8] = []
+        while Date() < deadline {
+            last = rawOutput()
+            if condition(last) { return last }
+            usleep(30_000)
+        }
+        Issue.record("timed out waiting for output: \(description) (\(last.count) bytes)", sourceLocation: sourceLocation)
+        return last
+    }
+
+    /// Types the binary with `arguments` at the interactive shell's prompt (a ``Program/shell`` session).
+    func runInShell(_ arguments: [String]) throws {
+        try type(([Binary.path] + arguments).map(Self.quote).joined(separator: " "))
+        try keys("Enter")
+    }
+
+    /// The process id of the running `receiptdesk`: the child of the pane's shell.
+    func programPid(seconds: Double = 15) -> pid_t? {
+        guard let shell = pid_t(display("#{pane_pid}")) else { return nil }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+                guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                    let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+                else { continue }
+                // pid (comm) state ppid ...
+                let command = stat[stat.index(after: open)..<close]
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                if command == "receiptdesk", fields.count > 1, pid_t(fields[1]) == shell { return pid }
+            }
+            usleep(30_000)
+        }
+        return nil
     }
 
     /// The program's exit status, once it has exited.
