@@ -190,10 +190,12 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("g"))) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
         _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(1...100), next: CustomerCursor(key: 100, id: 100), total: 1000), append: false))
         #expect(state.customerOffset == 0 && state.customerList.selected == 0)
-        // A list counted only in part (a lower bound): G goes to the last row loaded.
+        // A list counted only in part (a lower bound): G follows it forward, a page at a time, to its end.
         state.customerPage.totalIsLowerBound = true
-        _ = reduce(&state, .key(.char("G")))
+        #expect(reduce(&state, .key(.char("G"))) == [.loadCustomers(CustomerQuery(after: CustomerCursor(key: 100, id: 100), limit: 100), append: true)])
         #expect(state.customerPage.rows[state.customerList.selected].id == 100)
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(101...150), next: nil, total: 150), append: true))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 150 && !state.followingToEnd)
     }
 
     @Test("the Imports screen pages its rejected records and sources: no list stops at its first page")

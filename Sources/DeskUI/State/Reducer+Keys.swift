@@ -76,11 +76,6 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customersLoading = true
         return [.loadCustomers(pageQuery(state), append: false)]
     case .top: return move(&state, by: Int.min / 2)
-    case .bottom where state.screen == .refunds || state.screen == .imports:
-        // The flag queue and the imports page forward only: G follows them to their end, a page at a time,
-        // the selection on the last row loaded (any other key stops it).
-        state.followingToEnd = true
-        return move(&state, by: Int.max / 2)
     case .bottom where state.screen == .customers && state.customerPage.next != nil && !state.customerPage.totalIsLowerBound:
         // The end of the whole list, read backward from it (a counted list: where its rows sit is known).
         var query = pageQuery(state)
@@ -89,6 +84,12 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customerList.selected = Int.max / 2
         state.customersLoading = true
         return [.loadCustomers(query, append: false)]
+    case .bottom where state.screen == .refunds || state.screen == .imports || state.screen == .customers:
+        // The flag queue, the imports and a customer list counted only in part (where its end sits is not
+        // known) page forward: G follows them to their end, a page at a time, the selection on the last row
+        // loaded (any other key stops it).
+        state.followingToEnd = true
+        return move(&state, by: Int.max / 2)
     case .bottom: return move(&state, by: Int.max / 2)
     case .nextPane, .previousPane:
         let step = command == .nextPane ? 1 : -1

@@ -62,6 +62,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             }
             state.customerList.move(by: 0, count: page.rows.count, visible: state.listRows)
         }
+        if append && state.followingToEnd && state.screen == .customers {
+            if page.next == nil { state.followingToEnd = false }
+            return move(&state, by: Int.max / 2)
+        }
         return []
     case .customerLoaded(let detail):
         let sameCustomer = state.customer?.records.id == detail.records.id
