@@ -79,7 +79,25 @@ struct ThemeLoader: Sendable {
             throw ThemeError(theme: name, line: nil, message: "\(error)")
         }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        /// The line that defines `key` (dotted from the top of the file): `key = ...` or `"key" = ...`, or the
+        /// rest of it under its table (`[palette]` then `red = ...`), or its table header; else the first line
+        /// naming it (a value that uses the name is not its definition, so it is only the last resort).
         func line(of key: String) -> Int? {
+            var section = ""
+            for (index, raw) in lines.enumerated() {
+                let text = raw.trimmingCharacters(in: .whitespaces)
+                if text.hasPrefix("[") {
+                    section = text.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t"))
+                    if section == key { return index + 1 }
+                    continue
+                }
+                let prefix = section.isEmpty ? "" : section + "."
+                guard key.hasPrefix(prefix) else { continue }
+                let rest = String(key.dropFirst(prefix.count))
+                for candidate in ["\"\(rest)\"", rest] where text.hasPrefix(candidate) {
+                    if text.dropFirst(candidate.count).drop(while: { $0 == " " || $0 == "\t" }).first == "=" { return index + 1 }
+                }
+            }
             let last = key.split(separator: ".").last.map(String.init) ?? key
             if let index = lines.firstIndex(where: { $0.contains("\"\(key)\"") }) { return index + 1 }
             if let index = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(key + " ") || $0.trimmingCharacters(in: .whitespaces).hasPrefix(key + "=") }) { return index + 1 }
@@ -100,7 +118,7 @@ struct ThemeLoader: Sendable {
                 }
                 for colorName in palette.keys {
                     guard let color = palette[colorName]?.string else {
-                        throw ThemeError(theme: name, line: line(of: colorName), message: "palette.\(colorName) must be a string colour")
+                        throw ThemeError(theme: name, line: line(of: "palette.\(colorName)"), message: "palette.\(colorName) must be a string colour")
                     }
                     document.palette[colorName] = color
                 }

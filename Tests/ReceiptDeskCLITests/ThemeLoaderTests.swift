@@ -228,11 +228,8 @@ struct ThemeLoaderTests {
         try folder.write("clash.toml", "\"status.danger\" = \"red\"\n\n[palette]\nred = 12\n")
         let loader = ThemeLoader(directories: [folder.path, Self.bundled])
         let error = #expect(throws: ThemeError.self) { try loader.load("clash") }
-        // ThemeLoader.parse finds a key's line by the first line holding the key in quotes: `"red"` on line 1 is
-        // a value there, so the palette entry on line 4 is reported on line 1.
-        withKnownIssue("a palette entry's error is reported on the first line using its name as a value") {
-            #expect(error?.line == 4, "\(error.map(String.init(describing:)) ?? "")")
-        }
+        // `"red"` on line 1 is a value; the palette entry it names is defined on line 4.
+        #expect(error?.line == 4, "\(error.map(String.init(describing:)) ?? "")")
     }
 
     @Test("a broken parent is named with its line; a broken default falls back to the built-in theme")
