@@ -452,17 +452,29 @@ enum Queries {
         let used = filters.filter { $0.value != nil }
         let conditions = used.map(\.clause)
         let arguments = used.compactMap(\.value)
-        func page(_ extra: [String], _ extraArguments: [SQLValue], limit: Int) throws -> [[SQLValue]] {
+        func page(_ extra: [String], _ extraArguments: [SQLValue], order: String = "at DESC, id", limit: Int) throws -> [[SQLValue]] {
             let all = conditions + extra
             let filter = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")
             return try c.query(
                 """
                 SELECT id, rule, severity, status, customer_id, transaction_id, product_id, amount, currency, at, detail, environment
-                FROM flags \(filter) ORDER BY at DESC, id LIMIT ?
+                FROM flags \(filter) ORDER BY \(order) LIMIT ?
                 """, arguments + extraArguments + [.of(limit)])
         }
         var rows: [[SQLValue]]
-        if let after = query.after {
+        if query.direction == .backward {
+            // The queue's order reversed, (at ASC, id DESC), from the cursor back (or from the oldest flag), then
+            // turned round: G reads the end of the queue without reading the rest.
+            if let before = query.after {
+                rows = try page(["at = ?", "id < ?"], [.of(before.at), .text(before.id)], order: "id DESC", limit: query.limit)
+                if rows.count < query.limit {
+                    rows += try page(["at > ?"], [.of(before.at)], order: "at, id DESC", limit: query.limit - rows.count)
+                }
+            } else {
+                rows = try page([], [], order: "at, id DESC", limit: query.limit)
+            }
+            rows.reverse()
+        } else if let after = query.after {
             // Keyset, newest first by (at DESC, id ASC): the rest of the cursor's instant, then older ones.
             // Two index ranges; an OR of both would be read from the start of the index.
             rows = try page(["at = ?", "id > ?"], [.of(after.at), .text(after.id)], limit: query.limit)

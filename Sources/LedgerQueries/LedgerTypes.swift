@@ -254,14 +254,17 @@ public struct FlagQuery: Sendable, Equatable {
     public var customerId: Int64?
     /// Only flags about refunds in this environment (a flag whose environment is unknown is in none).
     public var environment: EnvironmentFilter
-    /// Continue after this flag (the last row of the previous page).
+    /// Continue after this flag (the last row of the previous page); read backward, the flags before it (the
+    /// last flags of the queue without it), in the queue's order either way.
     public var after: FlagCursor?
+    public var direction: PageDirection
     public var limit: Int
 
     public init(
         status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil,
-        environment: EnvironmentFilter = .all, after: FlagCursor? = nil, limit: Int = 100
+        environment: EnvironmentFilter = .all, after: FlagCursor? = nil, direction: PageDirection = .forward, limit: Int = 100
     ) {
+        self.direction = direction
         self.environment = environment
         self.status = status
         self.rule = rule

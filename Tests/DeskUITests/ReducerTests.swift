@@ -383,7 +383,7 @@ struct ReducerTests {
         #expect(buffer.cursor.map { buffer.line($0.y).contains(last) } == true, "the selected entitlement is not on screen")
     }
 
-    @Test("G on the flag queue follows it to its end a page at a time; another key stops it")
+    @Test("G on the flag queue reads its end backward; scrolling up loads the flags before; g reads the start again")
     func bottomOfTheFlagQueue() {
         var state = Fixture.state(screen: .refunds)
         state.flagStatus = nil
@@ -394,18 +394,22 @@ struct ReducerTests {
             }
         }
         _ = reduce(&state, .flagsLoaded(flags(1...200), next: FlagCursor(at: Fixture.at(-200), id: "quick-refund:200"), append: false))
-        let first = reduce(&state, .key(.char("G")))
-        #expect(first.count == 1 && state.followingToEnd)
-        #expect(state.flags[state.flagList.selected].id == "quick-refund:200")
-        let second = reduce(&state, .flagsLoaded(flags(201...400), next: FlagCursor(at: Fixture.at(-400), id: "quick-refund:400"), append: true))
-        #expect(second.count == 1, "the next page is asked for")
-        #expect(state.flags[state.flagList.selected].id == "quick-refund:400")
-        #expect(reduce(&state, .flagsLoaded(flags(401...450), next: nil, append: true)).isEmpty)
-        #expect(state.flags[state.flagList.selected].id == "quick-refund:450" && !state.followingToEnd)
-        // Another key stops following: a page that arrives after it leaves the selection alone.
-        state.followingToEnd = true
-        _ = reduce(&state, .key(.up))
-        #expect(!state.followingToEnd)
+        #expect(reduce(&state, .key(.char("G"))) == [.loadFlags(FlagQuery(direction: .backward, limit: 200), append: false)])
+        let end = flags(801...1000)
+        _ = reduce(&state, .flagsBeforeLoaded(end, previous: FlagCursor(after: end[0]), append: false))
+        #expect(state.flags[state.flagList.selected].id == "quick-refund:1000" && state.flagsFromEnd)
+        // Up to the start of what is loaded: the flags before it, once, in front, the selection kept.
+        var up: [Effect] = []
+        for _ in 0..<12 { up += reduce(&state, .key(.pageUp)) }
+        #expect(up == [.loadFlags(FlagQuery(after: FlagCursor(after: end[0]), direction: .backward, limit: 200), append: true)])
+        let selected = state.flags[state.flagList.selected].id
+        _ = reduce(&state, .flagsBeforeLoaded(flags(601...800), previous: nil, append: true))
+        #expect(state.flags[state.flagList.selected].id == selected && state.flags.count == 400)
+        // A live refresh reads the end again; g reads the start.
+        #expect(reloadEffects(state, keepSelection: true) == [.loadFlags(FlagQuery(direction: .backward, limit: 400), append: false)])
+        #expect(reduce(&state, .key(.char("g"))) == [.loadFlags(FlagQuery(limit: 200), append: false)])
+        _ = reduce(&state, .flagsLoaded(flags(1...200), next: FlagCursor(at: Fixture.at(-200), id: "quick-refund:200"), append: false))
+        #expect(!state.flagsFromEnd && state.flagsPrevious == nil)
     }
 
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")

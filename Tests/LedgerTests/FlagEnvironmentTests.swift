@@ -27,4 +27,30 @@ struct FlagEnvironmentTests {
         #expect(production.first?.status == .acknowledged)
         try await ledger.close()
     }
+
+    @Test("the queue read backward from its end, page by page, is the queue read forward", arguments: Backend.available)
+    func backward(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        // 40 flags, several at the same instant (the id breaks the tie), in two environments.
+        let flags = (0..<40).map { n in
+            RefundFlag(
+                id: "quick-refund:f\(n)", rule: "quick-refund", severity: .high, customerId: nil, transactionId: "f\(n)", productId: "pro",
+                amount: 990, currency: "USD", at: testNow.adding(milliseconds: Int64(n / 3) * 60_000), detail: "d",
+                environment: n % 4 == 0 ? .sandbox : .production)
+        }
+        try await ledger.saveFlags(flags, now: testNow)
+        for environment in EnvironmentFilter.allCases {
+            let forward = try await ledger.flags(FlagQuery(environment: environment, limit: 1000)).map(\.id)
+            #expect(forward.count > 7)
+            var backward: [String] = []
+            var query: FlagQuery? = FlagQuery(environment: environment, direction: .backward, limit: 7)
+            while let q = query, backward.count <= forward.count {
+                let page = try await ledger.flags(q)
+                backward = page.map(\.id) + backward
+                query = page.count == 7 ? { var next = q; next.after = FlagCursor(after: page[0]); return next }() : nil
+            }
+            #expect(backward == forward, "\(environment)")
+        }
+        try await ledger.close()
+    }
 }

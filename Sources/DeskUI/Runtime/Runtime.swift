@@ -133,6 +133,10 @@ public final class Runtime {
                 return [.customerLoaded(try await handlers.customer(id))]
             case .loadTransaction(let id):
                 return [.transactionLoaded(try await handlers.reader.transaction(id), id: id)]
+            case .loadFlags(let query, let append) where query.direction == .backward:
+                let flags = try await handlers.reader.flags(query)
+                let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
+                return [.flagsBeforeLoaded(flags, previous: previous, append: append)]
             case .loadFlags(let query, let append):
                 let flags = try await handlers.reader.flags(query)
                 let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil

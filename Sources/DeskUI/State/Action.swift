@@ -16,6 +16,9 @@ public enum Action: Sendable {
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)
     case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
+    /// Flags read backward: the end of the queue (G; not appended) or the flags before the loaded ones (appended
+    /// in front); `previous` is where the page before them ends, nil at the start of the queue.
+    case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool)
     /// The first pages of sources and rejected records, or (`append`) the next page of one of them.
     case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord], append: Bool = false)
     case rawLoaded(id: Int64, bytes: [UInt8])

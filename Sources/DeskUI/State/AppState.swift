@@ -190,15 +190,22 @@ public struct AppState: Sendable {
     public var flagFilter: String?
     public var marked: Set<String> = []
     public var flagsNext: FlagCursor?
+    /// Where the flags before the loaded ones end, once G loaded the end of the queue (nil: loaded from its start).
+    public var flagsPrevious: FlagCursor?
+    /// The loaded flags were read from the end of the queue (G), so a refresh reads the end again.
+    public var flagsFromEnd = false
 
     public var sources: [SourceSummary] = []
     public var rejected: [RejectedRecord] = []
     /// Whether a next page of sources / rejected records may exist (the last page came back full).
     public var importsMore = [false, false]
     public var importsLoading = false
-    /// `G` on the flag queue or the imports: each page that arrives moves the selection to its end and asks for
-    /// the next, until the list ends or another key is pressed.
+    /// `G` on the imports or on a customer list counted only in part: each page that arrives moves the selection
+    /// to its end and asks for the next, a few pages per press (so a key never waits long), until the list ends or
+    /// another key is pressed.
     public var followingToEnd = false
+    /// Pages `G` may still ask for before it waits for the next press.
+    public var followPagesLeft = 0
     /// Page sizes of the Imports screen's two lists.
     public static let importsPageSizes = [200, 500]
     public var importsPane = 0

@@ -75,6 +75,10 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customerList = ListPosition()
         state.customersLoading = true
         return [.loadCustomers(pageQuery(state), append: false)]
+    case .top where state.screen == .refunds && state.flagsFromEnd:
+        // The loaded flags are the end of the queue: its start is read again.
+        state.flagList = ListPosition()
+        return [.loadFlags(flagQuery(state), append: false)]
     case .top: return move(&state, by: Int.min / 2)
     case .bottom where state.screen == .customers && state.customerPage.next != nil && !state.customerPage.totalIsLowerBound:
         // The end of the whole list, read backward from it (a counted list: where its rows sit is known).
@@ -84,11 +88,18 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customerList.selected = Int.max / 2
         state.customersLoading = true
         return [.loadCustomers(query, append: false)]
-    case .bottom where state.screen == .refunds || state.screen == .imports || state.screen == .customers:
-        // The flag queue, the imports and a customer list counted only in part (where its end sits is not
-        // known) page forward: G follows them to their end, a page at a time, the selection on the last row
-        // loaded (any other key stops it).
+    case .bottom where state.screen == .refunds && state.flagsNext != nil:
+        // The end of the flag queue, read backward from it: scrolling up loads the flags before.
+        var query = flagQuery(state)
+        query.direction = .backward
+        state.flagList.selected = Int.max / 2
+        return [.loadFlags(query, append: false)]
+    case .bottom where state.screen == .imports || state.screen == .customers:
+        // The imports and a customer list counted only in part (where its end sits is not known) page forward:
+        // G follows them toward their end, a few pages per press, the selection on the last row loaded (any
+        // other key stops it).
         state.followingToEnd = true
+        state.followPagesLeft = 5
         return move(&state, by: Int.max / 2)
     case .bottom: return move(&state, by: Int.max / 2)
     case .nextPane, .previousPane:
@@ -241,6 +252,14 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
     case .refunds:
         let count = visibleFlags(state).count
         state.flagList.move(by: delta, count: count, visible: state.listRows)
+        // Flags loaded from the end: the page before them as the selection nears their start.
+        if delta < 0, state.flagList.selected < state.listRows, let previous = state.flagsPrevious {
+            state.flagsPrevious = nil
+            var query = flagQuery(state)
+            query.after = previous
+            query.direction = .backward
+            return [.loadFlags(query, append: true)]
+        }
         if state.flagList.selected >= count - state.listRows, let next = state.flagsNext {
             state.flagsNext = nil
             var query = flagQuery(state)

@@ -63,7 +63,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.customerList.move(by: 0, count: page.rows.count, visible: state.listRows)
         }
         if append && state.followingToEnd && state.screen == .customers {
-            if page.next == nil { state.followingToEnd = false }
+            state.followPagesLeft -= 1
+            if page.next == nil || state.followPagesLeft <= 0 { state.followingToEnd = false }
             return move(&state, by: Int.max / 2)
         }
         return []
@@ -110,11 +111,33 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
         }
         state.flagsNext = next
-        state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-        if append && state.followingToEnd && state.screen == .refunds {
-            if next == nil { state.followingToEnd = false }
-            return move(&state, by: Int.max / 2)
+        if !append {
+            state.flagsPrevious = nil
+            state.flagsFromEnd = false
         }
+        state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+        return []
+    case .flagsBeforeLoaded(let flags, let previous, let append):
+        if append {
+            // The flags before the loaded ones: in front, the selection staying on its flag.
+            let shown = state.flags.count
+            state.flags = flags + state.flags
+            state.flagsPrevious = previous
+            let added = visibleFlags(state).count - visibleCount(state, of: shown)
+            state.flagList.selected += added
+            state.flagList.top += added
+        } else {
+            // The end of the queue (G, or a refresh of it): the selected flag kept, else the last.
+            let selectedId = visibleFlags(state)[safe: state.flagList.selected]?.id
+            state.flags = flags
+            state.flagsNext = nil
+            state.flagsPrevious = previous
+            state.flagsFromEnd = true
+            state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+            let visible = visibleFlags(state)
+            state.flagList.selected = selectedId.flatMap { id in visible.firstIndex { $0.id == id } } ?? max(0, visible.count - 1)
+        }
+        state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
         return []
     case .importsLoaded(let sources, let rejected, let append):
         state.importsLoading = false
@@ -146,7 +169,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.importPositions[0].move(by: 0, count: sources.count, visible: state.listRows / 2)
         state.importPositions[1].move(by: 0, count: rejected.count, visible: state.listRows / 2)
         if append && state.followingToEnd && state.screen == .imports {
-            if !state.importsMore[state.importsPane] { state.followingToEnd = false }
+            state.followPagesLeft -= 1
+            if !state.importsMore[state.importsPane] || state.followPagesLeft <= 0 { state.followingToEnd = false }
             return move(&state, by: Int.max / 2)
         }
         return []
@@ -234,6 +258,12 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
     case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []
     case .refunds:
+        if keepSelection && state.flagsFromEnd {
+            // Read from the end (G): the end again, as many flags as are loaded.
+            var query = flagQuery(state, limit: max(200, state.flags.count))
+            query.direction = .backward
+            return [.loadFlags(query, append: false)]
+        }
         // As far as the selection and a window past it (the rest loads again as the selection nears it).
         let limit = keepSelection ? min(state.flags.count, state.flagList.selected + 2 * state.listRows) : 0
         return [.loadFlags(flagQuery(state, limit: max(200, limit)), append: false)]
@@ -251,6 +281,13 @@ func go(_ state: inout AppState, to screen: ScreenID) {
     if state.history.count > 50 { state.history.removeFirst() }
     state.screen = screen
     state.search = nil
+}
+
+/// How many of the first `count` loaded flags the refunds list shows (after the `/` filter).
+func visibleCount(_ state: AppState, of count: Int) -> Int {
+    var prefix = state
+    prefix.flags = Array(state.flags.prefix(count))
+    return visibleFlags(prefix).count
 }
 
 /// The flags the refunds list shows (after the `/` filter).
