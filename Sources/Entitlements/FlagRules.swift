@@ -350,11 +350,11 @@ public struct FlagEvaluation: Sendable {
                 let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
                 if deadline > now { outcomes.pendingConsumptionRequests += 1 }
                 raise("consumption-request", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
-                      amount: nil, currency: nil, environment: nil, "refund requested; \(state)")
+                      amount: nil, currency: nil, environment: n.environment, "refund requested; \(state)")
             case .refundReversed:
                 outcomes.reversed += 1
                 raise("refund-reversed", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
-                      amount: nil, currency: nil, environment: nil, "Apple reversed a refund; access reinstated")
+                      amount: nil, currency: nil, environment: n.environment, "Apple reversed a refund; access reinstated")
             case .refundDeclined:
                 outcomes.declined += 1
             default: continue

@@ -254,6 +254,14 @@ struct EntitlementRulesTests {
         // Every flag carries the environment of its refund.
         let flags = FlagRules().evaluate(refunds: refunds, notifications: [], now: B.at(40))
         #expect(flags.filter { $0.transactionId == "e3" }.allSatisfy { $0.environment == .production })
+        // A flag raised by a notification carries the notification's environment.
+        var request = Notification(version: "2.0", notificationType: .consumptionRequest)
+        request.environment = .sandbox
+        request.signedDate = B.at(39)
+        let fromNotification = FlagRules().evaluate(
+            refunds: [], notifications: [NotificationFact(notification: request, seenAt: B.at(39), transactionId: "e3", productId: "pro.monthly", customerId: 3)],
+            now: B.at(40))
+        #expect(fromNotification.map(\.rule) == ["consumption-request"] && fromNotification.first?.environment == .sandbox)
     }
 
     @Test("rules files override parameters, severities and switch rules off")
