@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 5
+    public static let version = 6
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -302,6 +302,26 @@ public enum Schema {
                 }
                 try Counters.fill(c, counts)
             }
+        ),
+        Migration(
+            id: "v6-covering-sort-indexes",
+            statements: [
+                // A customer page sorted by activity or refunds reads every column it shows from the sort's index:
+                // a first sort on a cold page cache read each of its rows from the table as well (145 ms at
+                // 226,501 customers, README Performance).
+                "DROP INDEX customer_stats_activity",
+                "DROP INDEX customer_stats_refunds",
+                """
+                CREATE INDEX customer_stats_activity ON customer_stats (last_activity DESC, customer_id, in_production, in_sandbox,
+                    open_flags, live_expiry, transaction_count, last_purchase, latest_expiry, refunds, environments)
+                """,
+                """
+                CREATE INDEX customer_stats_refunds ON customer_stats (refunds DESC, customer_id, in_production, in_sandbox,
+                    open_flags, live_expiry, transaction_count, last_purchase, last_activity, latest_expiry, environments)
+                """,
+            ],
+            sqliteOnly: [],
+            postgresOnly: []
         ),
     ]
 

@@ -300,7 +300,7 @@ extension LedgerConformanceTests {
                 "DROP INDEX flags_environment_at", "ALTER TABLE flags DROP COLUMN environment",
                 "DROP TABLE customer_stats", "DROP TABLE ledger_counters", "DROP INDEX transactions_revoked",
                 "DROP INDEX flags_customer", "DROP INDEX flags_at", "DROP INDEX flags_severity",
-                "DELETE FROM ledger_migrations WHERE id IN ('v2-read-side', 'v3-flag-environment', 'v4-revocation-kind', 'v5-environment-counters')",
+                "DELETE FROM ledger_migrations WHERE id IN ('v2-read-side', 'v3-flag-environment', 'v4-revocation-kind', 'v5-environment-counters', 'v6-covering-sort-indexes')",
                 "UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'",
             ] + extra {
                 try c.execute(statement)

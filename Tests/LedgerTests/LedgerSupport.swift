@@ -121,6 +121,7 @@ func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCo
 /// migrations not applied.
 func undoMigrationV4(_ c: any SQLConnection) throws {
     for statement in [
+        "DELETE FROM ledger_migrations WHERE id = 'v6-covering-sort-indexes'",
         "DELETE FROM ledger_counters WHERE name LIKE '%@%'",
         "DELETE FROM ledger_migrations WHERE id = 'v5-environment-counters'",
         "DROP INDEX transactions_refund_day", "DROP INDEX transactions_product_refund_day", "DROP INDEX notifications_reversals",
