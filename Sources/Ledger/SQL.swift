@@ -197,13 +197,14 @@ func placeholders(_ count: Int) -> String {
     Array(repeating: "?", count: count).joined(separator: ", ")
 }
 
+/// A value the code owns (a status, a kind) as an SQL string literal, so a query names it through its enum and
+/// still reads as the literal a partial index's predicate holds. Never for data.
+func sqlLiteral(_ text: String) -> String { "'" + text.replacing("'", with: "''") + "'" }
+
 extension RawRepresentable where RawValue == String {
-    /// The raw value as an SQL string literal: for the values the code owns (statuses, kinds), so a query names
-    /// them through their enum and still reads as the literal a partial index's predicate holds. Never for data.
-    var sql: String { "'" + rawValue.replacing("'", with: "''") + "'" }
+    var sql: String { sqlLiteral(rawValue) }
 }
 
 extension AppleEnum where Raw == String {
-    /// The raw value as an SQL string literal (see `RawRepresentable.sql`).
-    var sql: String { "'" + rawValue.replacing("'", with: "''") + "'" }
+    var sql: String { sqlLiteral(rawValue) }
 }

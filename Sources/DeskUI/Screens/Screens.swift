@@ -123,7 +123,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 1:
             let id = c.identifiers.first { $0.kind == .external } ?? c.identifiers.first { $0.kind == .originalTransactionId } ?? c.identifiers.first
             return TableCell(id.map { $0.value } ?? "-")
-        case 2: return TableCell(c.environments.map { $0 == "Production" ? "prod" : $0 == "Sandbox" ? "sbx" : String($0.prefix(4)) }.joined(separator: "+"))
+        case 2: return TableCell(c.environments.map { environmentLabel(Environment(rawValue: $0)) }.joined(separator: "+"))
         case 3: return TableCell(Format.count(c.transactionCount))
         case 4: return TableCell(Format.day(c.lastPurchase))
         case 5:
