@@ -142,10 +142,9 @@ struct BatchWriter {
             var identity: [CustomerIdentifier] = []
             for t in record.transactions {
                 let seen = t.signedDate ?? recordSeen
-                if var entry = pending[t.transactionId] {
-                    entry.transaction.merge(t, preferOther: true)
-                    entry.firstSeen = min(entry.firstSeen, seen)
-                    pending[t.transactionId] = entry
+                // Merged in place: a copy out of the dictionary and back costs a copy of the transaction.
+                if pending[t.transactionId]?.transaction.merge(t, preferOther: true) != nil {
+                    pending[t.transactionId]!.firstSeen = min(pending[t.transactionId]!.firstSeen, seen)
                 } else {
                     pending[t.transactionId] = (t, seen, false)
                 }

@@ -8,6 +8,15 @@ extension Transaction {
     @discardableResult
     public mutating func merge(_ other: Transaction, preferOther: Bool = true) -> [String] {
         precondition(other.transactionId == transactionId, "merging different transactions")
+        // The common case (the same transaction in `in_app` and `latest_receipt_info`, or in the next response
+        // of the same customer): an identical sighting, where the field-by-field merge below would keep every
+        // value and only unite the sources.
+        var sameSighting = other
+        sameSighting.sources = sources
+        if sameSighting == self {
+            for source in other.sources where !sources.contains(source) { sources.append(source) }
+            return []
+        }
         let otherWins: Bool
         if other.verification.trustRank != verification.trustRank {
             otherWins = other.verification.trustRank > verification.trustRank

@@ -55,36 +55,36 @@ extension Transaction {
         TransactionField(
             name: "transactionId", kind: .text, merge: .identity, value: { .text($0.transactionId) },
             assign: { t, value in if case .text(let id)? = value { t.transactionId = id } }),
-        .text("originalTransactionId", \.originalTransactionId),
-        .text("webOrderLineItemId", \.webOrderLineItemId),
-        .text("bundleId", \.bundleId),
-        .text("productId", \.productId),
-        .text("subscriptionGroupIdentifier", \.subscriptionGroupIdentifier),
-        .date("purchaseDate", \.purchaseDate),
-        .date("originalPurchaseDate", \.originalPurchaseDate),
-        .date("expiresDate", \.expiresDate),
-        .int("quantity", \.quantity),
-        .apple("type", \.type),
-        .text("appAccountToken", \.appAccountToken),
-        .apple("inAppOwnershipType", \.inAppOwnershipType),
-        .date("signedDate", \.signedDate),
-        .apple("revocationReason", \.revocationReason, merge: .revocation),
-        .date("revocationDate", \.revocationDate, merge: .revocation),
-        .flag("isUpgraded", \.isUpgraded, merge: .upgrade),
-        .apple("offerType", \.offerType),
-        .text("offerIdentifier", \.offerIdentifier),
-        .apple("environment", \.environment),
-        .text("storefront", \.storefront),
-        .text("storefrontId", \.storefrontId),
-        .apple("transactionReason", \.transactionReason),
-        .integer("price", \.price, kind: .milliunits),
-        .text("currency", \.currency),
-        .apple("offerDiscountType", \.offerDiscountType),
-        .text("appTransactionId", \.appTransactionId),
-        .text("offerPeriod", \.offerPeriod),
-        .apple("revocationType", \.revocationType, merge: .revocation),
-        .integer("revocationPercentage", \.revocationPercentage, merge: .revocation),
-        .json("advancedCommerceInfo", \.advancedCommerceInfo),
+        .text("originalTransactionId", { $0.originalTransactionId }, { $0.originalTransactionId = $1 }),
+        .text("webOrderLineItemId", { $0.webOrderLineItemId }, { $0.webOrderLineItemId = $1 }),
+        .text("bundleId", { $0.bundleId }, { $0.bundleId = $1 }),
+        .text("productId", { $0.productId }, { $0.productId = $1 }),
+        .text("subscriptionGroupIdentifier", { $0.subscriptionGroupIdentifier }, { $0.subscriptionGroupIdentifier = $1 }),
+        .date("purchaseDate", { $0.purchaseDate }, { $0.purchaseDate = $1 }),
+        .date("originalPurchaseDate", { $0.originalPurchaseDate }, { $0.originalPurchaseDate = $1 }),
+        .date("expiresDate", { $0.expiresDate }, { $0.expiresDate = $1 }),
+        .int("quantity", { $0.quantity }, { $0.quantity = $1 }),
+        .apple("type", { $0.type }, { $0.type = $1 }),
+        .text("appAccountToken", { $0.appAccountToken }, { $0.appAccountToken = $1 }),
+        .apple("inAppOwnershipType", { $0.inAppOwnershipType }, { $0.inAppOwnershipType = $1 }),
+        .date("signedDate", { $0.signedDate }, { $0.signedDate = $1 }),
+        .apple("revocationReason", { $0.revocationReason }, { $0.revocationReason = $1 }, merge: .revocation),
+        .date("revocationDate", { $0.revocationDate }, { $0.revocationDate = $1 }, merge: .revocation),
+        .flag("isUpgraded", { $0.isUpgraded }, { $0.isUpgraded = $1 }, merge: .upgrade),
+        .apple("offerType", { $0.offerType }, { $0.offerType = $1 }),
+        .text("offerIdentifier", { $0.offerIdentifier }, { $0.offerIdentifier = $1 }),
+        .apple("environment", { $0.environment }, { $0.environment = $1 }),
+        .text("storefront", { $0.storefront }, { $0.storefront = $1 }),
+        .text("storefrontId", { $0.storefrontId }, { $0.storefrontId = $1 }),
+        .apple("transactionReason", { $0.transactionReason }, { $0.transactionReason = $1 }),
+        .integer("price", { $0.price }, { $0.price = $1 }, kind: .milliunits),
+        .text("currency", { $0.currency }, { $0.currency = $1 }),
+        .apple("offerDiscountType", { $0.offerDiscountType }, { $0.offerDiscountType = $1 }),
+        .text("appTransactionId", { $0.appTransactionId }, { $0.appTransactionId = $1 }),
+        .text("offerPeriod", { $0.offerPeriod }, { $0.offerPeriod = $1 }),
+        .apple("revocationType", { $0.revocationType }, { $0.revocationType = $1 }, merge: .revocation),
+        .integer("revocationPercentage", { $0.revocationPercentage }, { $0.revocationPercentage = $1 }, merge: .revocation),
+        .json("advancedCommerceInfo", { $0.advancedCommerceInfo }, { $0.advancedCommerceInfo = $1 }),
     ]
 
     /// The names of ``fields``.
@@ -92,76 +92,80 @@ extension Transaction {
 }
 
 extension TransactionField {
-    typealias Path<T> = WritableKeyPath<Transaction, T?> & Sendable
+    /// Reads a field. Plain closures rather than key paths: a key path is projected at run time (the
+    /// import merges and writes every field of every transaction; key paths made that a quarter of its time).
+    typealias Get<T> = @Sendable (Transaction) -> T?
+    /// Sets a field.
+    typealias Put<T> = @Sendable (inout Transaction, T?) -> Void
 
-    static func text(_ name: String, _ path: Path<String>) -> TransactionField {
+    static func text(_ name: String, _ get: @escaping Get<String>, _ set: @escaping Put<String>) -> TransactionField {
         TransactionField(
-            name: name, kind: .text, merge: .fill, value: { $0[keyPath: path].map(FieldValue.text) },
+            name: name, kind: .text, merge: .fill, value: { get($0).map(FieldValue.text) },
             assign: { t, value in
-                if case .text(let text)? = value { t[keyPath: path] = text } else if value == nil { t[keyPath: path] = nil }
+                if case .text(let text)? = value { set(&t, text) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func integer(_ name: String, _ path: Path<Int64>, kind: Kind = .integer, merge: MergeRule = .fill) -> TransactionField {
+    static func integer(_ name: String, _ get: @escaping Get<Int64>, _ set: @escaping Put<Int64>, kind: Kind = .integer, merge: MergeRule = .fill) -> TransactionField {
         TransactionField(
-            name: name, kind: kind, merge: merge, value: { $0[keyPath: path].map(FieldValue.integer) },
+            name: name, kind: kind, merge: merge, value: { get($0).map(FieldValue.integer) },
             assign: { t, value in
-                if case .integer(let number)? = value { t[keyPath: path] = number } else if value == nil { t[keyPath: path] = nil }
+                if case .integer(let number)? = value { set(&t, number) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func int(_ name: String, _ path: Path<Int>) -> TransactionField {
+    static func int(_ name: String, _ get: @escaping Get<Int>, _ set: @escaping Put<Int>) -> TransactionField {
         TransactionField(
-            name: name, kind: .integer, merge: .fill, value: { $0[keyPath: path].map { .integer(Int64($0)) } },
+            name: name, kind: .integer, merge: .fill, value: { get($0).map { .integer(Int64($0)) } },
             assign: { t, value in
                 if case .integer(let number)? = value, let exact = Int(exactly: number) {
-                    t[keyPath: path] = exact
+                    set(&t, exact)
                 } else if value == nil {
-                    t[keyPath: path] = nil
+                    set(&t, nil)
                 }
             })
     }
 
-    static func date(_ name: String, _ path: Path<Timestamp>, merge: MergeRule = .fill) -> TransactionField {
+    static func date(_ name: String, _ get: @escaping Get<Timestamp>, _ set: @escaping Put<Timestamp>, merge: MergeRule = .fill) -> TransactionField {
         TransactionField(
-            name: name, kind: .date, merge: merge, value: { $0[keyPath: path].map(FieldValue.date) },
+            name: name, kind: .date, merge: merge, value: { get($0).map(FieldValue.date) },
             assign: { t, value in
-                if case .date(let date)? = value { t[keyPath: path] = date } else if value == nil { t[keyPath: path] = nil }
+                if case .date(let date)? = value { set(&t, date) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func flag(_ name: String, _ path: Path<Bool>, merge: MergeRule = .fill) -> TransactionField {
+    static func flag(_ name: String, _ get: @escaping Get<Bool>, _ set: @escaping Put<Bool>, merge: MergeRule = .fill) -> TransactionField {
         TransactionField(
-            name: name, kind: .flag, merge: merge, value: { $0[keyPath: path].map(FieldValue.flag) },
+            name: name, kind: .flag, merge: merge, value: { get($0).map(FieldValue.flag) },
             assign: { t, value in
-                if case .flag(let flag)? = value { t[keyPath: path] = flag } else if value == nil { t[keyPath: path] = nil }
+                if case .flag(let flag)? = value { set(&t, flag) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func json(_ name: String, _ path: Path<JSONValue>) -> TransactionField {
+    static func json(_ name: String, _ get: @escaping Get<JSONValue>, _ set: @escaping Put<JSONValue>) -> TransactionField {
         TransactionField(
-            name: name, kind: .json, merge: .fill, value: { $0[keyPath: path].map(FieldValue.json) },
+            name: name, kind: .json, merge: .fill, value: { get($0).map(FieldValue.json) },
             assign: { t, value in
-                if case .json(let json)? = value { t[keyPath: path] = json } else if value == nil { t[keyPath: path] = nil }
+                if case .json(let json)? = value { set(&t, json) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func apple<E: AppleEnum>(_ name: String, _ path: Path<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == String {
+    static func apple<E: AppleEnum>(_ name: String, _ get: @escaping Get<E>, _ set: @escaping Put<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == String {
         TransactionField(
-            name: name, kind: .text, merge: merge, value: { $0[keyPath: path].map { .text($0.rawValue) } },
+            name: name, kind: .text, merge: merge, value: { get($0).map { .text($0.rawValue) } },
             assign: { t, value in
-                if case .text(let raw)? = value { t[keyPath: path] = E(rawValue: raw) } else if value == nil { t[keyPath: path] = nil }
+                if case .text(let raw)? = value { set(&t, E(rawValue: raw)) } else if value == nil { set(&t, nil) }
             })
     }
 
-    static func apple<E: AppleEnum>(_ name: String, _ path: Path<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == Int {
+    static func apple<E: AppleEnum>(_ name: String, _ get: @escaping Get<E>, _ set: @escaping Put<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == Int {
         TransactionField(
-            name: name, kind: .integer, merge: merge, value: { $0[keyPath: path].map { .integer(Int64($0.rawValue)) } },
+            name: name, kind: .integer, merge: merge, value: { get($0).map { .integer(Int64($0.rawValue)) } },
             assign: { t, value in
                 if case .integer(let raw)? = value, let exact = Int(exactly: raw) {
-                    t[keyPath: path] = E(rawValue: exact)
+                    set(&t, E(rawValue: exact))
                 } else if value == nil {
-                    t[keyPath: path] = nil
+                    set(&t, nil)
                 }
             })
     }

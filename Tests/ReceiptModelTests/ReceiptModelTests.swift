@@ -46,6 +46,28 @@ struct ReceiptModelTests {
         #expect(merged.expiresDate?.millisecondsSince1970 == 9000)
     }
 
+    @Test("an identical sighting only adds its sources, in order, once each; a sighting differing in one field still merges by field")
+    func identicalSightingUnitesSources() {
+        var first = Transaction(transactionId: "7")
+        first.productId = "pro.monthly"
+        first.expiresDate = Timestamp(millisecondsSince1970: 5000)
+        first.sources = [Provenance(path: "a.ndjson", index: 0)]
+        var second = first
+        second.sources = [Provenance(path: "b.ndjson", index: 3), Provenance(path: "a.ndjson", index: 0)]
+        var merged = first
+        #expect(merged.merge(second).isEmpty)
+        #expect(merged.sources == [Provenance(path: "a.ndjson", index: 0), Provenance(path: "b.ndjson", index: 3)])
+        #expect(merged.productId == "pro.monthly")
+
+        // Not identical: the winner (the other, by default) keeps its value and fills what it lacks.
+        var third = second
+        third.productId = nil
+        third.currency = "EUR"
+        merged.merge(third)
+        #expect(merged.productId == "pro.monthly" && merged.currency == "EUR")
+        #expect(merged.sources.count == 2)
+    }
+
     @Test("provenance names the record and the place inside it")
     func provenance() {
         let p = Provenance(path: "in.ndjson", index: 4, byteOffset: 120)
