@@ -96,6 +96,10 @@ public protocol SQLConnection: AnyObject {
     /// would; a backend may load them in bulk (PostgreSQL: COPY into a staging table, then one INSERT).
     /// Failures may be reported at the next query or at commit, as for ``executeDeferred(_:_:)``.
     func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws
+    /// Sets `columns` of the rows of `table` whose `key` column equals each row's first value (the rest in
+    /// `columns` order); a backend may do it in bulk (PostgreSQL: COPY into a staging table, then one UPDATE).
+    /// Failures may be reported at the next query or at commit.
+    func updateRows(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws
     /// `count` unused values for the `id` key of `table`, for rows inserted with explicit ids in this
     /// transaction (so a batch needs no round trip per row to learn its ids).
     func reserveIds(in table: String, count: Int) throws -> [Int64]
@@ -112,6 +116,16 @@ extension SQLConnection {
 
     public func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
         try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
+    }
+
+    public func updateRows(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws {
+        try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
+    }
+
+    /// ``updateRows(in:key:columns:rows:)`` as one deferred `UPDATE` per row.
+    public func updateRowsOneByOne(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws {
+        let sql = "UPDATE \(table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE \(key) = ?"
+        for row in rows where !row.isEmpty { try executeDeferred(sql, Array(row.dropFirst()) + [row[0]]) }
     }
 
     /// ``insertRows(into:columns:rows:onConflict:)`` as one deferred `INSERT` per row.

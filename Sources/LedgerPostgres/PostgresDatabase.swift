@@ -403,6 +403,25 @@ final class PGConnection: SQLConnection {
         executeDeferredUnchecked("TRUNCATE \(stage)")
     }
 
+    /// Loads `rows` (the key, then `columns`) with COPY into a temporary staging table, then sets them with one
+    /// `UPDATE ... FROM` the staging table.
+    func updateRows(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws {
+        guard rows.count >= Self.copyThreshold else {
+            return try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
+        }
+        let all = [key] + columns
+        let list = all.joined(separator: ", ")
+        let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
+        try flush()
+        try execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
+            [])
+        try copy(into: stage, columns: all, data: Self.copyText(rows))
+        executeDeferredUnchecked(
+            "UPDATE \(table) SET \(columns.map { "\($0) = s.\($0)" }.joined(separator: ", ")) FROM \(stage) s WHERE \(table).\(key) = s.\(key)")
+        executeDeferredUnchecked("TRUNCATE \(stage)")
+    }
+
     /// Ids from the table's identity sequence, in one round trip.
     func reserveIds(in table: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }

@@ -130,6 +130,39 @@ struct BulkImportTests {
     }
 
     @Test(
+        "a batch that changes many stored customers' figures updates each of them (PostgreSQL: one UPDATE from COPY)",
+        arguments: Backend.available)
+    func bulkCustomerUpdates(_ backend: Backend) async throws {
+        let customers = 45  // above the backend's bulk threshold
+        func line(_ id: String, original: Int, purchase: Int64, refunded: Bool = false) -> String {
+            let revocation = refunded ? #","revocationDate":\#(purchase + 1_000),"revocationReason":0"# : ""
+            return #"{"transactionId":"\#(id)","originalTransactionId":"o\#(original)","productId":"gems","purchaseDate":\#(purchase),"type":"Consumable","quantity":1,"environment":"Production"\#(revocation)}"#
+        }
+        let first = (0..<customers).map { line("a\($0)", original: $0, purchase: 1_740_000_000_000) }
+        // A later purchase for every customer, and a refund for every third one.
+        let second = (0..<customers).map { line("b\($0)", original: $0, purchase: 1_741_000_000_000 + Int64($0), refunded: $0 % 3 == 0) }
+        let ledger = try await backend.ledger()
+        _ = try await importBytes(Array(first.joined(separator: "\n").utf8), path: "first.ndjson", into: ledger, batchSize: 500)
+        let counts = try await importBytes(Array(second.joined(separator: "\n").utf8), path: "second.ndjson", into: ledger, batchSize: 500)
+        #expect(counts.imported == customers)
+        let rows = try await ledger.database.read { c in
+            try c.query(
+                """
+                SELECT ci.value, s.transaction_count, s.last_purchase, s.refunds FROM customer_stats s
+                JOIN customer_ids ci ON ci.customer_id = s.customer_id AND ci.kind = 'originalTransactionId' ORDER BY ci.value
+                """, [])
+        }
+        #expect(rows.count == customers)
+        for row in rows {
+            let index = Int64(row[0].text?.dropFirst() ?? "") ?? -1
+            #expect(row[1].int == 2, "\(row[0]) counts \(row[1]) transactions")
+            #expect(row[2].int == 1_741_000_000_000 + index, "\(row[0]) last purchase")
+            #expect(row[3].int == (index % 3 == 0 ? 1 : 0), "\(row[0]) refunds")
+        }
+        try await ledger.close()
+    }
+
+    @Test(
         "a bulk import cut after some batches resumes, and two importers of one file share it",
         arguments: Backend.available)
     func resumeAndTwoImporters(_ backend: Backend) async throws {
