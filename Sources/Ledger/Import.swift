@@ -119,9 +119,9 @@ struct BatchWriter {
                 guard !writtenBefore.contains(input.index), let id = rawIds.next() else { continue }
                 rawId = id
                 rawRowsWithId.append([.int(id)] + rawValues)
-            } else {
-                // Nothing refers to this row. (A record another importer already wrote is left alone by the
-                // conflict clause; its transactions merge idempotently.)
+            } else if !writtenBefore.contains(input.index) {
+                // Nothing refers to this row. (A record another importer already wrote is theirs; its transactions
+                // merge idempotently.)
                 rawRows.append(rawValues)
             }
             if !alreadyWritten.contains(input.index) {
@@ -189,9 +189,9 @@ struct BatchWriter {
             "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message",
             "raw",
         ]
-        let rawConflict = "ON CONFLICT (source_id, record_index) DO NOTHING"
-        try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: rawConflict)
-        try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: rawConflict)
+        // Writers are serialised and every row of this batch's range was read above: none of these can collide.
+        try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
+        try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
         try c.insertRows(
             into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
             rows: renewalRows, onConflict: "")

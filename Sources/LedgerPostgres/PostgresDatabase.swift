@@ -386,14 +386,17 @@ final class PGConnection: SQLConnection {
     static let copyThreshold = 32
 
     /// Loads `rows` with `COPY ... FROM STDIN` into a temporary staging table shaped like `columns`
-    /// of `table`, then moves them in with one `INSERT ... SELECT ... onConflict`.
+    /// of `table`, then moves them in with one `INSERT ... SELECT ... onConflict`; without a conflict clause,
+    /// with COPY straight into `table`.
     func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
         guard rows.count >= Self.copyThreshold else {
             return try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
         }
         let list = columns.joined(separator: ", ")
-        let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
         try flush()
+        // Nothing to resolve on conflict: straight into the table (a collision fails the batch, as the INSERT would).
+        if onConflict.isEmpty { return try copy(into: table, columns: columns, data: Self.copyText(rows)) }
+        let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
         // Temporary: this session's own, emptied at every commit, created once per connection.
         try execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
@@ -435,7 +438,7 @@ final class PGConnection: SQLConnection {
     }
 
     /// Runs postgres-nio's (async) COPY from this blocking queue thread.
-    private func copy(into table: String, columns: [String], data: ByteBuffer) throws {
+    func copy(into table: String, columns: [String], data: ByteBuffer) throws {
         final class Outcome: @unchecked Sendable { var error: Error? }
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)

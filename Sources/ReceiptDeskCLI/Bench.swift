@@ -2,6 +2,7 @@ import ArgumentParser
 import Entitlements
 import Foundation
 import Ledger
+import LedgerPostgres
 import LedgerSQLite
 import ReceiptDecoding
 import ReceiptModel
@@ -33,6 +34,13 @@ struct Bench: AsyncParsableCommand {
 
     @Flag(help: "Print only the JSON line.")
     var json = false
+
+    @Option(
+        name: .customLong("postgres"),
+        help: ArgumentHelp(
+            "Also measure the PostgreSQL import into this empty database (postgres://...), next to a raw COPY.",
+            discussion: "The ledger the bench writes stays in it; drop the database afterwards.", valueName: "URL"))
+    var postgresURL: String?
 
     /// One measured figure: its JSON key, value (nil: not measured), unit, and target.
     struct Figure {
@@ -168,6 +176,12 @@ struct Bench: AsyncParsableCommand {
         add("rawInsertRowsPerSec", rawInsert.rate, "rows/s, prepared INSERT loop of the same \(rawInsert.rows) rows, same tables")
         add("importVsRawInsert", rawInsert.rate / (Double(written) / importSeconds), "x the raw loop's time (import includes decoding and verifying)", .atMost(2))
 
+        // 4b. Import into PostgreSQL without verification, next to a raw COPY of the same rows (issue 11).
+        if let postgresURL {
+            progress.phase("importing into PostgreSQL")
+            figures += try await Self.postgresImport(url: postgresURL, data: data, now: now)
+        }
+
         // 5. Flag rules over the whole ledger.
         progress.phase("refund rules over the ledger")
         ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: ledgerPath), now: now)
@@ -236,6 +250,49 @@ struct Bench: AsyncParsableCommand {
     }
 
     // MARK: Measurements
+
+    /// Imports the bench's files into an empty PostgreSQL ledger without verification (the figure DESIGN section 11
+    /// sets, >= 25,000 transactions/s), then COPYs the same rows into copies of the same tables.
+    static func postgresImport(url: String, data: BenchData, now: Timestamp) async throws -> [Figure] {
+        let database = try await PostgresDatabase.connect(url: url)
+        let ledger = try await SQLLedger.open(database, now: now)
+        guard try await ledger.overview().transactions == 0 else {
+            try await ledger.close()
+            throw CLIError.usage("bench: --postgres must name an empty database; \(PostgresDatabase.redacted(url: url)) holds a ledger")
+        }
+        let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
+        var counts = ImportCounts()
+        let elapsed = try await ContinuousClock().measure {
+            for file in SampleGenerator.dataFiles {
+                let info = try ChunkedFile.sourceInfo(data.directory + "/" + file)
+                var chunks = try ChunkedFile(data.directory + "/" + file)
+                counts = counts + (try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() })
+            }
+        }
+        guard counts.rejected == 0 else {
+            try await ledger.close()
+            throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on the PostgreSQL import")
+        }
+        let transactions = try await ledger.overview().transactions
+        let importSeconds = seconds(elapsed)
+        let written = try await database.read { c in
+            try ["sources", "raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
+                sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0)
+            }
+        }
+        let raw = try await RawCopyBenchmark.rowsPerSecond(in: database)
+        try await ledger.close()
+        let importRate = Double(written) / importSeconds
+        return [
+            Figure(key: "postgresImportSeconds", value: importSeconds, unit: "s to import every generated file into PostgreSQL (\(counts.imported) records, --no-verify)"),
+            Figure(
+                key: "postgresImportRowsPerSec", value: Double(transactions) / importSeconds,
+                unit: "transactions/s imported into an empty PostgreSQL ledger without verification", target: .atLeast(25_000)),
+            Figure(key: "postgresImportTableRowsPerSec", value: importRate, unit: "table rows/s the PostgreSQL import wrote (\(written) rows)"),
+            Figure(key: "postgresRawCopyRowsPerSec", value: raw.rate, unit: "rows/s, COPY of the same \(raw.rows) rows into copies of the same tables"),
+            Figure(key: "postgresImportVsRawCopy", value: raw.rate / importRate, unit: "x the raw COPY's time (import includes decoding)"),
+        ]
+    }
 
     /// The input kind of a data file: its name without the directory and extension.
     static func kind(_ file: String) -> String {
