@@ -88,6 +88,9 @@ struct Bench: AsyncParsableCommand {
         try? FileManager.default.removeItem(atPath: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
+        // Before any work: a --postgres database that cannot be opened or is not empty stops the run now.
+        if let postgresURL { try await Self.openEmptyPostgres(postgresURL, now: Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))).ledger.close() }
+
         // 1. The data, from the sample generator.
         progress.phase("generating about \(transactions) transactions")
         let data = try BenchData.generate(transactions: transactions, into: directory + "/data")
@@ -251,15 +254,21 @@ struct Bench: AsyncParsableCommand {
 
     // MARK: Measurements
 
-    /// Imports the bench's files into an empty PostgreSQL ledger without verification (the figure DESIGN section 11
-    /// sets, >= 25,000 transactions/s), then COPYs the same rows into copies of the same tables.
-    static func postgresImport(url: String, data: BenchData, now: Timestamp) async throws -> [Figure] {
+    /// The ledger in the database `url` names, refused unless it holds no transactions.
+    static func openEmptyPostgres(_ url: String, now: Timestamp) async throws -> (ledger: SQLLedger, database: PostgresDatabase) {
         let database = try await PostgresDatabase.connect(url: url)
         let ledger = try await SQLLedger.open(database, now: now)
         guard try await ledger.overview().transactions == 0 else {
             try await ledger.close()
             throw CLIError.usage("bench: --postgres must name an empty database; \(PostgresDatabase.redacted(url: url)) holds a ledger")
         }
+        return (ledger, database)
+    }
+
+    /// Imports the bench's files into an empty PostgreSQL ledger without verification (the figure DESIGN section 11
+    /// sets, >= 25,000 transactions/s), then COPYs the same rows into copies of the same tables.
+    static func postgresImport(url: String, data: BenchData, now: Timestamp) async throws -> [Figure] {
+        let (ledger, database) = try await openEmptyPostgres(url, now: now)
         let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
         var counts = ImportCounts()
         let elapsed = try await ContinuousClock().measure {

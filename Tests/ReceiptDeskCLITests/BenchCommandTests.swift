@@ -34,5 +34,23 @@ struct BenchCommandTests {
         #expect((figures["notMeasured"] as? [String]) == [], "not measured: \(figures["notMeasured"] ?? "absent")")
         let missed = try #require(figures["missed"] as? [String])
         #expect(missed.allSatisfy { figures[$0] != nil }, "missed names a key the line does not hold: \(missed)")
+        #expect(figures["postgresImportRowsPerSec"] == nil, "the PostgreSQL figures need --postgres")
+    }
+
+    /// The PostgreSQL figures (issue 11), against the throwaway cluster the tests start; a second run into the
+    /// same database is refused, since the figure is for an empty ledger.
+    @Test("--postgres adds the PostgreSQL import next to a raw COPY, into an empty database only")
+    func postgresFigures() throws {
+        guard PostgresTestServer.enabled else { return }  // under CI=true, a missing server fails in get()
+        let url = try PostgresTestServer.get().createDatabase()
+        let result = try Binary.run(["bench", "--transactions", "1000", "--json", "--postgres", url])
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let figures = try Binary.json(try #require(result.lines.last))
+        for key in ["postgresImportSeconds", "postgresImportRowsPerSec", "postgresImportTableRowsPerSec", "postgresRawCopyRowsPerSec", "postgresImportVsRawCopy"] {
+            #expect(((figures[key] as? NSNumber)?.doubleValue ?? 0) > 0, "\(key) is missing or not positive")
+        }
+        let again = try Binary.run(["bench", "--transactions", "1000", "--json", "--postgres", url])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("must name an empty database"), "\(again.stderr.suffix(600))")
     }
 }
