@@ -143,8 +143,9 @@ struct BatchWriter {
             for t in record.transactions {
                 let seen = t.signedDate ?? recordSeen
                 // Merged in place: a copy out of the dictionary and back costs a copy of the transaction.
-                if pending[t.transactionId]?.transaction.merge(t, preferOther: true) != nil {
-                    pending[t.transactionId]!.firstSeen = min(pending[t.transactionId]!.firstSeen, seen)
+                if let slot = pending.index(forKey: t.transactionId) {
+                    pending.values[slot].transaction.merge(t, preferOther: true)
+                    pending.values[slot].firstSeen = min(pending.values[slot].firstSeen, seen)
                 } else {
                     pending[t.transactionId] = (t, seen, false)
                 }

@@ -158,6 +158,10 @@ public final class SQLLedger: Sendable {
     /// Records a source must import before PostgreSQL's statistics are refreshed at its end.
     static let analyzeAfter = 1_000
 
+    /// The tables an import fills, in an order that satisfies their foreign keys (what the bench's raw-write
+    /// anchors copy and count).
+    public static let importedTables = ["sources", "raw_records", "customers", "customer_ids", "transactions"]
+
     // MARK: Identity
 
     /// Ties an external account id to a token or original transaction id (`customers.csv`).

@@ -396,14 +396,21 @@ final class PGConnection: SQLConnection {
         try flush()
         // Nothing to resolve on conflict: straight into the table (a collision fails the batch, as the INSERT would).
         if onConflict.isEmpty { return try copy(into: table, columns: columns, data: Self.copyText(rows)) }
+        let stage = try stage(rows, as: columns, of: table)
+        executeDeferredUnchecked("INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage) \(onConflict)")
+        executeDeferredUnchecked("TRUNCATE \(stage)")
+    }
+
+    /// COPYs `rows` into a temporary staging table shaped like `columns` of `table`, and returns its name.
+    /// Temporary: this session's own, emptied at every commit, created once per connection and shape.
+    private func stage(_ rows: [[SQLValue]], as columns: [String], of table: String) throws -> String {
+        let list = columns.joined(separator: ", ")
         let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
-        // Temporary: this session's own, emptied at every commit, created once per connection.
         try execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
             [])
         try copy(into: stage, columns: columns, data: Self.copyText(rows))
-        executeDeferredUnchecked("INSERT INTO \(table) (\(list)) SELECT \(list) FROM \(stage) \(onConflict)")
-        executeDeferredUnchecked("TRUNCATE \(stage)")
+        return stage
     }
 
     /// Loads `rows` (the key, then `columns`) with COPY into a temporary staging table, then sets them with one
@@ -412,14 +419,8 @@ final class PGConnection: SQLConnection {
         guard rows.count >= Self.copyThreshold else {
             return try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
         }
-        let all = [key] + columns
-        let list = all.joined(separator: ", ")
-        let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
         try flush()
-        try execute(
-            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
-            [])
-        try copy(into: stage, columns: all, data: Self.copyText(rows))
+        let stage = try stage(rows, as: [key] + columns, of: table)
         executeDeferredUnchecked(
             "UPDATE \(table) SET \(columns.map { "\($0) = s.\($0)" }.joined(separator: ", ")) FROM \(stage) s WHERE \(table).\(key) = s.\(key)")
         executeDeferredUnchecked("TRUNCATE \(stage)")

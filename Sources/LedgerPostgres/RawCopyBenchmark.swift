@@ -9,8 +9,7 @@ import NIOCore
 /// staging tables' second write and the round trips in between); the server's own cost for those rows is
 /// the floor.
 public enum RawCopyBenchmark {
-    /// The tables an import fills.
-    static let tables = ["sources", "raw_records", "customers", "customer_ids", "transactions"]
+    static let tables = SQLLedger.importedTables
 
     /// Copies the rows of the ledger in `database` into `raw_copy_*` tables made `LIKE` its own (including
     /// indexes), timing only the COPYs, and drops the copies; returns rows per second and the number of rows.

@@ -9,8 +9,7 @@ import ReceiptModel
 /// The difference between the two is what the importer itself costs (decoding, hashing, merging,
 /// linking customers); SQLite's own cost for those rows is the floor.
 public enum RawInsertBenchmark {
-    /// The tables an import fills, in an order that satisfies their foreign keys.
-    static let tables = ["sources", "raw_records", "customers", "customer_ids", "transactions"]
+    static let tables = SQLLedger.importedTables
 
     /// Copies the rows of `source` (a ledger file) into a fresh ledger at `path` with prepared inserts;
     /// returns rows per second and the number of rows.

@@ -89,7 +89,7 @@ struct Bench: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
         // Before any work: a --postgres database that cannot be opened or is not empty stops the run now.
-        if let postgresURL { try await Self.openEmptyPostgres(postgresURL, now: Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))).ledger.close() }
+        if let postgresURL { try await Self.openEmptyPostgres(postgresURL, now: currentTimestamp()).ledger.close() }
 
         // 1. The data, from the sample generator.
         progress.phase("generating about \(transactions) transactions")
@@ -140,31 +140,8 @@ struct Bench: AsyncParsableCommand {
             verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: [root], validationTime: .signedDate)),
             receiptRoots: [SampleCA.rootDER], now: now)
         var ledger = try await SQLLedger.open(try SQLiteDatabase.open(path: ledgerPath), now: now)
-        var counts = ImportCounts()
-        var perKind: [(kind: String, records: Int, bytes: Int64, seconds: Double)] = []
-        let importTime = try await ContinuousClock().measure {
-            for file in SampleGenerator.dataFiles {
-                let info = try ChunkedFile.sourceInfo(data.directory + "/" + file)
-                var chunks = try ChunkedFile(data.directory + "/" + file)
-                var fileCounts = ImportCounts()
-                let elapsed = try await ContinuousClock().measure {
-                    fileCounts = try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() }
-                }
-                counts = counts + fileCounts
-                let attributes = try FileManager.default.attributesOfItem(atPath: data.directory + "/" + file)
-                let bytes = (attributes[.size] as? NSNumber)?.int64Value ?? 0
-                perKind.append((Self.kind(file), fileCounts.imported, bytes, seconds(elapsed)))
-            }
-        }
-        guard counts.rejected == 0 else {
-            throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on import")
-        }
-        let written = try await ledger.database.read { c in
-            try ["sources", "raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
-                sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0)
-            }
-        }
-        let importSeconds = seconds(importTime)
+        let (counts, perKind, importSeconds) = try await Self.importFiles(of: data, into: ledger, decoder: decoder, now: now)
+        let written = try await Self.importedRows(ledger)
         try await DataOptions.linkCustomers(data.directory + "/customers.csv", into: ledger, now: now)
         try await ledger.close()
         add("importSeconds", importSeconds, "s to import every generated file (\(counts.imported) records, verified)")
@@ -254,6 +231,42 @@ struct Bench: AsyncParsableCommand {
 
     // MARK: Measurements
 
+    /// One data file's import: its kind, records imported, bytes and seconds.
+    typealias FileImport = (kind: String, records: Int, bytes: Int64, seconds: Double)
+
+    /// Imports every data file of `data` into `ledger`, timed as a whole and per file; a generated record that
+    /// is rejected is an error.
+    static func importFiles(of data: BenchData, into ledger: SQLLedger, decoder: RecordDecoder, now: Timestamp) async throws
+        -> (counts: ImportCounts, perKind: [FileImport], seconds: Double)
+    {
+        var counts = ImportCounts()
+        var perKind: [FileImport] = []
+        let elapsed = try await ContinuousClock().measure {
+            for file in SampleGenerator.dataFiles {
+                let path = data.directory + "/" + file
+                let info = try ChunkedFile.sourceInfo(path)
+                var chunks = try ChunkedFile(path)
+                var fileCounts = ImportCounts()
+                let fileElapsed = try await ContinuousClock().measure {
+                    fileCounts = try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() }
+                }
+                counts = counts + fileCounts
+                perKind.append((kind(file), fileCounts.imported, info.size, seconds(fileElapsed)))
+            }
+        }
+        guard counts.rejected == 0 else {
+            throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on import")
+        }
+        return (counts, perKind, seconds(elapsed))
+    }
+
+    /// The rows in the tables an import fills.
+    static func importedRows(_ ledger: SQLLedger) async throws -> Int {
+        try await ledger.database.read { c in
+            try SQLLedger.importedTables.reduce(0) { sum, table in sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0) }
+        }
+    }
+
     /// The ledger in the database `url` names, refused unless it holds no transactions.
     static func openEmptyPostgres(_ url: String, now: Timestamp) async throws -> (ledger: SQLLedger, database: PostgresDatabase) {
         let database = try await PostgresDatabase.connect(url: url)
@@ -270,25 +283,16 @@ struct Bench: AsyncParsableCommand {
     static func postgresImport(url: String, data: BenchData, now: Timestamp) async throws -> [Figure] {
         let (ledger, database) = try await openEmptyPostgres(url, now: now)
         let decoder = RecordDecoder(verifier: JWSVerifier(policy: .skipVerification), now: now)
-        var counts = ImportCounts()
-        let elapsed = try await ContinuousClock().measure {
-            for file in SampleGenerator.dataFiles {
-                let info = try ChunkedFile.sourceInfo(data.directory + "/" + file)
-                var chunks = try ChunkedFile(data.directory + "/" + file)
-                counts = counts + (try await Importer(ledger: ledger, decoder: decoder).run(info, now: now) { try chunks.next() })
-            }
-        }
-        guard counts.rejected == 0 else {
+        let imported: (counts: ImportCounts, perKind: [FileImport], seconds: Double)
+        do {
+            imported = try await importFiles(of: data, into: ledger, decoder: decoder, now: now)
+        } catch {
             try await ledger.close()
-            throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on the PostgreSQL import")
+            throw error
         }
+        let (counts, importSeconds) = (imported.counts, imported.seconds)
         let transactions = try await ledger.overview().transactions
-        let importSeconds = seconds(elapsed)
-        let written = try await database.read { c in
-            try ["sources", "raw_records", "customers", "customer_ids", "transactions"].reduce(0) { sum, table in
-                sum + Int(try c.scalar("SELECT COUNT(*) FROM \(table)")?.int ?? 0)
-            }
-        }
+        let written = try await importedRows(ledger)
         let raw = try await RawCopyBenchmark.rowsPerSecond(in: database)
         try await ledger.close()
         let importRate = Double(written) / importSeconds

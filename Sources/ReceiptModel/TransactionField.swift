@@ -98,75 +98,56 @@ extension TransactionField {
     /// Sets a field.
     typealias Put<T> = @Sendable (inout Transaction, T?) -> Void
 
-    static func text(_ name: String, _ get: @escaping Get<String>, _ set: @escaping Put<String>) -> TransactionField {
+    /// A field whose value is held as `T` and shown as a ``FieldValue``: `box` turns one into the other,
+    /// `unbox` back (nil for a value of another kind, which ``assign`` then ignores).
+    private static func field<T>(
+        _ name: String, _ kind: Kind, _ merge: MergeRule, _ get: @escaping Get<T>, _ set: @escaping Put<T>,
+        box: @escaping @Sendable (T) -> FieldValue, unbox: @escaping @Sendable (FieldValue) -> T?
+    ) -> TransactionField {
         TransactionField(
-            name: name, kind: .text, merge: .fill, value: { get($0).map(FieldValue.text) },
+            name: name, kind: kind, merge: merge, value: { get($0).map(box) },
             assign: { t, value in
-                if case .text(let text)? = value { set(&t, text) } else if value == nil { set(&t, nil) }
+                if let value {
+                    if let unboxed = unbox(value) { set(&t, unboxed) }
+                } else {
+                    set(&t, nil)
+                }
             })
+    }
+
+    static func text(_ name: String, _ get: @escaping Get<String>, _ set: @escaping Put<String>) -> TransactionField {
+        field(name, .text, .fill, get, set, box: FieldValue.text) { if case .text(let text) = $0 { text } else { nil } }
     }
 
     static func integer(_ name: String, _ get: @escaping Get<Int64>, _ set: @escaping Put<Int64>, kind: Kind = .integer, merge: MergeRule = .fill) -> TransactionField {
-        TransactionField(
-            name: name, kind: kind, merge: merge, value: { get($0).map(FieldValue.integer) },
-            assign: { t, value in
-                if case .integer(let number)? = value { set(&t, number) } else if value == nil { set(&t, nil) }
-            })
+        field(name, kind, merge, get, set, box: FieldValue.integer) { if case .integer(let number) = $0 { number } else { nil } }
     }
 
     static func int(_ name: String, _ get: @escaping Get<Int>, _ set: @escaping Put<Int>) -> TransactionField {
-        TransactionField(
-            name: name, kind: .integer, merge: .fill, value: { get($0).map { .integer(Int64($0)) } },
-            assign: { t, value in
-                if case .integer(let number)? = value, let exact = Int(exactly: number) {
-                    set(&t, exact)
-                } else if value == nil {
-                    set(&t, nil)
-                }
-            })
+        field(name, .integer, .fill, get, set, box: { .integer(Int64($0)) }) {
+            if case .integer(let number) = $0 { Int(exactly: number) } else { nil }
+        }
     }
 
     static func date(_ name: String, _ get: @escaping Get<Timestamp>, _ set: @escaping Put<Timestamp>, merge: MergeRule = .fill) -> TransactionField {
-        TransactionField(
-            name: name, kind: .date, merge: merge, value: { get($0).map(FieldValue.date) },
-            assign: { t, value in
-                if case .date(let date)? = value { set(&t, date) } else if value == nil { set(&t, nil) }
-            })
+        field(name, .date, merge, get, set, box: FieldValue.date) { if case .date(let date) = $0 { date } else { nil } }
     }
 
     static func flag(_ name: String, _ get: @escaping Get<Bool>, _ set: @escaping Put<Bool>, merge: MergeRule = .fill) -> TransactionField {
-        TransactionField(
-            name: name, kind: .flag, merge: merge, value: { get($0).map(FieldValue.flag) },
-            assign: { t, value in
-                if case .flag(let flag)? = value { set(&t, flag) } else if value == nil { set(&t, nil) }
-            })
+        field(name, .flag, merge, get, set, box: FieldValue.flag) { if case .flag(let flag) = $0 { flag } else { nil } }
     }
 
     static func json(_ name: String, _ get: @escaping Get<JSONValue>, _ set: @escaping Put<JSONValue>) -> TransactionField {
-        TransactionField(
-            name: name, kind: .json, merge: .fill, value: { get($0).map(FieldValue.json) },
-            assign: { t, value in
-                if case .json(let json)? = value { set(&t, json) } else if value == nil { set(&t, nil) }
-            })
+        field(name, .json, .fill, get, set, box: FieldValue.json) { if case .json(let json) = $0 { json } else { nil } }
     }
 
     static func apple<E: AppleEnum>(_ name: String, _ get: @escaping Get<E>, _ set: @escaping Put<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == String {
-        TransactionField(
-            name: name, kind: .text, merge: merge, value: { get($0).map { .text($0.rawValue) } },
-            assign: { t, value in
-                if case .text(let raw)? = value { set(&t, E(rawValue: raw)) } else if value == nil { set(&t, nil) }
-            })
+        field(name, .text, merge, get, set, box: { .text($0.rawValue) }) { if case .text(let raw) = $0 { E(rawValue: raw) } else { nil } }
     }
 
     static func apple<E: AppleEnum>(_ name: String, _ get: @escaping Get<E>, _ set: @escaping Put<E>, merge: MergeRule = .fill) -> TransactionField where E.Raw == Int {
-        TransactionField(
-            name: name, kind: .integer, merge: merge, value: { get($0).map { .integer(Int64($0.rawValue)) } },
-            assign: { t, value in
-                if case .integer(let raw)? = value, let exact = Int(exactly: raw) {
-                    set(&t, E(rawValue: exact))
-                } else if value == nil {
-                    set(&t, nil)
-                }
-            })
+        field(name, .integer, merge, get, set, box: { .integer(Int64($0.rawValue)) }) {
+            if case .integer(let raw) = $0, let exact = Int(exactly: raw) { E(rawValue: exact) } else { nil }
+        }
     }
 }
