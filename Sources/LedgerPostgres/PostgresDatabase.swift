@@ -8,13 +8,19 @@ import PostgresNIO
 
 /// A ledger shared by a team: PostgreSQL through postgres-nio.
 ///
-/// The ledger's shared SQL runs synchronously inside a transaction, so each transaction runs on this
-/// backend's own serial queue and waits on postgres-nio's futures there, never on an event loop or a
-/// Swift concurrency thread.
+/// The ledger's shared SQL runs synchronously inside a transaction, so each transaction runs on a serial
+/// queue of this backend's own and waits on postgres-nio's futures there, never on an event loop or a Swift
+/// concurrency thread.
+///
+/// Connections are pooled by what they do: writes go through one connection (writers serialise on an advisory
+/// lock anyway), reads through ``readers`` others, each read on the least busy, so a dashboard's reads never
+/// queue behind an import batch in the same process. The pool is this type's rather than postgres-nio's
+/// `PostgresClient`, whose requests wait without limit while the server cannot be reached
+/// (vapor/postgres-nio#565, #602): a dashboard must say "unavailable" at once and keep its last screen.
 ///
 /// A lost connection (the server restarted, the network dropped, a statement outlived its timeout) is
-/// dropped and the next transaction opens a new one, so a dashboard left open recovers by itself when
-/// the server is back. Every wait is bounded: connecting by ``Timeouts/connect``, each statement of a
+/// dropped and the next transaction on that lane opens a new one, so a dashboard left open recovers by itself
+/// when the server is back. Every wait is bounded: connecting by ``Timeouts/connect``, each statement of a
 /// read by ``Timeouts/read``.
 public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     /// How long the backend waits for the server before it gives up on a connection.
@@ -35,29 +41,47 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
+    /// One connection of the pool and the serial queue its transactions block on.
+    private final class Lane: @unchecked Sendable {
+        let queue: DispatchQueue
+        /// The open connection, `nil` until opened or once lost; read and written only on `queue`.
+        var connection: PostgresConnection?
+        /// Transactions sent to this lane and not yet finished; guarded by the database's `lock`.
+        var busy = 0
+
+        init(label: String) { queue = DispatchQueue(label: label) }
+    }
+
     public let dialect = SQLDialect.postgres
     private let group: MultiThreadedEventLoopGroup
     private let configuration: PostgresConnection.Configuration
     private let timeouts: Timeouts
-    private let queue = DispatchQueue(label: "receiptdesk.postgres")
     private let logger: Logger
     /// The URL without its password, safe to print.
     public let redactedURL: String
-    /// The open connection, `nil` once lost; read and written only on `queue`.
-    private var connection: PostgresConnection?
+    /// The connection every write goes through.
+    private let writer: Lane
+    /// The connections reads go through, none of them the writer's.
+    private let readerLanes: [Lane]
+    /// Guards `isClosed`, `connectionCount` and each lane's `busy`.
+    private let lock = NSLock()
     private var connectionCount = 0
     private var isClosed = false
 
+    /// The connections reads are spread over.
+    public var readers: Int { readerLanes.count }
+
     private init(
         group: MultiThreadedEventLoopGroup, configuration: PostgresConnection.Configuration, timeouts: Timeouts,
-        logger: Logger,
-        redactedURL: String
+        readers: Int, logger: Logger, redactedURL: String
     ) {
         self.group = group
         self.configuration = configuration
         self.timeouts = timeouts
         self.logger = logger
         self.redactedURL = redactedURL
+        writer = Lane(label: "receiptdesk.postgres.writer")
+        readerLanes = (1...max(1, readers)).map { Lane(label: "receiptdesk.postgres.reader\($0)") }
     }
 
     /// A `postgres://` URL as it may be printed: its target, never its password (in the user part or
@@ -84,10 +108,12 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     /// - Parameters:
     ///   - url: the server and database.
     ///   - timeouts: the limits on waiting for the server.
-    /// - Throws: `LedgerError.cannotOpen` when the URL is not one or the server cannot be reached now.
+    ///   - readers: the connections reads are spread over (at least one), opened as reads first need them.
     ///   - environment: where `PGPASSWORD`, `PGPASSFILE` and `HOME` are read when the URL has no password.
+    /// - Throws: `LedgerError.cannotOpen` when the URL is not one or the server cannot be reached now.
     public static func connect(
-        url: String, timeouts: Timeouts = Timeouts(), environment: [String: String] = ProcessInfo.processInfo.environment
+        url: String, timeouts: Timeouts = Timeouts(), readers: Int = 2,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> PostgresDatabase {
         let target = try PostgresURL(url, environment: environment)
         var logger = Logger(label: "receiptdesk.postgres")
@@ -112,15 +138,16 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         configuration.options.connectTimeout = timeouts.connect
         let database = PostgresDatabase(
-            group: group, configuration: configuration, timeouts: timeouts, logger: logger, redactedURL: target.redacted
-        )
+            group: group, configuration: configuration, timeouts: timeouts, readers: readers, logger: logger,
+            redactedURL: target.redacted)
         do {
-            // The first connection is made now, so a wrong URL or a server that is down fails at open.
-            _ = try await database.onQueue(translating: false) { try database.openConnection() }
+            // A first connection is made now, so a wrong URL or a server that is down fails at open.
+            let first = database.readerLanes[0]
+            _ = try await database.onQueue(first, translating: false) { try database.openConnection(first) }
             return database
         } catch {
             // Not awaited: the caller learns of the failure now, not after the event loop winds down.
-            database.isClosed = true
+            database.lock.withLock { database.isClosed = true }
             DispatchQueue.global().async { group.shutdownGracefully { _ in } }
             throw LedgerError.cannotOpen(
                 "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))")
@@ -128,17 +155,27 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await onQueue { try self.transaction(readOnly: false, body) }
+        try await onQueue(writer) { try self.transaction(on: self.writer, readOnly: false, body) }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await onQueue { try self.transaction(readOnly: true, body) }
+        let lane = lock.withLock {
+            // The least busy reader; the first of equals, so an idle process keeps reusing one connection.
+            var chosen = readerLanes[0]
+            for lane in readerLanes.dropFirst() where lane.busy < chosen.busy { chosen = lane }
+            chosen.busy += 1
+            return chosen
+        }
+        defer { lock.withLock { lane.busy -= 1 } }
+        return try await onQueue(lane) { try self.transaction(on: lane, readOnly: true, body) }
     }
 
-    /// Runs `work` on the backend's queue (where it may block) and translates its failure (unless `translating` is false).
-    private func onQueue<T: Sendable>(translating: Bool = true, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `work` on `lane`'s queue (where it may block) and translates its failure (unless `translating` is false).
+    private func onQueue<T: Sendable>(
+        _ lane: Lane, translating: Bool = true, _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
+            lane.queue.async {
                 do {
                     continuation.resume(returning: try work())
                 } catch {
@@ -148,27 +185,31 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
-    /// The open connection, or a new one when there is none or the last was lost. On `queue` only.
-    private func openConnection() throws -> PostgresConnection {
-        if isClosed { throw LedgerError(code: .closed, message: "the PostgreSQL ledger at \(redactedURL) was closed") }
-        if let connection, !connection.isClosed { return connection }
-        connection = nil
-        connectionCount += 1
+    /// `lane`'s open connection, or a new one when there is none or the last was lost. On `lane.queue` only.
+    private func openConnection(_ lane: Lane) throws -> PostgresConnection {
+        let closed = lock.withLock { isClosed }
+        if closed { throw LedgerError(code: .closed, message: "the PostgreSQL ledger at \(redactedURL) was closed") }
+        if let connection = lane.connection, !connection.isClosed { return connection }
+        lane.connection = nil
+        let id = lock.withLock {
+            connectionCount += 1
+            return connectionCount
+        }
         let opened = try PostgresConnection.connect(
-            on: group.next(), configuration: configuration, id: connectionCount, logger: logger
+            on: group.next(), configuration: configuration, id: id, logger: logger
         ).wait()
-        connection = opened
+        lane.connection = opened
         return opened
     }
 
-    /// One transaction on `queue`. A read that finds its connection lost runs once more on a new one
+    /// One transaction on `lane`'s queue. A read that finds its connection lost runs once more on a new one
     /// (a server restart since the last call is only noticed at the next statement); a write does not,
     /// since its commit may have landed: the importer's resume makes re-running it the caller's choice.
-    private func transaction<T>(readOnly: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
+    private func transaction<T>(on lane: Lane, readOnly: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
         var attempt = 0
         while true {
             attempt += 1
-            let postgres = try openConnection()
+            let postgres = try openConnection(lane)
             let connection = PGConnection(connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil)
             do {
                 try connection.execute(
@@ -176,13 +217,13 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                         ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN ISOLATION LEVEL READ COMMITTED", []
                 )
                 // Writers serialise on one advisory lock: a second importer waits instead of interleaving.
-                if !readOnly { try connection.execute("SELECT pg_advisory_xact_lock(7243501)", []) }
+                if !readOnly { try connection.execute("SELECT pg_advisory_xact_lock(\(Self.writersLock))", []) }
                 let result = try body(connection)
                 try connection.execute("COMMIT", [])
                 return result
             } catch {
                 if postgres.isClosed || Self.isConnectionLost(error) {
-                    self.connection = nil
+                    lane.connection = nil
                     Self.release(postgres)
                     if readOnly && attempt == 1 && !connection.timedOut { continue }
                     throw error
@@ -194,6 +235,9 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
+    /// The advisory lock every writing transaction takes first.
+    static let writersLock = 7_243_501
+
     /// Closes a connection and keeps it alive until it is closed (postgres-nio asserts that a connection
     /// is closed before it is freed).
     static func release(_ connection: PostgresConnection) {
@@ -204,24 +248,23 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         // Dropped without close() (a caller that threw first): close what is open, off the event loop.
         guard !isClosed else { return }
         let group = self.group
-        if let connection {
-            connection.close().whenComplete { _ in
-                withExtendedLifetime(connection) {}
-                DispatchQueue.global().async { group.shutdownGracefully { _ in } }
-            }
-        } else {
+        let open = ([writer] + readerLanes).compactMap(\.connection)
+        let closed = open.map { connection in connection.close().always { _ in withExtendedLifetime(connection) {} } }
+        EventLoopFuture.andAllComplete(closed, on: group.next()).whenComplete { _ in
             DispatchQueue.global().async { group.shutdownGracefully { _ in } }
         }
     }
 
     public func close() async throws {
-        let connection = try await onQueue { () -> PostgresConnection? in
-            let open = self.connection
-            self.connection = nil
-            self.isClosed = true
-            return open
+        lock.withLock { isClosed = true }
+        for lane in [writer] + readerLanes {
+            // On the lane's queue: after the transaction it may be running.
+            let connection = try await onQueue(lane) { () -> PostgresConnection? in
+                defer { lane.connection = nil }
+                return lane.connection
+            }
+            if let connection { try? await connection.close() }
         }
-        if let connection { try? await connection.close() }
         try await group.shutdownGracefully()
     }
 
@@ -259,7 +302,27 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
                 code: .unavailable,
                 message: "cannot reach the PostgreSQL ledger at \(redactedURL): \(Self.reason(error))")
         }
-        return LedgerError(code: .postgres, message: "PostgreSQL error: \(Self.reason(error))")
+        let role = configuration.username
+        switch (error as? PSQLError)?.serverInfo?[.sqlState] {
+        case "55P03":
+            // lock_timeout: the writers' advisory lock, or a row another session holds.
+            return LedgerError(
+                code: .busy,
+                message: "the PostgreSQL ledger at \(redactedURL) is being written by another session (an import or a "
+                    + "triage) and its lock was not granted within lock_timeout, the server's setting for the role "
+                    + "\"\(role)\": nothing was written; run the command again when that session is done, or raise "
+                    + "the limit (ALTER ROLE \"\(role)\" SET lock_timeout = '5min')")
+        case "57014":
+            // statement_timeout, or an administrator's pg_cancel_backend.
+            return LedgerError(
+                code: .postgres,
+                message: "the PostgreSQL server cancelled a statement on the ledger at \(redactedURL) (\(Self.reason(error))): "
+                    + "it ran longer than statement_timeout, the server's setting for the role \"\(role)\", or an "
+                    + "administrator cancelled it; nothing of that transaction was written. Raise the limit (ALTER ROLE "
+                    + "\"\(role)\" SET statement_timeout = '5min'), or import with a smaller --batch-size")
+        default:
+            return LedgerError(code: .postgres, message: "PostgreSQL error: \(Self.reason(error))")
+        }
     }
 
     /// Whether `error` means the connection is gone (or never came), rather than a statement failing on a
