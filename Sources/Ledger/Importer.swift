@@ -11,6 +11,19 @@ public struct ImportProgress: Sendable {
     public var rejections: [String] = []
 }
 
+/// An import that stopped part-way (the ledger went away, the file could not be read): what the batches it
+/// committed hold, and why it stopped. Running the same import again resumes after those batches.
+public struct ImportInterrupted: Error, CustomStringConvertible {
+    /// The source, as the import named it.
+    public var path: String
+    /// The records of this run's committed batches; every one of them is imported, a duplicate or rejected.
+    public var committed: ImportCounts
+    /// Why the import stopped.
+    public var underlying: any Error
+
+    public var description: String { "\(path): interrupted after \(committed): \(underlying)" }
+}
+
 /// Streams one source's records from the decoder into the ledger in batched transactions.
 ///
 /// Memory stays bounded by the batch, not the file. Decoding of the next batch overlaps the write
@@ -37,6 +50,8 @@ public struct Importer: Sendable {
     ///   - nextPieces: the next records from the splitter; `nil` at the end.
     ///   - progress: called after each batch.
     /// - Returns: the source's reconciliation, including records an interrupted earlier run committed.
+    /// - Throws: ``ImportInterrupted`` when the import stops after the source was begun, with what it committed;
+    ///   before that (the ledger cannot be written at all), the ledger's error.
     public func run(
         _ info: SourceInfo, now: Timestamp, nextPieces: () throws -> [RecordSplitter.Piece]?,
         progress: (ImportProgress) -> Void = { _ in }
@@ -51,12 +66,19 @@ public struct Importer: Sendable {
         }
         var batch: [RecordSplitter.Piece] = []
         var pendingWrite: Task<ImportCounts, Error>?
+        var committed = ImportCounts()
         var records = 0
         var bytes: Int64 = 0
+        /// Waits for the batch being written, and counts it.
+        func settle() async throws {
+            guard let write = pendingWrite else { return }
+            pendingWrite = nil
+            committed = committed + (try await write.value)
+        }
         func flush() async throws {
             let decoded = await decode(batch, path: info.path)
             batch.removeAll(keepingCapacity: true)
-            if let pendingWrite { _ = try await pendingWrite.value }
+            try await settle()
             let ledger = self.ledger
             pendingWrite = Task { try await ledger.importBatch(sourceId: sourceId, decoded, now: now) }
             let rejections = decoded.compactMap { input in
@@ -64,19 +86,26 @@ public struct Importer: Sendable {
             }
             progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections))
         }
-        while let pieces = try nextPieces() {
-            for piece in pieces {
-                records += 1
-                bytes = piece.offset + Int64(piece.bytes.count)
-                if let resumeAfter, piece.index <= resumeAfter { continue }
-                batch.append(piece)
-                if batch.count >= batchSize { try await flush() }
+        do {
+            while let pieces = try nextPieces() {
+                for piece in pieces {
+                    records += 1
+                    bytes = piece.offset + Int64(piece.bytes.count)
+                    if let resumeAfter, piece.index <= resumeAfter { continue }
+                    batch.append(piece)
+                    if batch.count >= batchSize { try await flush() }
+                }
             }
+            if !batch.isEmpty { try await flush() }
+            try await settle()
+            progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
+            return try await ledger.completeSource(sourceId, now: now)
+        } catch {
+            // A batch still being written may yet commit: it is counted if it does, and the first failure is
+            // the one reported.
+            try? await settle()
+            throw ImportInterrupted(path: info.path, committed: committed, underlying: error)
         }
-        if !batch.isEmpty { try await flush() }
-        if let pendingWrite { _ = try await pendingWrite.value }
-        progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
-        return try await ledger.completeSource(sourceId, now: now)
     }
 
     /// Decodes a batch on `parallelism` tasks, keeping input order.

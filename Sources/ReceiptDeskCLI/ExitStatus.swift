@@ -50,6 +50,9 @@ enum ExitStatus {
             return (error.message.isEmpty ? nil : "receiptdesk: \(error.message)", code, false)
         case let error as LedgerError:
             return ("receiptdesk: \(error.message)", code(of: error), false)
+        case let error as ImportInterrupted:
+            // The import command says what was committed first; anywhere else, the cause decides.
+            return of(ImportRun.named(error.underlying, path: error.path))
         case let error as TerminalError:
             return ("receiptdesk: \(error.message)", usage, false)
         case let error as ExitCode:

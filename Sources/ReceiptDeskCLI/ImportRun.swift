@@ -48,9 +48,17 @@ struct ImportRun {
                     }
                     progress.update(step)
                 }
-            } catch let error as LedgerError {
+            } catch let error as ImportInterrupted {
+                // What is committed stays committed: say how far it came, then why it stopped.
                 progress.clear()
-                throw LedgerError(code: error.code, message: "\(path): \(error.message)")
+                FileHandle.standardError.write(
+                    Data(
+                        ("\(safe(path)): interrupted; its committed batches hold \(error.committed) "
+                            + "(the same import again resumes after them)\n").utf8))
+                throw Self.named(error.underlying, path: path)
+            } catch {
+                progress.clear()
+                throw Self.named(error, path: path)
             }
             progress.clear()
             if shown > shownLimit {
@@ -64,5 +72,11 @@ struct ImportRun {
         }
         try await ledger.refreshFlags(rules: rules, now: now)
         return total
+    }
+
+    /// A ledger's error with the file it stopped at in front; any other error as it is.
+    static func named(_ error: any Error, path: String) -> any Error {
+        guard let error = error as? LedgerError else { return error }
+        return LedgerError(code: error.code, message: "\(path): \(error.message)")
     }
 }

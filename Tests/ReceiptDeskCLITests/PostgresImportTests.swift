@@ -1,0 +1,78 @@
+import Foundation
+import Ledger
+import Testing
+
+@testable import ReceiptDeskCLI
+
+/// `receiptdesk import` into a PostgreSQL ledger whose server goes away part-way, on a throwaway cluster of
+/// the test's own (Tests/LedgerTests/PostgresTestServer.swift, compiled here through a symbolic link).
+@Suite("Import: a PostgreSQL server lost mid-import", .ownThreads)
+struct PostgresImportTests {
+    /// `count` consumable purchases, one customer each: every line a new transaction.
+    static func purchases(_ count: Int) -> String {
+        (1...count).map { n in
+            #"{"transactionId":"9\#(n)","originalTransactionId":"9\#(n)","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// The reconciliation in a line of the import's standard error, as its four numbers.
+    static func counts(in line: Substring) -> ImportCounts? {
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard numbers.count >= 4 else { return nil }
+        let last = numbers.suffix(4).map { $0 }
+        return ImportCounts(read: last[0], imported: last[1], duplicate: last[2], rejected: last[3])
+    }
+
+    @Test("the server stopped mid-import: exit 3 with what was committed; run again, the import completes once")
+    func serverLostMidImport() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let url = try server.createDatabase()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-pg-lost-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let total = 12_000
+        let file = directory.appendingPathComponent("purchases.ndjson")
+        try Data(Self.purchases(total).utf8).write(to: file)
+        let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp())
+
+        // Small batches: the import takes seconds, and the server is stopped once its first batches are in.
+        let arguments = ["import", "--no-verify", "--batch-size", "10", "--ledger", url, file.path]
+        let first = Task { try Binary.run(arguments) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        var seen = 0
+        while seen == 0, ContinuousClock.now < deadline {
+            seen = try await ledger.overview().transactions
+            if seen == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        try #require(seen > 0, "the import committed nothing within 60 s")
+        try await ledger.close()
+        try server.stopServer()
+        let cut = try await first.value
+
+        #expect(cut.status == 3, "\(cut.stderr)")
+        #expect(cut.stderr.contains("cannot reach the PostgreSQL ledger"), "\(cut.stderr)")
+        let line = try #require(
+            cut.stderr.split(separator: "\n").first { $0.contains("interrupted; its committed batches hold") },
+            "\(cut.stderr)")
+        let committed = try #require(Self.counts(in: line), "\(line)")
+        #expect(committed.reconciles)
+        #expect(committed.read > 0 && committed.read < total, "\(line)")
+        #expect(committed.read % 10 == 0, "whole batches only: \(line)")
+
+        try server.startServer()
+        let second = try Binary.run(arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("total: read \(total) = imported \(total) + duplicate 0 + rejected 0"), "\(second.stdout)")
+
+        let reopened = try await LedgerOptions.open(url: url, now: currentTimestamp())
+        #expect(try await reopened.overview().transactions == total)
+        let sources = try await reopened.sources(after: nil, limit: 10)
+        #expect(sources.count == 1)
+        try await reopened.close()
+        // Once complete, a third run finds it imported.
+        let third = try Binary.run(arguments)
+        #expect(third.status == 0, "\(third.stderr)")
+    }
+}
