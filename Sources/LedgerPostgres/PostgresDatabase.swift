@@ -731,14 +731,7 @@ struct PostgresURL {
             host = try Self.percentDecoded(hostAndPort, "host")
         }
         port = 5432
-        if let rawPort, !rawPort.isEmpty {
-            guard rawPort.count <= 5, rawPort.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(rawPort),
-                (1...65535).contains(number)
-            else {
-                throw LedgerError.cannotOpen("the port in the postgres:// URL is not a number from 1 to 65535")
-            }
-            port = number
-        }
+        if let rawPort, !rawPort.isEmpty { port = try Self.portNumber(rawPort) }
         let decodedUser = try Self.percentDecoded(rawUser, "user")
         user = decodedUser.isEmpty ? environment["USER"] ?? "postgres" : decodedUser
         password = try rawPassword.map { try Self.percentDecoded($0, "password") }
@@ -755,6 +748,10 @@ struct PostgresURL {
             guard parameters[name] == nil else { continue }
             parameters[name] = try Self.percentDecoded(item[item.index(after: equals)...], "\(name) parameter")
         }
+        // libpq's connection parameters in the query win over the URL's parts (`postgres:///ledger?port=5433`).
+        if let given = parameters["port"] { port = try Self.portNumber(Substring(given)) }
+        if let given = parameters["user"], !given.isEmpty { user = given }
+        if let given = parameters["dbname"], !given.isEmpty { database = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
         let hostGiven = !host.isEmpty
         if let socket = parameters["host"], socket.hasPrefix("/") {
@@ -781,6 +778,14 @@ struct PostgresURL {
                     host: socketDirectory == nil && hostGiven ? host : "localhost", port: port, database: database ?? user, user: user)
             }
         }
+    }
+
+    /// A port as written in the URL or its `port` parameter.
+    /// - Throws: `LedgerError.cannotOpen` when it is not a number from 1 to 65535.
+    static func portNumber(_ text: Substring) throws -> Int {
+        guard text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(text), (1...65535).contains(number)
+        else { throw LedgerError.cannotOpen("the port in the postgres:// URL is not a number from 1 to 65535") }
+        return number
     }
 
     /// `text` with each `%XX` replaced by the byte it stands for, once: `%2541` is `%41`, never `A`.

@@ -96,6 +96,17 @@ struct PostgresURLTests {
                     user: "bo", host: "", port: 6543, database: "ledger", socketDirectory: "/run/postgresql", isLoopback: false,
                     redacted: "postgres://bo@:6543/ledger?host=/run/postgresql")
             ),
+            // libpq's port, user and dbname parameters win over the URL's parts.
+            (
+                "postgres://bo@/x?host=/run/postgresql&port=55439&dbname=ledger",
+                Parsed(
+                    user: "bo", host: "", port: 55439, database: "ledger", socketDirectory: "/run/postgresql", isLoopback: false,
+                    redacted: "postgres://bo@:55439/ledger?host=/run/postgresql")
+            ),
+            (
+                "postgres://db.example:6543/ledger?user=ops&port=6544",
+                Parsed(user: "ops", host: "db.example", port: 6544, database: "ledger", isLoopback: false, redacted: "postgres://ops@db.example:6544/ledger")
+            ),
         ])
     func fields(url: String, expected: Parsed) throws {
         #expect(Parsed(try PostgresURL(url, environment: Self.bare)) == expected)
@@ -103,7 +114,10 @@ struct PostgresURLTests {
 
     @Test(
         "what is not a postgres:// URL is refused as cannotOpen, without echoing it",
-        arguments: ["mysql://bo:secret@db/x", "sqlite:/tmp/ledger.sqlite", "postgres//bo:secret@db/x", "", "http://bo:secret@db/x"])
+        arguments: [
+            "mysql://bo:secret@db/x", "sqlite:/tmp/ledger.sqlite", "postgres//bo:secret@db/x", "", "http://bo:secret@db/x",
+            "postgres://bo:secret@db/x?port=secret", "postgres://bo:secret@db/x?port=70000",
+        ])
     func refused(url: String) {
         #expect {
             _ = try PostgresURL(url, environment: Self.bare)
