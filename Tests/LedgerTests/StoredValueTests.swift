@@ -45,9 +45,12 @@ struct StoredValueTests {
             // The same transaction again, one field changed: the stored one must be read to merge.
             _ = try await importText(#"{"transactionId":"bad-1","productId":"pro","purchaseDate":1735689600001}"# + "\n", path: "b.ndjson", into: ledger)
             Issue.record("imported over an unreadable row")
-        } catch let error as LedgerError {
-            #expect(error.code == .badRow, "\(error)")
-            #expect(error.message.contains("bad-1"), "\(error)")
+        } catch let error as ImportInterrupted {
+            // The batch failed whole: nothing of this run was committed.
+            #expect(error.committed == ImportCounts(), "\(error)")
+            let cause = try #require(error.underlying as? LedgerError, "\(error)")
+            #expect(cause.code == .badRow, "\(cause)")
+            #expect(cause.message.contains("bad-1"), "\(cause)")
         }
         try await ledger.close()
     }
