@@ -328,7 +328,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     /// Whether `error` means the connection is gone (or never came), rather than a statement failing on a
     /// live one. SQLSTATE class 57P is the server shutting down or not yet accepting connections.
     static func isConnectionLost(_ error: Error) -> Bool {
-        if error is StatementTimeout { return true }
+        if error is StatementTimeout || error is ClosedUnanswered { return true }
         if error is ChannelError || error is IOError || error is NIOConnectionError { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
@@ -354,6 +354,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         if let error = error as? LedgerError { return error.message }
         if let error = error as? StatementTimeout { return "no answer within \(seconds(error.limit))" }
+        if error is ClosedUnanswered { return "the connection closed before the server answered" }
         if let error = error as? IOError { return osReason(error.errnoCode) }
         if let error = error as? NIOConnectionError {
             if let first = error.connectionErrors.first?.error { return reason(first) }
@@ -393,6 +394,15 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
 /// A statement that outlived the read timeout; its connection has been closed.
 struct StatementTimeout: Error {
     let limit: TimeAmount
+}
+
+/// A statement whose connection closed without an answer to it.
+struct ClosedUnanswered: Error {}
+
+/// One wait's progress, touched only on its future's event loop.
+private final class WaitState: @unchecked Sendable {
+    var settled = false
+    var closedTicks = 0
 }
 
 /// One PostgreSQL connection seen through the ledger's `SQLConnection`; blocks its (non-loop) thread.
@@ -501,29 +511,21 @@ final class PGConnection: SQLConnection {
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger))
     }
 
-    /// Runs postgres-nio's (async) COPY from this blocking queue thread.
+    /// Runs postgres-nio's (async) COPY from this blocking queue thread, waiting as for any statement.
     func copy(into table: String, columns: [String], data: ByteBuffer) throws {
-        final class Outcome: @unchecked Sendable { var error: Error? }
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
         let connection = self.connection
         let logger = self.logger
-        Task {
-            do {
-                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    var data = data
-                    // Chunks of 1 MB keep every CopyData message small.
-                    while data.readableBytes > 0 {
-                        try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
-                    }
+        let done = connection.eventLoop.makePromise(of: Void.self)
+        done.completeWithTask {
+            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                var data = data
+                // Chunks of 1 MB keep every CopyData message small.
+                while data.readableBytes > 0 {
+                    try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
                 }
-            } catch {
-                outcome.error = error
             }
-            done.signal()
         }
-        done.wait()
-        if let error = outcome.error { throw error }
+        try wait(done.futureResult)
     }
 
     /// Rows in COPY's text format: tab-separated, `\N` for NULL, backslash escapes, bytea as `\\x` hex.
@@ -574,14 +576,34 @@ final class PGConnection: SQLConnection {
 
     /// Waits for `future`; past `timeout`, closes the connection (which fails every statement on it) and
     /// throws `StatementTimeout`, so a server that stopped answering cannot hang the caller.
+    ///
+    /// A statement whose connection closed under it (the server stopped) fails, at most two seconds after the
+    /// close, even when postgres-nio leaves its future waiting: 1.33.2 was seen to leave a pipelined statement's
+    /// future unanswered forever after the server stopped mid-batch, hanging an import that had no timeout.
     private func wait<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        guard let timeout else { return try future.wait() }
         let connection = self.connection
+        let loop = future.eventLoop
+        let outcome = WaitState()
+        let answer = loop.makePromise(of: T.self)
+        let settle: @Sendable (Result<T, Error>) -> Void = { result in
+            guard !outcome.settled else { return }
+            outcome.settled = true
+            answer.completeWith(result)
+        }
+        future.whenComplete(settle)
+        let watchdog = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            guard connection.isClosed else { return }
+            // One tick's grace, so postgres-nio's own error (the server's reason) wins when it comes.
+            outcome.closedTicks += 1
+            if outcome.closedTicks >= 2 { settle(.failure(ClosedUnanswered())) }
+        }
+        defer { watchdog.cancel() }
+        guard let timeout else { return try answer.futureResult.wait() }
         let deadline = NIODeadline.now() + timeout
-        let timer = future.eventLoop.scheduleTask(deadline: deadline) { connection.close().whenComplete { _ in } }
+        let timer = loop.scheduleTask(deadline: deadline) { connection.close().whenComplete { _ in } }
         defer { timer.cancel() }
         do {
-            return try future.wait()
+            return try answer.futureResult.wait()
         } catch {
             if NIODeadline.now() >= deadline {
                 timedOut = true

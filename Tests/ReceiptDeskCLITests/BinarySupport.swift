@@ -25,10 +25,16 @@ enum Binary {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// Whether the run outlived its time limit and was killed.
+        var timedOut = false
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> Result {
+    /// - Parameter limit: past it, the process is killed (SIGKILL) and the result says `timedOut`, so a hang fails
+    ///   its test instead of the whole run.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, limit: Duration? = nil
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -42,14 +48,28 @@ enum Binary {
         let input = Pipe()
         process.standardInput = input
         try process.run()
+        final class Killed: @unchecked Sendable {
+            let lock = NSLock()
+            var value = false
+        }
+        let killed = Killed()
+        let watchdog = DispatchWorkItem {
+            killed.lock.withLock { killed.value = true }
+            kill(process.processIdentifier, SIGKILL)
+        }
+        if let limit {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(limit.components.seconds * 1000)), execute: watchdog)
+        }
+        defer { watchdog.cancel() }
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        watchdog.cancel()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+            stderr: String(decoding: errData, as: UTF8.self), timedOut: killed.lock.withLock { killed.value })
     }
 
     /// One line of JSON output as an object; anything else (an array, a number) fails the test rather than

@@ -39,7 +39,8 @@ struct PostgresImportTests {
 
         // Small batches: the import takes seconds, and the server is stopped once its first batches are in.
         let arguments = ["import", "--no-verify", "--batch-size", "10", "--ledger", url, file.path]
-        let first = Task { try Binary.run(arguments) }
+        // A statement whose connection died must fail, not wait forever (it once did under load: PGConnection.wait).
+        let first = Task { try Binary.run(arguments, limit: .seconds(120)) }
         let deadline = ContinuousClock.now + .seconds(60)
         var seen = 0
         while seen == 0, ContinuousClock.now < deadline {
@@ -51,6 +52,7 @@ struct PostgresImportTests {
         try server.stopServer()
         let cut = try await first.value
 
+        #expect(!cut.timedOut, "the import did not end within 120 s of the server stopping")
         #expect(cut.status == 3, "\(cut.stderr)")
         #expect(cut.stderr.contains("cannot reach the PostgreSQL ledger"), "\(cut.stderr)")
         let line = try #require(
@@ -62,7 +64,7 @@ struct PostgresImportTests {
         #expect(committed.read % 10 == 0, "whole batches only: \(line)")
 
         try server.startServer()
-        let second = try Binary.run(arguments)
+        let second = try Binary.run(arguments, limit: .seconds(120))
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("total: read \(total) = imported \(total) + duplicate 0 + rejected 0"), "\(second.stdout)")
 
