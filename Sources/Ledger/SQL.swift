@@ -103,9 +103,25 @@ public protocol SQLConnection: AnyObject {
     /// `count` unused values for the `id` key of `table`, for rows inserted with explicit ids in this
     /// transaction (so a batch needs no round trip per row to learn its ids).
     func reserveIds(in table: String, count: Int) throws -> [Int64]
+    /// Whether the ledger keeps to SQL that engines beyond one PostgreSQL server share (``PortableSQL``).
+    var portableSQL: Bool { get }
+}
+
+/// A PostgreSQL ledger created for engines that speak PostgreSQL's protocol without all of its features
+/// (`postgres://...?portable=on` on an empty database): no advisory locks, triggers, temporary tables or COPY.
+/// Writers take turns on a row lock of ``writersTable`` instead, the triage log is append-only by its roles'
+/// rights alone, and rows go in as pipelined INSERTs and UPDATEs. The ledger stores the setting
+/// (``metaKey`` in `ledger_meta`), so every client that opens it writes the same way.
+public enum PortableSQL {
+    /// The `ledger_meta` key that marks a portable ledger.
+    public static let metaKey = "portable_sql"
+    /// The one-row table whose row each writing transaction locks (`SELECT ... FOR UPDATE`) first.
+    public static let writersTable = "ledger_writers"
 }
 
 extension SQLConnection {
+    public var portableSQL: Bool { false }
+
     public func execute(_ sql: String) throws { try execute(sql, []) }
 
     /// Runs a statement whose outcome is not needed before the next read: a backend may pipeline it and

@@ -14,6 +14,9 @@ public enum Schema {
         let statements: [String]
         let sqliteOnly: [String]
         let postgresOnly: [String]
+        /// PostgreSQL triggers and their functions: left out of a ledger created with portable SQL (``PortableSQL``),
+        /// whose triage log is append-only by its roles' rights alone.
+        var postgresTriggers: [String] = []
         /// Runs after the statements: fills what they created from the rows a ledger already holds.
         var fill: (@Sendable (any SQLConnection) throws -> Void)? = nil
     }
@@ -162,7 +165,8 @@ public enum Schema {
                 "CREATE TRIGGER triage_log_no_update BEFORE UPDATE ON triage_log BEGIN SELECT RAISE(ABORT, 'the triage log is append-only'); END",
                 "CREATE TRIGGER triage_log_no_delete BEFORE DELETE ON triage_log BEGIN SELECT RAISE(ABORT, 'the triage log is append-only'); END",
             ],
-            postgresOnly: [
+            postgresOnly: [],
+            postgresTriggers: [
                 """
                 CREATE FUNCTION triage_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN RAISE EXCEPTION 'the triage log is append-only'; END $$
@@ -258,7 +262,9 @@ public enum Schema {
                 ALTER TABLE triage_log ADD CONSTRAINT triage_log_statuses
                 CHECK (COALESCE(from_status, 'open') IN ('open', 'acknowledged', 'resolved') AND COALESCE(to_status, 'open') IN ('open', 'acknowledged', 'resolved'))
                 """,
-                "CREATE TRIGGER triage_log_no_truncate BEFORE TRUNCATE ON triage_log FOR EACH STATEMENT EXECUTE FUNCTION triage_log_append_only()",
+            ],
+            postgresTriggers: [
+                "CREATE TRIGGER triage_log_no_truncate BEFORE TRUNCATE ON triage_log FOR EACH STATEMENT EXECUTE FUNCTION triage_log_append_only()"
             ]
         ),
         Migration(
@@ -376,8 +382,18 @@ public enum Schema {
                     "this ledger is set read-only and has schema version \(stored), which this receiptdesk must upgrade to \(version) before it writes; receiptdesk ledger read-only off lets it, or open it with --read-only"
             )
         }
+        let portable = connection.portableSQL
+        if applied.isEmpty && portable {
+            // Created with portable SQL: writers take turns on a row lock, and every later client reads the setting.
+            try connection.execute("CREATE TABLE \(PortableSQL.writersTable) (id INTEGER PRIMARY KEY)")
+            try connection.execute("INSERT INTO \(PortableSQL.writersTable) (id) VALUES (1)")
+            try connection.execute(
+                "INSERT INTO ledger_meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", [.text(PortableSQL.metaKey)])
+        }
         for migration in pending {
-            let extra = connection.dialect == .sqlite ? migration.sqliteOnly : migration.postgresOnly
+            let extra =
+                connection.dialect == .sqlite
+                ? migration.sqliteOnly : migration.postgresOnly + (portable ? [] : migration.postgresTriggers)
             for statement in migration.statements + extra {
                 try connection.execute(connection.dialect.expand(statement))
             }

@@ -67,6 +67,18 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     private let lock = NSLock()
     private var connectionCount = 0
     private var isClosed = false
+    /// Whether writes keep to portable SQL; guarded by `lock`, settled at connect.
+    private var portable = false
+    /// Whether the portable writers' row exists (it does once the ledger is created); on the writer's queue only.
+    private var writersRowExists = false
+
+    /// Whether this ledger keeps to portable SQL (``PortableSQL``): set when it was created with `?portable=on`.
+    public var isPortable: Bool { lock.withLock { portable } }
+
+    /// Whether a URL asks for portable SQL (`?portable=on`), without connecting; false when it does not parse.
+    public static func requestsPortable(url: String) -> Bool {
+        (try? PostgresURL(url, environment: [:]).portable) ?? false
+    }
 
     /// The connections reads are spread over.
     public var readers: Int { readerLanes.count }
@@ -144,7 +156,6 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             // A first connection is made now, so a wrong URL or a server that is down fails at open.
             let first = database.readerLanes[0]
             _ = try await database.onQueue(first, translating: false) { try database.openConnection(first) }
-            return database
         } catch {
             // Not awaited: the caller learns of the failure now, not after the event loop winds down.
             database.lock.withLock { database.isClosed = true }
@@ -152,6 +163,30 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             throw LedgerError.cannotOpen(
                 "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))")
         }
+        // The ledger says how it is written; the URL's `portable` only chooses for a ledger not yet created.
+        // (A role that cannot read it learns so at its first read.)
+        let stored: Bool??
+        do { stored = .some(try await database.read { c in try Self.storedPortable(c) }) } catch { stored = nil }
+        switch (stored, target.portable) {
+        case (.some(.some(true)), _), (.none, true), (.some(.none), true):
+            database.lock.withLock { database.portable = true }
+        case (.some(.some(false)), true):
+            try? await database.close()
+            throw LedgerError.cannotOpen(
+                "the ledger at \(target.redacted) was created for one PostgreSQL server (advisory locks, triggers, "
+                    + "temporary tables, COPY); portable=on applies only when a ledger is created, in an empty database")
+        default:
+            break
+        }
+        return database
+    }
+
+    /// What a ledger stores about portable SQL: `nil` when the database holds no ledger yet.
+    private static func storedPortable(_ c: any SQLConnection) throws -> Bool? {
+        let tables = try c.scalar(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'ledger_meta'")
+        guard tables?.int ?? 0 > 0 else { return nil }
+        return try c.scalar("SELECT value FROM ledger_meta WHERE key = ?", [.text(PortableSQL.metaKey)])?.text == "1"
     }
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
@@ -210,14 +245,22 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         while true {
             attempt += 1
             let postgres = try openConnection(lane)
-            let connection = PGConnection(connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil)
+            let portable = isPortable
+            let connection = PGConnection(
+                connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil, portable: portable)
             do {
                 try connection.execute(
                     readOnly
                         ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN ISOLATION LEVEL READ COMMITTED", []
                 )
-                // Writers serialise on one advisory lock: a second importer waits instead of interleaving.
-                if !readOnly { try connection.execute("SELECT pg_advisory_xact_lock(\(Self.writersLock))", []) }
+                // Writers serialise on one lock: a second importer waits instead of interleaving.
+                if !readOnly {
+                    if portable {
+                        try lockWritersRow(connection)
+                    } else {
+                        try connection.execute("SELECT pg_advisory_xact_lock(\(Self.writersLock))", [])
+                    }
+                }
                 let result = try body(connection)
                 try connection.execute("COMMIT", [])
                 return result
@@ -235,8 +278,22 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
-    /// The advisory lock every writing transaction takes first.
+    /// The advisory lock every writing transaction takes first (portable SQL: the writers' row instead).
     static let writersLock = 7_243_501
+
+    /// Portable SQL's writers' lock: the one row of ``PortableSQL/writersTable``, locked until the transaction
+    /// ends. Before the ledger is created there is no row (and nobody to wait for but another creator, whose
+    /// CREATE TABLE then fails this one). On the writer's queue only.
+    private func lockWritersRow(_ connection: PGConnection) throws {
+        if !writersRowExists {
+            let found = try connection.scalar(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
+                [.text(PortableSQL.writersTable)])
+            guard found?.int ?? 0 > 0 else { return }
+            writersRowExists = true
+        }
+        _ = try connection.query("SELECT id FROM \(PortableSQL.writersTable) FOR UPDATE", [])
+    }
 
     /// Closes a connection and keeps it alive until it is closed (postgres-nio asserts that a connection
     /// is closed before it is freed).
@@ -415,10 +472,14 @@ final class PGConnection: SQLConnection {
     /// Whether a wait outlived `timeout` (and closed the connection).
     private(set) var timedOut = false
 
-    init(connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil) {
+    /// Whether to keep to portable SQL: no COPY, no temporary staging tables.
+    let portableSQL: Bool
+
+    init(connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil, portable: Bool = false) {
         self.connection = connection
         self.logger = logger
         self.timeout = timeout
+        portableSQL = portable
     }
 
     /// Statements sent and not yet confirmed: postgres-nio queues them on the connection, so a batch's
@@ -462,7 +523,7 @@ final class PGConnection: SQLConnection {
     /// of `table`, then moves them in with one `INSERT ... SELECT ... onConflict`; without a conflict clause,
     /// with COPY straight into `table`.
     func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
-        guard rows.count >= Self.copyThreshold else {
+        guard rows.count >= Self.copyThreshold, !portableSQL else {
             return try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
         }
         let list = columns.joined(separator: ", ")
@@ -489,7 +550,7 @@ final class PGConnection: SQLConnection {
     /// Loads `rows` (the key, then `columns`) with COPY into a temporary staging table, then sets them with one
     /// `UPDATE ... FROM` the staging table.
     func updateRows(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws {
-        guard rows.count >= Self.copyThreshold else {
+        guard rows.count >= Self.copyThreshold, !portableSQL else {
             return try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
         }
         try flush()
@@ -701,6 +762,8 @@ struct PostgresURL {
     var sslMode: SSLMode?
     /// libpq's `sslrootcert` (the parameter, else `PGSSLROOTCERT`, else `~/.postgresql/root.crt`).
     var rootCertificates: RootCertificates?
+    /// receiptdesk's own `portable` parameter (`on`/`off`): create the ledger with portable SQL (``PortableSQL``).
+    var portable = false
 
     /// Parses a URL; reads `USER`, `PGPASSWORD`, `PGPASSFILE`, `PGSSLMODE`, `PGSSLROOTCERT` and `HOME` from
     /// `environment` for what it lacks.
@@ -775,6 +838,13 @@ struct PostgresURL {
         if let given = parameters["user"], !given.isEmpty { user = given }
         if let given = parameters["dbname"], !given.isEmpty { database = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
+        if let given = parameters["portable"] {
+            switch given.lowercased() {
+            case "on", "true", "yes", "1": portable = true
+            case "off", "false", "no", "0": portable = false
+            default: throw LedgerError.cannotOpen("the portable parameter of the postgres:// URL is on or off")
+            }
+        }
         let hostGiven = !host.isEmpty
         if let socket = parameters["host"], socket.hasPrefix("/") {
             socketDirectory = socket

@@ -60,16 +60,18 @@ public enum PostgresRoles {
     ///   - database: the database, for CONNECT (and TEMPORARY, which the importer's COPY staging tables need);
     ///     `nil` leaves database rights as they are (PostgreSQL gives both to PUBLIC unless revoked).
     /// - Throws: `LedgerError` `usage` when a name cannot be a PostgreSQL identifier.
-    public static func grants(_ kind: LedgerRole, to role: String, schema: String = "public", database: String? = nil) throws
-        -> [String]
-    {
+    ///   - portable: whether the ledger was created with portable SQL (``PortableSQL``): writers (the importer and the
+    ///     agent) then lock the row of its writers' table, and none needs TEMPORARY (there are no staging tables).
+    public static func grants(
+        _ kind: LedgerRole, to role: String, schema: String = "public", database: String? = nil, portable: Bool = false
+    ) throws -> [String] {
         let role = try quoted(role, "role")
         let schemaName = try quoted(schema, "schema")
         // The ledger's own names need no checking, only quoting.
         func qualified(_ names: [String]) -> String {
             names.map { "\(schemaName).\(quote($0))" }.joined(separator: ", ")
         }
-        let tables = qualified(Self.tables)
+        let tables = qualified(Self.tables + (portable ? [PortableSQL.writersTable] : []))
         var statements = [
             "REVOKE ALL ON TABLE \(tables) FROM \(role)",
             "REVOKE ALL ON SEQUENCE \(qualified(sequences)) FROM \(role)",
@@ -78,7 +80,7 @@ public enum PostgresRoles {
             let database = try quoted(database, "database")
             statements.append("GRANT CONNECT ON DATABASE \(database) TO \(role)")
             statements.append(
-                kind == .importer
+                kind == .importer && !portable
                     ? "GRANT TEMPORARY ON DATABASE \(database) TO \(role)" : "REVOKE TEMPORARY ON DATABASE \(database) FROM \(role)")
         }
         statements.append("GRANT USAGE ON SCHEMA \(schemaName) TO \(role)")
@@ -99,6 +101,10 @@ public enum PostgresRoles {
             statements.append("GRANT USAGE ON SEQUENCE \(qualified(["triage_log_id_seq"])) TO \(role)")
         case .viewer:
             break
+        }
+        if portable && kind != .viewer {
+            // SELECT ... FOR UPDATE, the writers' turn, asks for UPDATE on the row it locks.
+            statements.append("GRANT UPDATE ON TABLE \(qualified([PortableSQL.writersTable])) TO \(role)")
         }
         return statements
     }

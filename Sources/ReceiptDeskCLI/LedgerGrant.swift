@@ -16,7 +16,7 @@ struct GrantRole: AsyncParsableCommand {
             setting, or upgrade its schema: that stays with the ledger's owner, who runs this command (after the \
             ledger exists, and again after an upgrade). The role must exist (CREATE ROLE name LOGIN PASSWORD ...); \
             whatever it held on the ledger's tables before is revoked first. --print shows the SQL instead, without \
-            connecting.
+            connecting (for a ledger created with portable SQL, give the URL its ?portable=on).
             """
     )
 
@@ -51,7 +51,8 @@ struct GrantRole: AsyncParsableCommand {
             } catch let error as LedgerError {
                 throw CLIError.usage(error.message)
             }
-            for statement in try statements(schema: schema ?? "public", database: database) {
+            let portable = PostgresDatabase.requestsPortable(url: url)
+            for statement in try statements(schema: schema ?? "public", database: database, portable: portable) {
                 print(statement + ";")
             }
             return
@@ -75,7 +76,8 @@ struct GrantRole: AsyncParsableCommand {
                 throw CLIError.usage(
                     "there is no PostgreSQL role \(quoted) (names are exact, case included); create it first: CREATE ROLE \(quoted) LOGIN PASSWORD '...'")
             }
-            let statements = try statements(schema: schema ?? current, database: database)
+            let portable = (ledger.database as? PostgresDatabase)?.isPortable ?? false
+            let statements = try statements(schema: schema ?? current, database: database, portable: portable)
             try await ledger.database.write { c in
                 for statement in statements { try c.execute(statement) }
             }
@@ -87,9 +89,9 @@ struct GrantRole: AsyncParsableCommand {
         }
     }
 
-    private func statements(schema: String, database: String) throws -> [String] {
+    private func statements(schema: String, database: String, portable: Bool) throws -> [String] {
         do {
-            return try PostgresRoles.grants(kind, to: role, schema: schema, database: database)
+            return try PostgresRoles.grants(kind, to: role, schema: schema, database: database, portable: portable)
         } catch let error as LedgerError {
             throw CLIError.usage(error.message)
         }

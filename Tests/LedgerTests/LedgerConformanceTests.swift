@@ -183,18 +183,21 @@ struct LedgerConformanceTests {
                 #expect("\(error)".contains(phrase), "\(sql): \(error)")
             }
         }
-        await refused("UPDATE triage_log SET note = 'rewritten'", saying: "append-only")
-        await refused("DELETE FROM triage_log", saying: "append-only")
+        // Portable SQL has no triggers: there the log is append-only by the roles' rights (PostgresRoleTests).
+        if backend != .postgresPortable {
+            await refused("UPDATE triage_log SET note = 'rewritten'", saying: "append-only")
+            await refused("DELETE FROM triage_log", saying: "append-only")
+        }
         if backend == .postgres { await refused("TRUNCATE triage_log", saying: "append-only") }
         await refused(
             "INSERT INTO triage_log (flag_id, at, operator, action) VALUES ('x', 0, 'eve', 'delete')",
-            saying: backend == .postgres ? "triage_log_action" : "only known actions")
+            saying: backend.isPostgres ? "triage_log_action" : "only known actions")
         #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).count == 3)
         try await ledger.close()
     }
 
     /// PostgreSQL shows a rewrite of a row even when its value is the same (a new `xmin`); SQLite does not.
-    @Test("opening a ledger whose schema is current writes nothing", arguments: Backend.available.filter { $0 == .postgres })
+    @Test("opening a ledger whose schema is current writes nothing", arguments: Backend.available.filter(\.isPostgres))
     func openingOnlyReads(_ backend: Backend) async throws {
         let database = try await backend.database()
         _ = try await SQLLedger.open(database, now: testNow)

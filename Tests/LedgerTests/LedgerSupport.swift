@@ -11,19 +11,29 @@ import X509
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite
     case postgres
+    /// PostgreSQL with a ledger created for engines beyond one server (`?portable=on`, ``PortableSQL``).
+    case postgresPortable
     var testDescription: String { rawValue }
 
     /// The backends that run here: PostgreSQL when installed, and always under CI (where absence fails).
-    static var available: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres] : [.sqlite] }
+    static var available: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres, .postgresPortable] : [.sqlite] }
+
+    /// Whether the ledger is on a PostgreSQL server, portable or not.
+    var isPostgres: Bool { self != .sqlite }
+
+    /// A new database's URL on the throwaway cluster (portable for ``postgresPortable``).
+    private func postgresURL() throws -> String {
+        let url = try PostgresTestServer.get().createDatabase()
+        return self == .postgresPortable ? withParameter(url, "portable=on") : url
+    }
 
     func database() async throws -> any SQLDatabase {
         switch self {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
             return try SQLiteDatabase.open(path: path)
-        case .postgres:
-            let url = try PostgresTestServer.get().createDatabase()
-            return try await PostgresDatabase.connect(url: url)
+        case .postgres, .postgresPortable:
+            return try await PostgresDatabase.connect(url: postgresURL())
         }
     }
 
@@ -36,8 +46,8 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
             // The file exists once the first has created the schema; open the second after.
             _ = try await SQLLedger.open(first, now: testNow)
             return (first, try SQLiteDatabase.open(path: path))
-        case .postgres:
-            let url = try PostgresTestServer.get().createDatabase()
+        case .postgres, .postgresPortable:
+            let url = try postgresURL()
             return (try await PostgresDatabase.connect(url: url), try await PostgresDatabase.connect(url: url))
         }
     }
@@ -48,6 +58,11 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 let testNow = Timestamp.utc(year: 2026, month: 1, day: 1)
+
+/// `url` with one more query parameter (`name=value`).
+func withParameter(_ url: String, _ parameter: String) -> String {
+    url + (url.contains("?") ? "&" : "?") + parameter
+}
 
 enum Corpus {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
