@@ -289,10 +289,11 @@ public final class SQLLedger: Sendable {
                 }
                 return (flag, current)
             }
-            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.of(target), .of(now), .text(flagId)])
+            // The log entry first: the flag's status moves only with the entry that records it (schema v7).
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [.text(flagId), .of(now), .text(operatorName), .of(action), .of(note), .of(current), .of(target)])
+            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.of(target), .of(now), .text(flagId)])
             if current == .open || target == .open {
                 try Counters.add(c, .openFlags, target == .open ? 1 : -1)
                 if let customer = row[1].int { try StatsWriter.recountOpenFlags(c, [customer]) }

@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 6
+    public static let version = 7
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -328,6 +328,38 @@ public enum Schema {
             ],
             sqliteOnly: [],
             postgresOnly: []
+        ),
+        Migration(
+            id: "v7-flag-status-logged",
+            statements: [],
+            // A flag's status moves only with the triage log entry that records the move, written first in the same
+            // transaction: whoever may update a flag (the agent, the importer) cannot move it unrecorded. (Portable
+            // SQL has no triggers: there the agent's rights are the only guard.)
+            sqliteOnly: [
+                """
+                CREATE TRIGGER flags_status_logged BEFORE UPDATE OF status ON flags
+                WHEN NEW.status IS NOT OLD.status AND NOT EXISTS (
+                    SELECT 1 FROM triage_log WHERE id = (SELECT MAX(id) FROM triage_log WHERE flag_id = NEW.id)
+                        AND from_status = OLD.status AND to_status = NEW.status)
+                BEGIN SELECT RAISE(ABORT, 'a flag''s status moves only with the triage log entry that records it'); END
+                """
+            ],
+            postgresOnly: [],
+            postgresTriggers: [
+                """
+                CREATE FUNCTION flags_status_logged() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.status IS DISTINCT FROM OLD.status AND NOT EXISTS (
+                        SELECT 1 FROM triage_log WHERE id = (SELECT MAX(id) FROM triage_log WHERE flag_id = NEW.id)
+                            AND from_status = OLD.status AND to_status = NEW.status)
+                    THEN
+                        RAISE EXCEPTION 'a flag''s status moves only with the triage log entry that records it (flag %)', NEW.id;
+                    END IF;
+                    RETURN NEW;
+                END $$
+                """,
+                "CREATE TRIGGER flags_status_logged BEFORE UPDATE OF status ON flags FOR EACH ROW EXECUTE FUNCTION flags_status_logged()",
+            ]
         ),
     ]
 

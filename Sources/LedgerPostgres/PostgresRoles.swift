@@ -17,7 +17,8 @@ public enum LedgerRole: String, CaseIterable, Sendable {
 /// (`ledger_meta`) and the schema (`ledger_migrations`, every CREATE and ALTER) stay the owner's: a role can
 /// neither lift the setting nor upgrade the ledger. Writes keep the running totals (`ledger_counters`) and the
 /// customer list's figures (`customer_stats`) in step, so a kind that writes may update those; the agent only the
-/// columns a triage moves (a flag's status, a customer's open flags, a counter's value).
+/// columns a triage moves (a flag's status, a customer's open flags, a counter's value). A flag's status moves
+/// only with the triage log entry that records it (a trigger, schema v7), so the agent cannot move one unrecorded.
 public enum PostgresRoles {
     /// Every table of the ledger's schema (a test compares this with what the migrations create).
     public static let tables = [

@@ -135,7 +135,12 @@ func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCo
 /// environment), as a ledger of that release holds it: the kinds, their indexes and the newer counters gone, the
 /// migrations not applied.
 func undoMigrationV4(_ c: any SQLConnection) throws {
-    for statement in [
+    let v7 =
+        c.dialect == .postgres
+        ? ["DROP TRIGGER IF EXISTS flags_status_logged ON flags", "DROP FUNCTION IF EXISTS flags_status_logged()"]
+        : ["DROP TRIGGER IF EXISTS flags_status_logged"]
+    for statement in v7 + [
+        "DELETE FROM ledger_migrations WHERE id = 'v7-flag-status-logged'",
         "DELETE FROM ledger_migrations WHERE id = 'v6-covering-sort-indexes'",
         "DELETE FROM ledger_counters WHERE name LIKE '%@%'",
         "DELETE FROM ledger_migrations WHERE id = 'v5-environment-counters'",

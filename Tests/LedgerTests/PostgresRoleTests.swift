@@ -196,6 +196,16 @@ struct PostgresRoleTests {
         #expect(try await viewer.overview().openFlags == openBefore - 1)
         #expect(try await viewer.changeToken() > change)
         #expect(try await viewer.triageLog(flagId: nil, customerId: nil).map(\.note) == ["called", "refund explained"])
+        // ... never moves a flag without the log entry that records the move (a trigger; portable SQL has none) ...
+        if !portable {
+            do {
+                try await agent.database.write { c in try c.execute("UPDATE flags SET status = 'resolved' WHERE id = ?", [.text(flagged.id)]) }
+                Issue.record("the agent moved a flag without a triage log entry")
+            } catch let error as LedgerError {
+                #expect(error.message.contains("moves only with the triage log entry"), "\(error.message)")
+            }
+            #expect(try await viewer.flags(FlagQuery()).first { $0.id == flagged.id }?.status == .acknowledged)
+        }
         // ... and imports nothing.
         await Self.expectRefused("import", as: agentName) {
             try await importText(#"{"transactionId":"a1","productId":"p"}"#, path: "agent.json", into: agent)
