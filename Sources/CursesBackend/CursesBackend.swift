@@ -236,16 +236,25 @@ public final class CursesBackend: TerminalBackend {
 
     /// OSC 52, wrapped for tmux, capped at 64 KiB; only when the output is a terminal.
     public func copyToClipboard(_ text: String) -> Bool {
-        guard outputIsTerminal, text.utf8.count <= 65_536 else { return false }
-        let payload = base64(Array(text.utf8))
-        var sequence = "\u{1B}]52;c;\(payload)\u{07}"
-        if inTmux { sequence = "\u{1B}Ptmux;\u{1B}" + sequence + "\u{1B}\\" }
+        guard outputIsTerminal, let sequence = Self.clipboardSequence(text, inTmux: inTmux) else { return false }
         fflush(rd_stdout())
         _ = sequence.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
         return true
     }
 
-    private func base64(_ bytes: [UInt8]) -> String {
+    /// The most text ``copyToClipboard(_:)`` sends: terminals cap OSC 52 (xterm's default is about 100 KB of
+    /// base64), and an id is never near it.
+    public static let clipboardLimit = 65_536
+
+    /// The OSC 52 sequence that puts `text` on the clipboard (base64, BEL-terminated), wrapped in tmux's DCS
+    /// passthrough when `inTmux`; `nil` past ``clipboardLimit`` bytes of UTF-8.
+    public static func clipboardSequence(_ text: String, inTmux: Bool) -> String? {
+        guard text.utf8.count <= clipboardLimit else { return nil }
+        let sequence = "\u{1B}]52;c;\(base64(Array(text.utf8)))\u{07}"
+        return inTmux ? "\u{1B}Ptmux;\u{1B}" + sequence + "\u{1B}\\" : sequence
+    }
+
+    private static func base64(_ bytes: [UInt8]) -> String {
         let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
         var out = [UInt8]()
         var index = 0
