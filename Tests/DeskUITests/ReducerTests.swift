@@ -99,6 +99,25 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("on a customer, a, r and o act on the flags each would move: open ones, unresolved ones, ones not open")
+    func customerTriageTargets() {
+        var state = Fixture.state(screen: .customer)
+        var flags = Array(Fixture.flags.prefix(2))
+        flags.append(flags[0])
+        flags[0].status = .open
+        flags[1].status = .acknowledged
+        flags[2].id = "resolved:2004"
+        flags[2].status = .resolved
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: state.customer!.records, flags: flags, log: [])))
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: [flags[0].id], action: .ack, note: nil, undo: false)])
+        #expect(
+            reduce(&state, .key(.char("o"))) == [.triage(flagIds: [flags[1].id, "resolved:2004"], action: .reopen, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("r"))).isEmpty)
+        for c in "done" { _ = reduce(&state, .key(.char(c))) }
+        #expect(
+            reduce(&state, .key(.enter)) == [.triage(flagIds: [flags[0].id, flags[1].id], action: .resolve, note: "done", undo: false)])
+    }
+
     @Test("resolve asks for a note and triages the marked flags; u undoes the last change by appending")
     func triage() {
         var state = Fixture.state(screen: .refunds)

@@ -120,14 +120,14 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.message = StatusMessage("copied \(id)")
         return [.copy(id)]
     case .acknowledge, .reopen:
-        let ids = triageTargets(state)
+        let ids = triageTargets(state, toward: command == .acknowledge ? .acknowledged : .open)
         guard !ids.isEmpty else {
             state.message = StatusMessage("no flag selected", kind: .error)
             return []
         }
         return [.triage(flagIds: ids, action: command == .acknowledge ? .ack : .reopen, note: nil, undo: false)]
     case .resolve:
-        let ids = triageTargets(state)
+        let ids = triageTargets(state, toward: .resolved)
         guard !ids.isEmpty else {
             state.message = StatusMessage("no flag selected", kind: .error)
             return []
@@ -356,14 +356,20 @@ func selectedId(_ state: AppState) -> String? {
 }
 
 /// The flags a triage key acts on: the marked ones, else the selected one.
-private func triageTargets(_ state: AppState) -> [String] {
+/// The flags a triage key acts on: the marked flags or the selected one on the queue; on a customer, every flag of
+/// theirs the action would move (acknowledge: the open ones; resolve: those not resolved; reopen: those not open).
+private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [String] {
     switch state.screen {
     case .refunds:
         if !state.marked.isEmpty { return state.flags.map(\.id).filter { state.marked.contains($0) } }
         return visibleFlags(state)[safe: state.flagList.selected].map { [$0.id] } ?? []
     case .customer:
-        // On a customer, triage acts on the customer's open flags.
-        return state.customer?.flags.filter { $0.status == .open }.map(\.id) ?? []
+        let flags = state.customer?.flags ?? []
+        switch target {
+        case .acknowledged: return flags.filter { $0.status == .open }.map(\.id)
+        case .resolved: return flags.filter { $0.status != .resolved }.map(\.id)
+        case .open: return flags.filter { $0.status != .open }.map(\.id)
+        }
     default:
         return []
     }
