@@ -202,17 +202,23 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let facts = view.facts
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
-    var line = "first seen \(Format.day(facts.firstSeen))  \(facts.environments.joined(separator: "+"))  \(facts.transactionCount) txs  "
-    line += "\(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
+    let figures = "\(facts.transactionCount) txs  \(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
+    let environments = facts.environments.joined(separator: "+")
+    // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
+    let lines = [
+        "first seen \(Format.day(facts.firstSeen))  \(environments)  \(figures)", "\(environments)  \(figures)", figures,
+    ]
     // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
     var flagText = ""
     if !openFlags.isEmpty {
         let count = "\(openFlags.count) open flag\(openFlags.count == 1 ? "" : "s")"
         let full = " \(count): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
-        flagText = DisplayWidth.of(line) + DisplayWidth.of(full) + 4 <= state.width ? full : " \(count) "
+        flagText = DisplayWidth.of(lines[0]) + DisplayWidth.of(full) + 4 <= state.width ? full : " \(count) "
         _ = p.text(flagText, x: max(1, state.width - DisplayWidth.of(flagText) - 1), y: y, role: "status.danger", width: state.width - 2)
     }
-    _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: max(0, state.width - DisplayWidth.of(flagText) - 3))
+    let room = max(0, state.width - DisplayWidth.of(flagText) - 3)
+    let line = lines.first { DisplayWidth.of($0) <= room } ?? figures
+    _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: room)
     y += 1
     // The latest note an agent left (`receiptdesk note`, or a resolve's note), and how many there are.
     let notes = detail.log.filter { $0.note?.isEmpty == false }
@@ -260,7 +266,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             y += 1
         }
         let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))"
-        let legend = "\(span)   " + CoverageKind.allCases.map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
+        // The legend names what the strips shown hold.
+        let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells))
+        let legend =
+            "\(span)   "
+            + CoverageKind.allCases.filter(shownKinds.contains).map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
         _ = p.text(legend, x: 20, y: y, role: "ui.text.muted", width: state.width - 21)
         y += 1
     }

@@ -64,7 +64,7 @@ public struct Keymap: Sendable {
         KeyBinding([.char("G"), .end], .bottom, "last row"),
         KeyBinding([.enter], .open, "open", on: [.overview, .customers, .customer, .refunds, .imports], footer: true),
         KeyBinding([.escape], .dismiss, "back (never quits)"),
-        KeyBinding([.char("q")], .back, "back; quits on the top screen", footer: true),
+        KeyBinding([.char("q")], .back, "back (quit if on top)", footer: true),
         KeyBinding([.char("Q"), .ctrl("c")], .quit, "quit"),
         KeyBinding([.char("/")], .filter, "filter", on: [.customers, .customer, .refunds], footer: true),
         KeyBinding([.char("n")], .nextMatch, "next match", on: [.customers, .customer, .refunds]),

@@ -40,8 +40,13 @@ public struct Painter {
         self.glyphs = glyphs
     }
 
+    /// Text from `x`; cut to `width` cells (and the screen's edge) with the ellipsis where it is longer, so a cut
+    /// line says it was cut.
     public mutating func text(_ text: String, x: Int, y: Int, role: String = "ui.text", width: Int? = nil) -> Int {
-        buffer.put(text, x: x, y: y, style: theme.style(role), width: width)
+        let room = min(width ?? buffer.width - x, buffer.width - max(0, x))
+        let safe = Sanitize.text(text)
+        let shown = DisplayWidth.of(safe) > room ? DisplayWidth.truncate(safe, to: room, ellipsis: glyphs.ellipsis) : safe
+        return buffer.put(shown, x: x, y: y, style: theme.style(role), width: width)
     }
 
     /// A section title across the width: `── Title ─────`.
