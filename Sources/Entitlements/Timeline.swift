@@ -223,7 +223,26 @@ extension CustomerHistory {
             inRetry[key] = retry
         }
 
-        return dedupe(events).sorted(by: timelineOrder)
+        return Self.sayingWhatKeepsAccess(dedupe(events)).sorted(by: timelineOrder)
+    }
+
+    /// A period that ended into a grace period or a billing retry of the same product (reported within a day of
+    /// its end) says so: "expired" alone reads as access lost, which a grace period keeps.
+    static func sayingWhatKeepsAccess(_ events: [TimelineEvent]) -> [TimelineEvent] {
+        let day: Int64 = 86_400_000
+        var out = events
+        for index in out.indices where out[index].kind == .expired {
+            let end = out[index]
+            let after = events.first { e in
+                (e.kind == .gracePeriodStarted || e.kind == .billingIssue) && e.productId == end.productId && end.productId != nil
+                    && abs(end.at.distance(to: e.at)) <= day
+            }
+            guard let after else { continue }
+            out[index].detail =
+                after.kind == .gracePeriodStarted
+                ? "paid period ended; grace keeps access" : "paid period ended; payment being retried"
+        }
+        return out
     }
 
     private func change(from prior: Transaction, to t: Transaction, catalog: Catalog) -> EventKind {

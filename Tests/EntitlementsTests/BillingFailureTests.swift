@@ -31,6 +31,8 @@ struct BillingFailureTests {
         let failed = try #require(timeline.first { $0.kind == .gracePeriodStarted })
         #expect(failed.at == B.at(30))
         #expect(failed.detail == "billing failed; grace period started")
+        // The period's end is not told as access lost.
+        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; grace keeps access")
         #expect(!timeline.contains { $0.kind == .billingIssue || $0.kind == .refunded })
     }
 
@@ -48,6 +50,7 @@ struct BillingFailureTests {
         let timeline = h.timeline(upTo: B.at(40))
         #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired])
         #expect(timeline.first { $0.kind == .billingIssue }?.detail == "billing failed; Apple is retrying")
+        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; payment being retried")
     }
 
     @Test("billing recovered in the grace period: DID_RENEW/BILLING_RECOVERY and the new period keep access")
