@@ -36,6 +36,14 @@ struct TextTests {
         #expect(DisplayWidth.truncate("日本語", to: 5) == "日本…")
         #expect(DisplayWidth.fit("日本語", to: 4) == "日… ")
         #expect(DisplayWidth.fit("ab", to: 4, alignRight: true) == "  ab")
+        // A path keeps its end (the file name).
+        #expect(DisplayWidth.truncateHead("/work/SampleData/data/app-receipts.ndjson", to: 21) == "…/app-receipts.ndjson")
+        #expect(DisplayWidth.truncateHead("データ/日本語", to: 8) == "…/日本語")
+        // A wide character that would straddle the cut is left out: 6 cells hold … and two of them.
+        #expect(DisplayWidth.truncateHead("データ/日本語", to: 6) == "…本語")
+        #expect(DisplayWidth.truncateHead("short", to: 6) == "short")
+        #expect(DisplayWidth.fit("/a/b/c.ndjson", to: 14, keepEnd: true) == "/a/b/c.ndjson ")
+        #expect(DisplayWidth.fit("/a/b/c.ndjson", to: 12, keepEnd: true) == "…/b/c.ndjson")
     }
 
     @Test("the buffer pads a wide character at the right edge instead of splitting it")

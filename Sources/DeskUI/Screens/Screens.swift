@@ -444,16 +444,20 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text("no flags \(state.flagStatus.map { "\($0.rawValue) " } ?? "")here (f changes the status shown)", x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
-    let columns = [
+    var columns = [
         Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7), Column("env", 4),
-        Column("product", 8, flex: true), Column("amount", 11, right: true), Column("age", 4, right: true), Column("due", 8),
+        Column("product", 8, flex: true), Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
     ]
+    // A queue of one status (the title names it) gives the rule the status column's room.
+    let statusShown = state.flagStatus == nil
+    if !statusShown { columns.remove(at: 3) }
     let instant = state.instant.millisecondsSince1970
     p.table(
         x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: flags.count, position: state.flagList,
         marked: { state.marked.contains(flags[$0].id) }
-    ) { row, column in
+    ) { row, shownColumn in
         let f = flags[row]
+        let column = statusShown || shownColumn < 3 ? shownColumn : shownColumn + 1
         switch column {
         case 0: return TableCell(state.marked.contains(f.id) ? "*" : " ", role: "ui.mark")
         case 1: return TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
@@ -502,7 +506,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     } else {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
-            columns: [Column("source", 20, flex: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("ok", 3)],
+            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("ok", 3)],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]

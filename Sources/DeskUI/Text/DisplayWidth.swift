@@ -72,9 +72,29 @@ public enum DisplayWidth {
         return out + ellipsis
     }
 
-    /// `text` cut or padded with spaces to exactly `width` cells.
-    public static func fit(_ text: String, to width: Int, alignRight: Bool = false, ellipsis: String = "…") -> String {
-        let cut = truncate(text, to: width, ellipsis: ellipsis)
+    /// The longest suffix of `text` that fits in `width` cells after `…`, when it is cut (a path's file name is
+    /// its end). A wide character that would straddle the edge is left out, never split.
+    public static func truncateHead(_ text: String, to width: Int, ellipsis: String = "…") -> String {
+        guard width > 0 else { return "" }
+        if of(text) <= width { return text }
+        let budget = width - of(ellipsis)
+        guard budget >= 0 else { return String(repeating: ".", count: width) }
+        var kept: [Character] = []
+        var used = 0
+        for character in text.reversed() {
+            let w = of(character)
+            if used + w > budget { break }
+            kept.append(character)
+            used += w
+        }
+        return ellipsis + String(kept.reversed())
+    }
+
+    /// `text` cut (at its end, or with `keepEnd` at its start) or padded with spaces to exactly `width` cells.
+    public static func fit(
+        _ text: String, to width: Int, alignRight: Bool = false, ellipsis: String = "…", keepEnd: Bool = false
+    ) -> String {
+        let cut = keepEnd ? truncateHead(text, to: width, ellipsis: ellipsis) : truncate(text, to: width, ellipsis: ellipsis)
         let pad = String(repeating: " ", count: max(0, width - of(cut)))
         return alignRight ? pad + cut : cut + pad
     }

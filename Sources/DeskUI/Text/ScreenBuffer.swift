@@ -93,8 +93,10 @@ public struct ScreenBuffer: Sendable, Equatable {
     }
 
     /// Writes text cut to `width` cells with `…`, padded with spaces to exactly `width`.
-    public mutating func putFitted(_ text: String, x: Int, y: Int, width w: Int, style: Style, alignRight: Bool = false, ascii: Bool = false) {
-        let fitted = DisplayWidth.fit(Sanitize.text(text), to: w, alignRight: alignRight, ellipsis: ascii ? "~" : "…")
+    public mutating func putFitted(
+        _ text: String, x: Int, y: Int, width w: Int, style: Style, alignRight: Bool = false, ascii: Bool = false, keepEnd: Bool = false
+    ) {
+        let fitted = DisplayWidth.fit(Sanitize.text(text), to: w, alignRight: alignRight, ellipsis: ascii ? "~" : "…", keepEnd: keepEnd)
         put(fitted, x: x, y: y, style: style, width: w)
     }
 

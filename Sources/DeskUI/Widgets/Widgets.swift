@@ -8,12 +8,15 @@ public struct Column: Sendable {
     public var width: Int
     public var flex: Bool
     public var alignRight: Bool
+    /// Whether a cut cell keeps its end (`…/app-receipts.ndjson`) rather than its start.
+    public var keepEnd: Bool
 
-    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false) {
+    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false) {
         self.title = title
         self.width = width
         self.flex = flex
         self.alignRight = right
+        self.keepEnd = keepEnd
     }
 }
 
@@ -75,8 +78,12 @@ public struct Painter {
         let count = max(rows + offset, total ?? rows)
         let plus = totalIsLowerBound ? "+" : ""
         let hint = count > visible ? " \(min(count, position.selected + 1 + offset))/\(count)\(plus)" : ""
-        // Room for the widest hint, so columns keep their place as the selection moves.
-        let widths = layout(columns, width: width - (hint.isEmpty ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
+        // The hint sits at the right end of the section line above the table, where a panel's border would say
+        // it, so the columns have the whole width; a table at the top of the screen gives it room in its header
+        // (for the widest hint, so columns keep their place as the selection moves).
+        let hintAbove = y > 0
+        let widths = layout(
+            columns, width: width - (hint.isEmpty || hintAbove ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
         let header = theme.style("ui.header")
         buffer.fill(x: x, y: y, width: width, height: 1, style: header)
         var column = x
@@ -96,7 +103,9 @@ public struct Painter {
                 let value = cell(row, index)
                 var style = theme.style(value.role ?? "ui.text")
                 if index == 0, marked(row) { style = theme.style("ui.mark") }
-                buffer.putFitted(value.text, x: col, y: rowY, width: widths[index], style: style, alignRight: c.alignRight, ascii: glyphs == .ascii)
+                buffer.putFitted(
+                    value.text, x: col, y: rowY, width: widths[index], style: style, alignRight: c.alignRight, ascii: glyphs == .ascii,
+                    keepEnd: c.keepEnd)
                 col += widths[index] + 1
             }
             if selected {
@@ -113,7 +122,12 @@ public struct Painter {
             }
         }
         if !hint.isEmpty {
-            _ = buffer.put(hint, x: x + width - DisplayWidth.of(hint), y: y, style: theme.style("ui.text.muted"))
+            if hintAbove {
+                let text = hint + " "
+                _ = buffer.put(text, x: max(x, x + width - DisplayWidth.of(text) - 1), y: y - 1, style: theme.style("ui.text.muted"))
+            } else {
+                _ = buffer.put(hint, x: x + width - DisplayWidth.of(hint), y: y, style: theme.style("ui.text.muted"))
+            }
         }
         return widths
     }
@@ -129,8 +143,13 @@ public struct Painter {
             for (i, c) in columns.enumerated() where c.flex { widths[i] = max(c.width, share) }
             remaining = 0
         }
-        // Too narrow: shrink from the right until it fits.
+        // Too narrow: take a cell at a time from the widest column (its text is cut with …), so narrow columns
+        // such as an age keep what they show; below three cells each, from the right.
         var total = widths.reduce(0, +) + gaps
+        while total > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 3 {
+            widths[widest] -= 1
+            total -= 1
+        }
         var index = widths.count - 1
         while total > width, index >= 0 {
             let cut = min(widths[index] - 1, total - width)
