@@ -202,7 +202,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let facts = view.facts
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
-    let figures = "\(facts.transactionCount) txs  \(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
+    let figures = "\(facts.transactionCount) tx\(facts.transactionCount == 1 ? "" : "s")  \(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
     let lines = [
