@@ -20,6 +20,10 @@ public final class SQLLedger: Sendable {
             try await database.read { connection in try Schema.checkVersion(connection) }
         } else if try await database.read({ connection in try Schema.isCurrent(connection) }) {
             // Current: nothing to create or upgrade. (A read that fails is an error, not a reason to migrate.)
+            // A first load cut short left indexes unbuilt: build them now.
+            if try await database.read({ connection in try hasDeferredIndexes(connection) }) {
+                try await database.write { connection in try buildDeferredIndexes(connection) }
+            }
         } else {
             try await database.write { connection in try Schema.migrate(connection, now: now) }
         }

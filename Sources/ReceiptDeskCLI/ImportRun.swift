@@ -21,6 +21,21 @@ struct ImportRun {
     func run(paths: [String], now: Timestamp) async throws -> ImportCounts {
         let files = try ChunkedFile.expand(paths)
         let progress = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
+        // Into an empty SQLite ledger, indexes only reading uses are built once after the load.
+        let deferred = try await ledger.deferIndexesForFirstLoad()
+        do {
+            let total = try await importAll(files, progress: progress, now: now)
+            if deferred { try await ledger.buildDeferredIndexes() }
+            try await ledger.refreshFlags(rules: rules, now: now)
+            return total
+        } catch {
+            // What the load committed is kept: its indexes are built now, or at the next open for writing.
+            if deferred { try? await ledger.buildDeferredIndexes() }
+            throw error
+        }
+    }
+
+    private func importAll(_ files: [String], progress: ProgressBar, now: Timestamp) async throws -> ImportCounts {
         var total = ImportCounts()
         for path in files {
             // Standard input is read twice like a file (its hash names the source, so piping the same data
@@ -70,7 +85,6 @@ struct ImportRun {
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
             }
         }
-        try await ledger.refreshFlags(rules: rules, now: now)
         return total
     }
 

@@ -32,12 +32,23 @@ struct ImportCommandTests {
     }
 
     @Test("a second import of the same files changes nothing and reports every record as duplicate")
-    func idempotent() throws {
+    func idempotent() async throws {
         let ledger = Self.temporary("ledger.sqlite")
         let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
         #expect(first.status == 1)  // the corpus holds records Apple would reject
         let firstTotal = try #require(first.stdout.split(separator: "\n").last)
         #expect(firstTotal.hasPrefix("total: read 36 = imported "))
+        // A first import into the new ledger built the indexes it loaded without (SQLLedger.deferIndexesForFirstLoad).
+        let database = try SQLiteDatabase.open(path: ledger)
+        let (deferred, indexes) = try await database.read { c in
+            (
+                try c.scalar("SELECT COUNT(*) FROM ledger_meta WHERE key = 'deferred_indexes'")?.int,
+                try c.query("SELECT name FROM sqlite_master WHERE type = 'index'", []).compactMap { $0.first?.text }
+            )
+        }
+        try await database.close()
+        #expect(deferred == 0)
+        #expect(indexes.contains("customer_stats_activity") && indexes.contains("transactions_refund_day"), "\(indexes)")
         let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
         #expect(second.status == 0)
         #expect(second.stdout.contains("total: read 36 = imported 0 + duplicate 36 + rejected 0"))
