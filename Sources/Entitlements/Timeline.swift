@@ -90,7 +90,9 @@ extension CustomerHistory {
             var previous: Transaction?
             for t in chain {
                 let seen = seenAt(t)
-                defer { if t.isUpgraded != true || previous == nil { previous = t } }
+                // An upgraded period covered the customer until the one that replaced it began: it is told like
+                // any period, and the replacement is told against it (an upgrade, not a lapse).
+                defer { previous = t }
                 guard let prior = previous else {
                     if t.offerDiscountType == .freeTrial {
                         add(t.purchaseDate, seen, .trialStarted, t, "free trial until \(t.expiresDate?.iso8601 ?? "?")")
@@ -99,10 +101,6 @@ extension CustomerHistory {
                     } else {
                         add(t.purchaseDate, seen, .subscribed, t, "subscribed to \(t.productId ?? "?")")
                     }
-                    continue
-                }
-                if t.isUpgraded == true {
-                    // A superseded period: the transaction that replaced it tells the story.
                     continue
                 }
                 // The prior period ended early when it was revoked before its expiry; it lapsed when the next

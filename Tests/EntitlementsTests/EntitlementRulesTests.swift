@@ -113,11 +113,9 @@ struct EntitlementRulesTests {
         let before = try state(h, at: 5)
         #expect(before.state == .active)
         #expect(before.productId == "pro.monthly")
-        // Known: the timeline skips the upgraded period, so it tells a lapse between period 0 and the upgrade
-        // where period 1 covered the customer (the entitlement above is right).
-        withKnownIssue("the timeline skips an upgraded period that followed another period") {
-            #expect(kinds(h, upTo: 20) == [.subscribed, .renewed, .upgraded])
-        }
+        // The timeline tells the upgraded period as the renewal it was, then the upgrade: no lapse between them.
+        #expect(kinds(h, upTo: 20) == [.subscribed, .renewed, .upgraded])
+        #expect(kinds(h) == [.subscribed, .renewed, .upgraded, .expired])
         #expect(!kinds(h).contains(.refunded))
         #expect(flags(h).isEmpty)
     }
