@@ -1,4 +1,6 @@
+import Entitlements
 import Foundation
+import LedgerQueries
 import Testing
 
 @testable import DeskUI
@@ -42,6 +44,32 @@ struct SnapshotTests {
         var ascii = Fixture.state(screen: .customer)
         ascii.ascii = true
         try match(ascii, name: "customer-ascii-80x24")
+    }
+
+    @Test("the overview's open flags by severity add up to its tile, every severity shown, bars to scale")
+    func severities() throws {
+        var state = Fixture.state(width: 100, height: 30)
+        state.overview?.flagCounts = [
+            FlagCount(severity: .critical, status: .open, count: 2), FlagCount(severity: .high, status: .open, count: 40),
+            FlagCount(severity: .medium, status: .open, count: 20), FlagCount(severity: .medium, status: .resolved, count: 90),
+            FlagCount(severity: .info, status: .open, count: 1),
+        ]
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = buffer.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // The tiles' numbers line: customers, transactions, refunds 30d, open flags, rejected.
+        let tiles = lines[2].split(separator: " ").map(String.init)
+        #expect(tiles[3] == "63")
+        func line(_ severity: String) throws -> (count: Int, bar: Int) {
+            let found = try #require(lines.first { $0.dropFirst(50).hasPrefix(" \(severity) ") }, "\(severity) not shown")
+            let parts = found.dropFirst(50).split(separator: " ")
+            return (Int(parts[1])!, found.filter { $0 == "█" }.count)
+        }
+        let counts = try ["critical", "high", "medium", "low", "info"].map(line)
+        #expect(counts.map(\.count) == [2, 40, 20, 0, 1])
+        #expect(counts.map(\.count).reduce(0, +) == 63)
+        // 100 columns: half 50, bars from column 68 to 98; the largest fills 31, the rest to scale, 1 at least.
+        #expect(counts.map(\.bar) == [2, 31, 16, 0, 1])
     }
 
     @Test("no cell ever holds a control character, whatever the data")

@@ -53,16 +53,23 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     for (index, flag) in data.spikes.prefix(listHeight).enumerated() {
         _ = p.text("\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)", x: 1, y: y + index, role: "status.danger", width: half - 2)
     }
-    let severities: [Severity] = [.high, .medium, .low]
-    for (index, severity) in severities.enumerated() {
-        let count = data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count }
-        let role = severity == .high ? "status.danger" : severity == .medium ? "status.warn" : "ui.text"
+    // Every severity with an open flag (high, medium and low always), so the lines add up to the tile above;
+    // bars scaled to the largest count.
+    let open = { (severity: Severity) in
+        data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count }
+    }
+    let severities = ([.critical, .high, .medium, .low, .info] as [Severity]).map { ($0, open($0)) }
+        .filter { $0.1 > 0 || [.high, .medium, .low].contains($0.0) }
+    let barRoom = max(0, state.width - half - 19)
+    let largest = severities.map(\.1).max() ?? 0
+    for (index, (severity, count)) in severities.enumerated() {
+        let role = severity >= .high ? "status.danger" : severity == .medium ? "status.warn" : severity == .low ? "ui.text" : "ui.text.muted"
         _ = p.text(severity.rawValue, x: half + 1, y: y + index, role: role, width: 8)
         _ = p.text(Format.count(count), x: half + 10, y: y + index, role: role, width: 8)
-        let bar = String(repeating: p.glyphs.blockFull, count: min(state.width - half - 20, count))
-        _ = p.text(bar, x: half + 18, y: y + index, role: role)
+        let length = count == 0 || largest == 0 ? 0 : max(1, Int((Double(count) / Double(largest) * Double(barRoom)).rounded()))
+        _ = p.text(String(repeating: p.glyphs.blockFull, count: min(barRoom, length)), x: half + 18, y: y + index, role: role)
     }
-    y += max(3, min(listHeight, data.spikes.count)) + 1
+    y += max(severities.count, min(listHeight, data.spikes.count)) + 1
     p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1)
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
