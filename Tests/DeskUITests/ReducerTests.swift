@@ -380,6 +380,38 @@ struct ReducerTests {
         #expect(reloadEffects(state, keepSelection: false) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
     }
 
+    @Test("a timeline window sized by the reducer's estimate is drawn with every event that fits: no empty rows under a hidden first one")
+    func timelineWindow() {
+        var state = Fixture.state(width: 120, height: 40, screen: .customers)
+        var detail = state.customer!
+        state.customer = nil
+        state.customerView = nil
+        let base = CustomerView(detail: detail, at: state.instant, catalog: state.catalog).timeline.count
+        for n in 0..<max(0, 20 - base) {
+            detail.records.transactions.append(Fixture.transaction("95\(n)", product: "coins.\(n)", purchased: -60 + Int64(n), expires: nil, original: "95\(n)"))
+        }
+        _ = reduce(&state, .customerLoaded(detail))
+        let events = state.customerView!.timeline
+        #expect(events.count == 20)
+        #expect(state.customerPositions[1].selected == events.count - 1)
+        // The reducer cannot know the pane's room (identifiers, notes, entitlements and strips above it): as when it
+        // guessed a smaller window than the layout gives, the window starts past the first event.
+        state.customerPositions[1].top = 5
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map { buffer.line($0) }
+        let header = lines.firstIndex { $0.hasPrefix("at ") }!
+        let shown = lines[(header + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        #expect(shown.count == events.count, "\(lines.joined(separator: "\n"))")
+        #expect(shown.first?.contains(events[0].detail.prefix(20)) == true)
+        #expect(buffer.cursor.map { $0.y } == header + events.count)
+
+        // A list that shrinks under its window leaves no empty rows at the bottom while rows above are hidden.
+        var position = ListPosition(selected: 90, top: 80)
+        position.move(by: 0, count: 30, visible: 20)
+        #expect(position.selected == 29 && position.top == 10)
+    }
+
     @Test("more than four entitlements scroll with the selection, and the title says which of how many are shown")
     func manyEntitlements() {
         var state = Fixture.state(screen: .customer)

@@ -123,7 +123,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(state.customersLoading ? "loading…" : "no customers match", x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
-    p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 1, columns: columns, rows: rows.count, total: page.total, totalIsLowerBound: page.totalIsLowerBound, offset: state.customerOffset, position: state.customerList, sortColumn: sortColumn) { row, column in
+    p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: rows.count, total: page.total, totalIsLowerBound: page.totalIsLowerBound, offset: state.customerOffset, position: state.customerList, sortColumn: sortColumn) { row, column in
         let c = rows[row]
         switch column {
         case 0: return TableCell(c.displayId, role: "ui.accent")

@@ -66,6 +66,8 @@ public struct ListPosition: Sendable, Equatable {
         }
         selected = min(max(0, selected + delta), count - 1)
         scroll(visible: visible)
+        // No empty rows at the bottom while rows above are hidden (the list shrank, or the window grew).
+        top = min(top, max(0, count - max(1, visible)))
     }
 
     public mutating func scroll(visible: Int) {

@@ -93,8 +93,16 @@ public struct Painter {
             buffer.putFitted(title, x: column, y: y, width: widths[index], style: header, alignRight: c.alignRight, ascii: glyphs == .ascii)
             column += widths[index] + 1
         }
+        // The window as drawn: the selection inside it, and no empty rows at its bottom while rows above are hidden
+        // (the reducer sizes some windows before the layout knows its room).
+        var window = position
+        if rows > 0, (0..<rows).contains(position.selected) {
+            window.move(by: 0, count: rows, visible: visible)
+        } else {
+            window.top = max(0, min(position.top, rows - visible))
+        }
         for line in 0..<visible {
-            let row = position.top + line
+            let row = window.top + line
             let rowY = y + 1 + line
             guard row < rows else { break }
             let selected = row == position.selected
