@@ -31,6 +31,8 @@ struct CoverageTests {
                 if t.familyShared { count("family shared") }
                 // Milliunits: $9.99 is 9990, so a real price never has a digit below the cent.
                 if t.price % 10 != 0 || t.price < 0 { count("price not in milliunits of a real price") }
+                // Apple refunds money: a free period (a free trial) is never refunded, only family access revoked.
+                if t.price == 0, t.revokedAt != nil, t.revocationType != "FAMILY_REVOKE" { count("refund of a free period") }
                 switch (t.offerType, t.offerDiscount) {
                 case (1?, "FREE_TRIAL"?):
                     let converted = life.transactions.contains { $0.original == t.original && $0.purchase > t.purchase }
@@ -93,6 +95,7 @@ struct CoverageTests {
         #expect((counts["storefronts"] ?? 0) >= 4)
         #expect((counts["currencies"] ?? 0) >= 4)
         #expect(counts["price not in milliunits of a real price"] == nil)
+        #expect(counts["refund of a free period"] == nil)
         // The two subscription groups both really occur, not just once.
         #expect((counts["subscription group 21000002"] ?? 0) > 100)
         var spikes = SpikeCounter()

@@ -280,6 +280,8 @@ struct LifeSimulator {
             } else if case .familyRevoke(let at) = script, at >= t, at < end {
                 happening = "familyRevoke"
             }
+            // A free period has nothing to refund: its customer simply does not ask.
+            if happening == "refund" && transaction.price == 0 { happening = "none" }
             switch happening {
             case "off":
                 let at = t + rng.int64(dayMs...max(dayMs, duration - dayMs))
