@@ -65,7 +65,22 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func close() async throws {
-        if let pool = writer as? DatabasePool { try pool.close() }
+        if let pool = writer as? DatabasePool {
+            // GRDB closes the writer before its readers, so the last connection to close is a read-only one, which
+            // cannot checkpoint: every page committed since the last automatic checkpoint would stay in the -wal
+            // file, and the .sqlite file alone (a copy, a backup) would not be the whole ledger. Checkpointing here
+            // moves them in without waiting (another process reading an older snapshot leaves the rest to a later one),
+            // and keeps the log's frames: GRDB writes to a ledger whose log is empty when it next opens it. Only when
+            // this connection changed rows: a reading command leaves the files as they were.
+            if !pool.configuration.readonly {
+                try? await pool.writeWithoutTransaction { db in
+                    guard db.totalChangesCount > 0 else { return }
+                    try db.execute(sql: "PRAGMA busy_timeout = 0")
+                    _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+                }
+            }
+            try pool.close()
+        }
         if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 
