@@ -142,7 +142,7 @@ final class PostgresTestServer: @unchecked Sendable {
     }
 
     /// Runs a command with its output sent to a file, never a pipe (the server inherits it and would
-    /// hold it open), through `posix_spawn` and `waitpid`: Foundation's `Process.waitUntilExit` can hang
+    /// hold it open), and no other descriptor of this process, through `posix_spawn` and `waitpid`: Foundation's `Process.waitUntilExit` can hang
     /// when the child daemonises, as `pg_ctl start` does.
     private static func run(_ path: String, _ arguments: [String]) throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-pg-cmd-\(getpid()).log")
@@ -153,6 +153,9 @@ final class PostgresTestServer: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else: a pipe another test holds open for a child of its own (Foundation's pipes are inheritable)
+        // would otherwise stay open in the server for as long as it runs, and that test would wait for its EOF.
+        closeFrom3(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -173,6 +176,19 @@ final class PostgresTestServer: @unchecked Sendable {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw ServerError(
                 message: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(600))")
+        }
+    }
+
+    /// Adds "close every descriptor from 3 up" to `actions`: glibc's `posix_spawn_file_actions_addclosefrom_np`
+    /// (2.34 and later; Swift's Glibc module does not declare it), else a close for each descriptor open now.
+    private static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+            return
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
         }
     }
 }
