@@ -247,11 +247,10 @@ extension CustomerHistory {
         if let old = catalog.tier(prior.productId), let new = catalog.tier(t.productId) {
             return new > old ? .upgraded : new < old ? .downgraded : .crossgraded
         }
-        // An upgrade takes effect at once and supersedes the old period; a downgrade waits for renewal.
+        // An upgrade takes effect at once and supersedes the old period (Apple marks that one upgraded); a downgrade
+        // or crossgrade waits for renewal.
         guard let purchase = t.purchaseDate else { return .crossgraded }
-        if transactions.contains(where: { $0.isUpgraded == true && $0.originalTransactionId == t.originalTransactionId && ($0.expiresDate ?? purchase) > purchase }) {
-            return .upgraded
-        }
+        if prior.isUpgraded == true, (prior.expiresDate ?? purchase) > purchase { return .upgraded }
         return .crossgraded
     }
 

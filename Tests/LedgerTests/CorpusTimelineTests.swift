@@ -21,13 +21,14 @@ struct CorpusTimelineTests {
     }
 
     /// What a timeline must count, worked out from the transactions alone (not from the timeline's output):
-    /// every transaction that was not upgraded away starts a period; a period that began more than a minute after
+    /// every transaction starts a period (one upgraded away covered the customer until its replacement began);
+    /// a period that began more than a minute after
     /// the one before it expired is a gap — one expiry, one lapse, one resubscription — and a change of product
     /// without a gap is a change of plan; the last period expires if it ended before `at`.
     /// - Returns: the number of changes of plan.
     @discardableResult
     func expectShape(_ h: CustomerHistory, _ timeline: [TimelineEvent], at: Timestamp, sourceLocation: SourceLocation = #_sourceLocation) -> Int {
-        let periods = h.transactions.filter { $0.isUpgraded != true && $0.purchaseDate != nil }
+        let periods = h.transactions.filter { $0.purchaseDate != nil }
             .sorted { ($0.purchaseDate!, $0.transactionId) < ($1.purchaseDate!, $1.transactionId) }
         var gaps = 0
         var changes = 0
@@ -60,9 +61,14 @@ struct CorpusTimelineTests {
         let at = Timestamp.utc(year: 2026, month: 1, day: 1)
         let timeline = h.timeline(upTo: at)
         expectShape(h, timeline, at: at)
-        // One upgrade (the product changed once; the other three upgraded transactions are its prorated sightings),
-        // and the customer turning renewal off: the notification's own facts.
-        #expect(counts(timeline)[.upgraded] == 1)
+        // Four upgrades: each upgraded year_premium period was replaced minutes later by month_premium, which covered
+        // the customer from then on (no lapse between them); the customer turning renewal off: the notification's
+        // own facts.
+        #expect(counts(timeline)[.upgraded] == 4)
+        for upgraded in h.transactions where upgraded.isUpgraded == true {
+            let next = try #require(timeline.first { $0.at > upgraded.purchaseDate! && $0.at < upgraded.expiresDate! })
+            #expect(next.kind == .upgraded && next.productId == "month_premium", "\(upgraded.transactionId): \(next)")
+        }
         #expect(counts(timeline)[.autoRenewDisabled] == 1)
         #expect(!timeline.contains { $0.kind == .refunded })
         #expect(timeline == timeline.sorted { $0.at < $1.at } || zip(timeline, timeline.dropFirst()).allSatisfy { $0.at <= $1.at })
