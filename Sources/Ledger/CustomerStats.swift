@@ -172,13 +172,10 @@ enum StatsWriter {
 
     static func load(_ c: any SQLConnection, _ ids: [Int64]) throws -> [Int64: CustomerStats] {
         var out: [Int64: CustomerStats] = [:]
-        for chunk in chunks(ids) {
-            for row in try c.query(
-                "SELECT customer_id, \(CustomerStats.columns) FROM customer_stats WHERE customer_id IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.int))
-            {
-                if let id = row[0].int { out[id] = CustomerStats(row: row, offset: 1) }
-            }
+        for row in try c.queryIn(
+            "SELECT customer_id, \(CustomerStats.columns) FROM customer_stats WHERE customer_id IN (?*)", [], list: ids.map(SQLValue.int))
+        {
+            if let id = row[0].int { out[id] = CustomerStats(row: row, offset: 1) }
         }
         return out
     }

@@ -11,15 +11,13 @@ struct BatchWriter {
     func write(sourceId: Int64, _ records: [RecordInput]) throws -> ImportCounts {
         let c = connection
         // Records are compared by the first 128 bits of their SHA-256.
-        let hashes = records.map { Array(CanonicalJSON.sha256($0.bytes).prefix(16)) }
+        let hashes = records.map(\.contentHash)
         var knownHashes = Set<[UInt8]>()
-        for chunk in chunks(Array(Set(hashes))) {
-            for row in try c.query(
-                "SELECT content_hash FROM raw_records WHERE status = \(RecordStatus.imported.sql) AND content_hash IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.blob))
-            {
-                if let hash = row[0].blob { knownHashes.insert(hash) }
-            }
+        for row in try c.queryIn(
+            "SELECT content_hash FROM raw_records WHERE status = \(RecordStatus.imported.sql) AND content_hash IN (?*)", [],
+            list: Set(hashes).map(SQLValue.blob))
+        {
+            if let hash = row[0].blob { knownHashes.insert(hash) }
         }
         // Existing transactions this batch touches, to merge into.
         var ids = Set<String>()
@@ -29,29 +27,27 @@ struct BatchWriter {
         var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool)] = [:]
         // What each stored transaction contributed to its customer's figures before this batch.
         var before: [String: (key: String, contribution: CustomerStats.Contribution)] = [:]
-        for chunk in chunks(Array(ids)) {
-            for row in try c.query(
-                "SELECT transaction_id, canonical, first_seen_at, revocation_kind FROM transactions WHERE transaction_id IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.text))
-            {
-                // A stored row that cannot be read is an error naming it: skipping it would make this batch
-                // insert the transaction again and fail on the unique key with no word of why.
-                let storedId = row[0].text ?? "?"
-                let stored: Transaction
-                do {
-                    guard let text = row[1].text else { throw RecordError(code: "missingField", message: "canonical is NULL") }
-                    stored = try CanonicalJSON.transaction(text)
-                    guard stored.transactionId == storedId else {
-                        throw RecordError(code: "wrongRow", message: "it is the canonical JSON of transaction \(stored.transactionId)")
-                    }
-                } catch {
-                    throw LedgerError(
-                        code: .badRow, message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
+        for row in try c.queryIn(
+            "SELECT transaction_id, canonical, first_seen_at, revocation_kind FROM transactions WHERE transaction_id IN (?*)", [],
+            list: ids.map(SQLValue.text))
+        {
+            // A stored row that cannot be read is an error naming it: skipping it would make this batch
+            // insert the transaction again and fail on the unique key with no word of why.
+            let storedId = row[0].text ?? "?"
+            let stored: Transaction
+            do {
+                guard let text = row[1].text else { throw RecordError(code: "missingField", message: "canonical is NULL") }
+                stored = try CanonicalJSON.transaction(text)
+                guard stored.transactionId == storedId else {
+                    throw RecordError(code: "wrongRow", message: "it is the canonical JSON of transaction \(stored.transactionId)")
                 }
-                pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
-                let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
-                before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
+            } catch {
+                throw LedgerError(
+                    code: .badRow, message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
             }
+            pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
+            let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
+            before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
         }
         // Raw records a second importer of the same file already wrote are left alone (not counted again).
         var alreadyWritten = Set<Int>()
@@ -66,13 +62,10 @@ struct BatchWriter {
         // Notifications already stored (by UUID) are not stored twice.
         var knownNotifications = Set<String>()
         let uuids = Array(Set(records.compactMap { $0.record.isOK ? $0.record.notification?.notificationUUID : nil }))
-        for chunk in chunks(uuids) {
-            for row in try c.query(
-                "SELECT notification_uuid FROM notifications WHERE notification_uuid IN (\(placeholders(chunk.count)))",
-                chunk.map(SQLValue.text))
-            {
-                if let uuid = row[0].text { knownNotifications.insert(uuid) }
-            }
+        for row in try c.queryIn(
+            "SELECT notification_uuid FROM notifications WHERE notification_uuid IN (?*)", [], list: uuids.map(SQLValue.text))
+        {
+            if let uuid = row[0].text { knownNotifications.insert(uuid) }
         }
         // Writers are serialised (one exclusive write transaction, or PostgreSQL's advisory lock), so the rows
         // read above are every row another importer wrote: a record among them is theirs.
@@ -186,27 +179,15 @@ struct BatchWriter {
             }
             linker.link(identity)
         }
-        let rawColumns = [
-            "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message",
-            "raw",
-        ]
-        // Writers are serialised and every row of this batch's range was read above: none of these can collide.
-        try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
-        try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
-        try c.insertRows(
-            into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
-            rows: renewalRows, onConflict: "")
-        try c.insertRows(
-            into: "notifications",
-            columns: [
-                "notification_uuid", "version", "notification_type", "subtype", "signed_date", "seen_at", "original_transaction_id",
-                "transaction_id", "raw_record_id", "canonical",
-            ],
-            rows: notificationRows, onConflict: "ON CONFLICT (notification_uuid) DO NOTHING")
+        // Stored REFUND_REVERSED notifications (this batch's own are in `reversals` already).
         let revokedIds = pending.values.filter { $0.transaction.revocationDate != nil }.map(\.transaction.transactionId)
         for (id, at) in try RevocationKind.storedReversals(c, of: revokedIds) {
             reversals[id] = max(reversals[id] ?? at, at)
         }
+        // Every read this batch needs comes before its large writes (on PostgreSQL a read waits for every
+        // statement before it): the customer links, then the transactions and customer figures (a recount reads
+        // the transactions), then the rows nothing here reads again.
+        let link = try linker.flush()
         var written = Set<String>()
         var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction, kind: RevocationKind?)] = []
         var newTransactions = 0
@@ -239,8 +220,24 @@ struct BatchWriter {
             }
         }
         try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
-        let link = try linker.flush()
         try updateStats(link: link, changed: changed, before: before)
+        let rawColumns = [
+            "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message",
+            "raw",
+        ]
+        // Writers are serialised and every row of this batch's range was read above: none of these can collide.
+        try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
+        try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
+        try c.insertRows(
+            into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
+            rows: renewalRows, onConflict: "")
+        try c.insertRows(
+            into: "notifications",
+            columns: [
+                "notification_uuid", "version", "notification_type", "subtype", "signed_date", "seen_at", "original_transaction_id",
+                "transaction_id", "raw_record_id", "canonical",
+            ],
+            rows: notificationRows, onConflict: "ON CONFLICT (notification_uuid) DO NOTHING")
         try Counters.add(c, .transactions, newTransactions)
         try Counters.add(c, .refundedTransactions, refunded)
         for (environment, delta) in perEnvironment {
@@ -273,15 +270,13 @@ struct BatchWriter {
             keysToResolve.insert(change.key)
             if let old = before[change.transaction.transactionId]?.key { keysToResolve.insert(old) }
         }
-        for chunk in chunks(Array(keysToResolve)) {
-            for row in try connection.query(
-                """
-                SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
-                WHERE ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.value IN (\(placeholders(chunk.count)))
-                """, chunk.map(SQLValue.text))
-            {
-                if let id = row[0].int { recount.insert(id) }
-            }
+        for row in try connection.queryIn(
+            """
+            SELECT COALESCE(cu.merged_into, cu.id) FROM customer_ids ci JOIN customers cu ON cu.id = ci.customer_id
+            WHERE ci.kind = \(IdentifierKind.originalTransactionId.sql) AND ci.value IN (?*)
+            """, [], list: keysToResolve.map(SQLValue.text))
+        {
+            if let id = row[0].int { recount.insert(id) }
         }
         try StatsWriter.apply(connection, link: link, additions: additions, recount: recount)
     }
@@ -336,19 +331,17 @@ struct CustomerLinker {
         let c = connection
         let all = Array(Set(groups.joined()))
         var owner: [CustomerIdentifier: Int64] = [:]
-        for chunk in chunks(all.map(\.value)) {
-            for row in try c.query(
-                """
-                SELECT ci.kind, ci.value, COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci
-                JOIN customers cu ON cu.id = ci.customer_id WHERE ci.value IN (\(placeholders(chunk.count)))
-                """,
-                chunk.map(SQLValue.text))
-            {
-                if let value = row[1].text, let id = row[2].int {
-                    owner[CustomerIdentifier(kind: try row[0].decode(IdentifierKind.self, column: "customer_ids.kind"), value: value)] = id
-                }
+        for row in try c.queryIn(
+            """
+            SELECT ci.kind, ci.value, COALESCE(cu.merged_into, ci.customer_id) FROM customer_ids ci
+            JOIN customers cu ON cu.id = ci.customer_id WHERE ci.value IN (?*)
+            """, [], list: all.map { SQLValue.text($0.value) })
+        {
+            if let value = row[1].text, let id = row[2].int {
+                owner[CustomerIdentifier(kind: try row[0].decode(IdentifierKind.self, column: "customer_ids.kind"), value: value)] = id
             }
         }
+        let stored = Set(owner.keys)
         var nextId = (try c.scalar("SELECT MAX(id) FROM customers")?.int ?? 0) + 1
         var parent: [Int64: Int64] = [:]
         func find(_ id: Int64) -> Int64 {
@@ -381,9 +374,15 @@ struct CustomerLinker {
             try c.execute("UPDATE customer_ids SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
             try c.execute("UPDATE flags SET customer_id = ? WHERE customer_id = ?", [.int(root), .int(loser)])
         }
+        // Identifiers seen for the first time go straight in (writers are serialised and every stored row for
+        // these values was read above); the few that move to another customer are upserted.
+        let row = { (identifier: CustomerIdentifier) -> [SQLValue] in
+            [.of(identifier.kind), .text(identifier.value), .int(find(owner[identifier]!))]
+        }
         try c.insertRows(
-            into: "customer_ids", columns: ["kind", "value", "customer_id"],
-            rows: dirty.map { [.of($0.kind), .text($0.value), .int(find(owner[$0]!))] },
+            into: "customer_ids", columns: ["kind", "value", "customer_id"], rows: dirty.subtracting(stored).map(row), onConflict: "")
+        try c.insertRows(
+            into: "customer_ids", columns: ["kind", "value", "customer_id"], rows: dirty.intersection(stored).map(row),
             onConflict: "ON CONFLICT (value, kind) DO UPDATE SET customer_id = excluded.customer_id")
         for (identifier, id) in owner { result.owner[identifier] = find(id) }
         groups.removeAll()

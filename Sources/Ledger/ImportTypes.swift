@@ -1,4 +1,5 @@
 import LedgerQueries
+import ReceiptDecoding
 import ReceiptModel
 
 /// An input file about to be imported, identified by its content.
@@ -26,13 +27,17 @@ public enum SourceStart: Sendable, Equatable {
 public struct RecordInput: Sendable {
     public var index: Int
     public var offset: Int64
-    public var bytes: [UInt8]
+    public let bytes: [UInt8]
     public var record: DecodedRecord
+    /// The first 128 bits of the bytes' SHA-256, which records are compared by: computed here, in the task
+    /// that decodes the record, rather than in the one writer.
+    public let contentHash: [UInt8]
 
     public init(index: Int, offset: Int64, bytes: [UInt8], record: DecodedRecord) {
         self.index = index
         self.offset = offset
         self.bytes = bytes
         self.record = record
+        contentHash = Array(CanonicalJSON.sha256(bytes).prefix(16))
     }
 }

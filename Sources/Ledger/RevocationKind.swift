@@ -44,16 +44,14 @@ enum RevocationKind: String, Sendable, CaseIterable {
     /// (their signed date, else when they were seen): what ``Transaction/revocation(reversedAt:)`` takes.
     static func storedReversals(_ c: any SQLConnection, of ids: [String]) throws -> [String: Timestamp] {
         var out: [String: Timestamp] = [:]
-        for chunk in chunks(ids) {
-            for row in try c.query(
-                """
-                SELECT transaction_id, MAX(COALESCE(signed_date, seen_at)) FROM notifications
-                WHERE notification_type = \(NotificationType.refundReversed.sql) AND transaction_id IN (\(placeholders(chunk.count)))
-                GROUP BY transaction_id
-                """, chunk.map(SQLValue.text))
-            {
-                if let id = row[0].text, let at = row[1].int { out[id] = Timestamp(millisecondsSince1970: at) }
-            }
+        for row in try c.queryIn(
+            """
+            SELECT transaction_id, MAX(COALESCE(signed_date, seen_at)) FROM notifications
+            WHERE notification_type = \(NotificationType.refundReversed.sql) AND transaction_id IN (?*)
+            GROUP BY transaction_id
+            """, [], list: ids.map(SQLValue.text))
+        {
+            if let id = row[0].text, let at = row[1].int { out[id] = Timestamp(millisecondsSince1970: at) }
         }
         return out
     }

@@ -60,6 +60,9 @@ extension SQLValue {
 
 /// The SQL dialect a backend speaks; the ledger writes portable SQL and fills in these few words.
 public enum SQLDialect: Sendable {
+    /// Where ``SQLConnection/queryIn(_:_:list:)`` binds its list.
+    public static let inListMarker = "IN (?*)"
+
     case sqlite
     case postgres
 
@@ -87,6 +90,10 @@ public protocol SQLConnection: AnyObject {
     func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws
     /// Runs a query and returns every row as values in column order.
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]]
+    /// Runs a query holding one `IN (?*)`, the values of `list` (bound after `arguments`: the marker follows
+    /// every other `?`), and returns the rows of every value, each once. A backend may send the list as one array
+    /// (PostgreSQL: `= ANY($n)`); by default it runs once per ``BatchWriter/chunk`` values.
+    func queryIn(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]]
     /// Statements sent but not yet confirmed (pipelining backends); the rest return at once.
     func flush() throws
     /// Runs an `INSERT` into a table with an `id` key and returns the new row's id, or `nil` when an
@@ -136,6 +143,23 @@ extension SQLConnection {
 
     public func updateRows(in table: String, key: String, columns: [String], rows: [[SQLValue]]) throws {
         try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
+    }
+
+    public func queryIn(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]] {
+        try queryInChunks(sql, arguments, list: list)
+    }
+
+    /// ``queryIn(_:_:list:)`` as one query per chunk of the list, each with its own `?` per value.
+    public func queryInChunks(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]] {
+        let parts = sql.split(separator: SQLDialect.inListMarker, omittingEmptySubsequences: false)
+        precondition(parts.count == 2 && !parts[1].contains("?"), "queryIn: one IN (?*), after every other placeholder")
+        // A value twice in the list, in two chunks, would find its rows twice.
+        var seen = Set<SQLValue>()
+        var rows: [[SQLValue]] = []
+        for chunk in chunks(list.filter { seen.insert($0).inserted }) {
+            rows += try query(String(parts[0]) + "IN (\(placeholders(chunk.count)))" + String(parts[1]), arguments + chunk)
+        }
+        return rows
     }
 
     /// ``updateRows(in:key:columns:rows:)`` as one deferred `UPDATE` per row.

@@ -153,14 +153,25 @@ public final class SQLLedger: Sendable {
         // owner's ANALYZE refreshes them; a role that does not own the tables gets a warning and the old plan.
         if database.dialect == .postgres && counts.imported >= Self.analyzeAfter {
             // The tables the dashboard's and the refund rules' joins read; raw records and renewal infos are only
-            // looked up by key, and sampling their bytes would double the time.
-            try await write { c in try c.execute("ANALYZE transactions, customer_ids, customers, customer_stats, notifications, flags") }
+            // looked up by key, and sampling their bytes would double the time. Nothing filters or joins on the
+            // canonical JSON, the widest column: leaving it out takes 440 ms to 265 ms at 87,000 transactions.
+            try await write { c in try c.execute("ANALYZE \(Self.analyzedColumns)") }
         }
         return counts
     }
 
     /// Records a source must import before PostgreSQL's statistics are refreshed at its end.
     static let analyzeAfter = 1_000
+
+    /// What ANALYZE samples after an import: every column queries filter, join or sort on.
+    static let analyzedColumns = """
+        transactions (transaction_id, original_transaction_id, web_order_line_item_id, app_account_token, product_id, type, \
+        purchase_date, expires_date, revocation_date, revocation_reason, revocation_kind, environment, price, currency, signed_date, \
+        verification, first_seen_at), \
+        notifications (id, notification_uuid, version, notification_type, subtype, signed_date, seen_at, original_transaction_id, \
+        transaction_id, raw_record_id), \
+        customer_ids, customers, customer_stats, flags
+        """
 
     /// The tables an import fills, in an order that satisfies their foreign keys (what the bench's raw-write
     /// anchors copy and count).

@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -482,17 +483,19 @@ final class PGConnection: SQLConnection {
         portableSQL = portable
     }
 
-    /// Statements sent and not yet confirmed: postgres-nio queues them on the connection, so a batch's
-    /// writes cost one round trip at the next read or commit instead of one each.
-    private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+    /// Statements (and COPYs) sent and not yet confirmed: postgres-nio queues them on the connection, so a
+    /// batch's writes cost one round trip at the next read or commit instead of one each, and the server loads
+    /// one COPY's rows while this side prepares the next's.
+    private var pending: [EventLoopFuture<Void>] = []
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws {
+        let result = try run(sql, arguments)
         try flush()
-        _ = try wait(run(sql, arguments))
+        _ = try wait(result)
     }
 
     func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
-        pending.append(try run(sql, arguments))
+        pending.append(try run(sql, arguments).map { _ in })
     }
 
     func flush() throws {
@@ -516,6 +519,38 @@ final class PGConnection: SQLConnection {
         }
     }
 
+    /// The list as one array parameter (`= ANY($n)`): one statement however long the list, and no statement
+    /// with hundreds of parameters to parse and plan. Lists mixing kinds, or holding NULL, go as `IN` lists.
+    func queryIn(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]] {
+        guard !list.isEmpty else { return [] }
+        var bindings = Self.bindings(arguments)
+        if let texts = Self.all(list, { if case .text(let text) = $0 { text } else { nil } }) {
+            bindings.append(texts)
+        } else if let blobs = Self.all(list, { if case .blob(let bytes) = $0 { ByteBuffer(bytes: bytes) } else { nil } }) {
+            bindings.append(blobs)
+        } else if let numbers = Self.all(list, { if case .int(let number) = $0 { number } else { nil } }) {
+            bindings.append(numbers)
+        } else {
+            return try queryInChunks(sql, arguments, list: list)
+        }
+        precondition(sql.components(separatedBy: SQLDialect.inListMarker).count == 2, "queryIn: one IN (?*)")
+        let text = Self.numbered(sql.replacing(SQLDialect.inListMarker, with: "= ANY(?)"))
+        let result = connection.query(PostgresQuery(unsafeSQL: text, binds: bindings), logger: logger)
+        try flush()
+        return try wait(result).rows.map { row in try row.map { cell in try Self.value(cell) } }
+    }
+
+    /// Each value's `part`, or `nil` when one has none.
+    private static func all<Part>(_ values: [SQLValue], _ part: (SQLValue) -> Part?) -> [Part]? {
+        var out: [Part] = []
+        out.reserveCapacity(values.count)
+        for value in values {
+            guard let one = part(value) else { return nil }
+            out.append(one)
+        }
+        return out
+    }
+
     /// Below this many rows, pipelined single-row INSERTs cost less than a COPY's extra round trips.
     static let copyThreshold = 32
 
@@ -527,7 +562,6 @@ final class PGConnection: SQLConnection {
             return try insertRowsOneByOne(into: table, columns: columns, rows: rows, onConflict: onConflict)
         }
         let list = columns.joined(separator: ", ")
-        try flush()
         // Nothing to resolve on conflict: straight into the table (a collision fails the batch, as the INSERT would).
         if onConflict.isEmpty { return try copy(into: table, columns: columns, data: Self.copyText(rows)) }
         let stage = try stage(rows, as: columns, of: table)
@@ -540,9 +574,8 @@ final class PGConnection: SQLConnection {
     private func stage(_ rows: [[SQLValue]], as columns: [String], of table: String) throws -> String {
         let list = columns.joined(separator: ", ")
         let stage = "receiptdesk_stage_\(table)_\(Self.stableHash(list))"
-        try execute(
-            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA",
-            [])
+        executeDeferredUnchecked(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) ON COMMIT DELETE ROWS AS SELECT \(list) FROM \(table) WITH NO DATA")
         try copy(into: stage, columns: columns, data: Self.copyText(rows))
         return stage
     }
@@ -553,7 +586,6 @@ final class PGConnection: SQLConnection {
         guard rows.count >= Self.copyThreshold, !portableSQL else {
             return try updateRowsOneByOne(in: table, key: key, columns: columns, rows: rows)
         }
-        try flush()
         let stage = try stage(rows, as: [key] + columns, of: table)
         executeDeferredUnchecked(
             "UPDATE \(table) SET \(columns.map { "\($0) = s.\($0)" }.joined(separator: ", ")) FROM \(stage) s WHERE \(table).\(key) = s.\(key)")
@@ -569,16 +601,28 @@ final class PGConnection: SQLConnection {
     }
 
     private func executeDeferredUnchecked(_ sql: String) {
-        pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger))
+        pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).map { _ in })
     }
 
-    /// Runs postgres-nio's (async) COPY from this blocking queue thread, waiting as for any statement.
+    /// Starts postgres-nio's (async) COPY from this blocking queue thread and returns once the server has
+    /// begun it (its CopyInResponse), leaving the rows to load while the caller goes on; the COPY is
+    /// confirmed, like a deferred statement, at the next read or commit.
+    ///
+    /// Waiting for the start keeps the connection's order: every statement this thread sends afterwards is
+    /// queued behind the COPY. (The COPY itself runs in a task, which would otherwise enqueue it after them.)
     func copy(into table: String, columns: [String], data: ByteBuffer) throws {
         let connection = self.connection
         let logger = self.logger
-        let done = connection.eventLoop.makePromise(of: Void.self)
+        let loop = connection.eventLoop
+        let done = loop.makePromise(of: Void.self)
+        let started = loop.makePromise(of: Void.self)
+        let once = NIOLockedValueBox(false)
+        let begin: @Sendable () -> Void = {
+            if once.withLockedValue({ fired in defer { fired = true }; return !fired }) { started.succeed() }
+        }
         done.completeWithTask {
             try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                begin()
                 var data = data
                 // Chunks of 1 MB keep every CopyData message small.
                 while data.readableBytes > 0 {
@@ -586,43 +630,67 @@ final class PGConnection: SQLConnection {
                 }
             }
         }
-        try wait(done.futureResult)
+        // A COPY refused before it began (an earlier statement failed the transaction) ends the wait too; its
+        // error is reported, in order, with the pending statements'.
+        done.futureResult.whenComplete { _ in begin() }
+        pending.append(done.futureResult)
+        do {
+            try wait(started.futureResult)
+        } catch {
+            try flush()
+            throw error
+        }
     }
 
     /// Rows in COPY's text format: tab-separated, `\N` for NULL, backslash escapes, bytea as `\\x` hex.
     static func copyText(_ rows: [[SQLValue]]) -> ByteBuffer {
-        var out: [UInt8] = []
-        out.reserveCapacity(rows.count * 256)
-        let hex = Array("0123456789abcdef".utf8)
+        var out = ByteBufferAllocator().buffer(capacity: rows.count * 256)
         for row in rows {
             for (column, value) in row.enumerated() {
-                if column > 0 { out.append(UInt8(ascii: "\t")) }
+                if column > 0 { out.writeInteger(UInt8(ascii: "\t")) }
                 switch value {
                 case .null:
-                    out += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
+                    out.writeStaticString("\\N")
                 case .int(let number):
-                    out += String(number).utf8
+                    out.writeString(String(number))
                 case .text(let text):
-                    for byte in text.utf8 {
-                        switch byte {
-                        case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                        case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                        case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                        case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                        default: out.append(byte)
-                        }
-                    }
+                    writeEscaped(text, to: &out)
                 case .blob(let bytes):
-                    out += [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")]
-                    for byte in bytes {
-                        out.append(hex[Int(byte >> 4)])
-                        out.append(hex[Int(byte & 0x0f)])
+                    out.writeStaticString("\\\\x")
+                    out.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes.count * 2) { target in
+                        let hex: StaticString = "0123456789abcdef"
+                        let digits = hex.utf8Start
+                        for (i, byte) in bytes.enumerated() {
+                            target[2 * i] = digits[Int(byte >> 4)]
+                            target[2 * i + 1] = digits[Int(byte & 0x0f)]
+                        }
+                        return bytes.count * 2
                     }
                 }
             }
-            out.append(UInt8(ascii: "\n"))
+            out.writeInteger(UInt8(ascii: "\n"))
         }
-        return ByteBuffer(bytes: out)
+        return out
+    }
+
+    /// Writes `text` with COPY's escapes: the whole string at once when nothing in it needs one (nearly always).
+    private static func writeEscaped(_ text: String, to out: inout ByteBuffer) {
+        func special(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")
+        }
+        guard text.utf8.contains(where: special) else {
+            out.writeString(text)
+            return
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): out.writeStaticString("\\\\")
+            case UInt8(ascii: "\n"): out.writeStaticString("\\n")
+            case UInt8(ascii: "\r"): out.writeStaticString("\\r")
+            case UInt8(ascii: "\t"): out.writeStaticString("\\t")
+            default: out.writeInteger(byte)
+            }
+        }
     }
 
     /// FNV-1a of `text` in hex: the same on every run (unlike `Hasher`), to name staging tables.
@@ -675,7 +743,12 @@ final class PGConnection: SQLConnection {
     }
 
     private func run(_ sql: String, _ arguments: [SQLValue]) throws -> EventLoopFuture<PostgresQueryResult> {
-        var bindings = PostgresBindings(capacity: arguments.count)
+        let query = PostgresQuery(unsafeSQL: Self.numbered(sql), binds: Self.bindings(arguments))
+        return connection.query(query, logger: logger)
+    }
+
+    private static func bindings(_ arguments: [SQLValue]) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: arguments.count + 1)
         for argument in arguments {
             switch argument {
             case .null: bindings.appendNull()
@@ -684,8 +757,7 @@ final class PGConnection: SQLConnection {
             case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             }
         }
-        let query = PostgresQuery(unsafeSQL: Self.numbered(sql), binds: bindings)
-        return connection.query(query, logger: logger)
+        return bindings
     }
 
     /// Rewrites `?` placeholders as `$1`, `$2`, ... (the ledger's SQL has no `?` inside literals).

@@ -111,7 +111,8 @@ struct BulkImportTests {
             #expect(after == overview)
             #expect(try await Self.contents(ledger)["transactions"] == contents["transactions"])
             if backend.isPostgres {
-                // Rows with a conflict to resolve went through COPY into staging tables (the others straight in);
+                // Rows with a conflict to resolve went through COPY into a staging table (the others, new customer
+                // ids among them, straight in);
                 // portable SQL makes no temporary table at all.
                 let staged = try await ledger.database.read { c in
                     try c.query("SELECT relname FROM pg_class WHERE relpersistence = 't'", []).compactMap { $0.first?.text }
@@ -119,7 +120,6 @@ struct BulkImportTests {
                 if backend == .postgresPortable {
                     #expect(staged.isEmpty, "\(staged)")
                 } else {
-                    #expect(staged.contains { $0.hasPrefix("receiptdesk_stage_customer_ids_") }, "\(staged)")
                     #expect(staged.contains { $0.hasPrefix("receiptdesk_stage_notifications_") }, "\(staged)")
                 }
             }
