@@ -146,9 +146,11 @@ struct BatchWriter {
                 identity.append(CustomerIdentifier(kind: .originalTransactionId, value: t.originalTransactionId ?? t.transactionId))
                 if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: .appAccountToken, value: token)) }
             }
-            for r in record.renewalInfos {
-                renewalRows.append(
-                    [.of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId), .text(CanonicalJSON.encode(r))])
+            for (n, r) in record.renewalInfos.enumerated() {
+                renewalRows.append([
+                    .of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId),
+                    .text(input.canonical.renewalInfos[n]),
+                ])
                 added.renewals += 1
                 if let original = r.originalTransactionId {
                     identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
@@ -163,7 +165,7 @@ struct BatchWriter {
                     [
                         .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
                         .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
-                        .text(CanonicalJSON.encode(n)),
+                        .text(input.canonical.notification ?? CanonicalJSON.encode(n)),
                     ])
                 if let uuid = n.notificationUUID {
                     if knownNotifications.insert(uuid).inserted { added.notifications += 1 }

@@ -32,6 +32,15 @@ public struct RecordInput: Sendable {
     /// The first 128 bits of the bytes' SHA-256, which records are compared by: computed here, in the task
     /// that decodes the record, rather than in the one writer.
     public let contentHash: [UInt8]
+    /// The canonical JSON of the record's renewal infos (in the record's order) and of its notification,
+    /// written here for the same reason; empty for a rejected record. (Not its transactions': a verifyReceipt
+    /// response repeats every earlier one, so the writer encodes each transaction once per batch instead.)
+    public let canonical: Canonical
+
+    public struct Canonical: Sendable {
+        public var renewalInfos: [String] = []
+        public var notification: String?
+    }
 
     public init(index: Int, offset: Int64, bytes: [UInt8], record: DecodedRecord) {
         self.index = index
@@ -39,5 +48,11 @@ public struct RecordInput: Sendable {
         self.bytes = bytes
         self.record = record
         contentHash = Array(CanonicalJSON.sha256(bytes).prefix(16))
+        var canonical = Canonical()
+        if record.isOK {
+            canonical.renewalInfos = record.renewalInfos.map(CanonicalJSON.encode)
+            canonical.notification = record.notification.map(CanonicalJSON.encode)
+        }
+        self.canonical = canonical
     }
 }

@@ -676,9 +676,14 @@ final class PGConnection: SQLConnection {
     /// Writes `text` with COPY's escapes: the whole string at once when nothing in it needs one (nearly always).
     private static func writeEscaped(_ text: String, to out: inout ByteBuffer) {
         func special(_ byte: UInt8) -> Bool {
-            byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")
+            byte == UInt8(ascii: "\\")
+                || (byte <= UInt8(ascii: "\r") && (byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")))
         }
-        guard text.utf8.contains(where: special) else {
+        let clean = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where special(byte) { return false }
+            return true
+        }
+        if clean ?? !text.utf8.contains(where: special) {
             out.writeString(text)
             return
         }
