@@ -256,6 +256,7 @@ struct Bench: AsyncParsableCommand {
                 perKind.append((kind(file), fileCounts.imported, info.size, seconds(fileElapsed)))
             }
             if deferred { try await ledger.buildDeferredIndexes() }
+            try await ledger.refreshStatistics(afterImporting: counts.imported)
         }
         guard counts.rejected == 0 else {
             throw CLIError.rejected("bench: \(counts.rejected) generated records were rejected on import")

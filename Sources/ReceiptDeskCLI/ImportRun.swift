@@ -26,6 +26,7 @@ struct ImportRun {
         do {
             let total = try await importAll(files, progress: progress, now: now)
             if deferred { try await ledger.buildDeferredIndexes() }
+            try await ledger.refreshStatistics(afterImporting: total.imported)
             try await ledger.refreshFlags(rules: rules, now: now)
             return total
         } catch {

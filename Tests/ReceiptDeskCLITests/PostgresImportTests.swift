@@ -23,6 +23,35 @@ struct PostgresImportTests {
         return ImportCounts(read: last[0], imported: last[1], duplicate: last[2], rejected: last[3])
     }
 
+    @Test("an import's files together, not each, bring the planner's statistics up to date: ANALYZE once, at the end")
+    func statisticsOncePerImport() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let url = try PostgresTestServer.get().createDatabase()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-pg-analyze-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Two files of 600 records: under the 1,000 that call for ANALYZE each, over it together.
+        let lines = Self.purchases(1_200).split(separator: "\n")
+        let files = [lines[..<600], lines[600...]].enumerated().map { n, part in
+            let file = directory.appendingPathComponent("part-\(n).ndjson")
+            FileManager.default.createFile(atPath: file.path, contents: Data((part.joined(separator: "\n") + "\n").utf8))
+            return file.path
+        }
+        let run = try Binary.run(["import", "--no-verify", "--ledger", url] + files, limit: .seconds(120))
+        #expect(run.status == 0, "\(run.stderr)")
+        let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp())
+        let counts = try await ledger.database.read { c in
+            try c.query(
+                "SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname IN ('transactions', 'customer_ids', 'raw_records')", []
+            ).reduce(into: [String: Int64]()) { $0[$1[0].text ?? "?"] = $1[1].int }
+        }
+        try await ledger.close()
+        #expect(counts["transactions"] == 1, "\(counts)")
+        #expect(counts["customer_ids"] == 1, "\(counts)")
+        // Looked up by key only: never sampled.
+        #expect(counts["raw_records"] == 0, "\(counts)")
+    }
+
     @Test("the server stopped mid-import: exit 3 with what was committed; run again, the import completes once")
     func serverLostMidImport() async throws {
         guard PostgresTestServer.enabled else { return }
