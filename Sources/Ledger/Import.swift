@@ -196,13 +196,15 @@ struct BatchWriter {
         var refunded = 0
         var perEnvironment: [String?: (transactions: Int, refunded: Int)] = [:]
         var transactionRows: [[SQLValue]] = []
+        // Stored transactions this batch changes (a verifyReceipt response repeats every earlier one): key first.
+        var updatedRows: [[SQLValue]] = []
         for id in order where !written.contains(id) {
             written.insert(id)
             guard let entry = pending[id] else { continue }
             let t = entry.transaction
             let kind = RevocationKind(t, reversal: reversals[id])
             if entry.exists {
-                try update(t, kind: kind, firstSeen: entry.firstSeen)
+                updatedRows.append([.text(id)] + Self.values(t, kind: kind, firstSeen: entry.firstSeen))
             } else {
                 transactionRows.append(Self.values(t, kind: kind, firstSeen: entry.firstSeen) + [.text(id)])
             }
@@ -221,6 +223,7 @@ struct BatchWriter {
                 changed.append((key, old?.contribution, t, kind))
             }
         }
+        try c.updateRows(in: "transactions", key: "transaction_id", columns: Self.transactionColumns.dropLast(), rows: updatedRows)
         try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
         try updateStats(link: link, changed: changed, before: before)
         let rawColumns = [
@@ -297,16 +300,6 @@ struct BatchWriter {
             .of(t.revocationReason?.rawValue), .of(kind?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
             .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
         ]
-    }
-
-    private func update(_ t: Transaction, kind: RevocationKind?, firstSeen: Timestamp) throws {
-        try connection.executeDeferred(
-            """
-            UPDATE transactions SET original_transaction_id = ?, web_order_line_item_id = ?, app_account_token = ?,
-                product_id = ?, type = ?, purchase_date = ?, expires_date = ?, revocation_date = ?, revocation_reason = ?,
-                revocation_kind = ?, environment = ?, price = ?, currency = ?, signed_date = ?, verification = ?, first_seen_at = ?, canonical = ?
-            WHERE transaction_id = ?
-            """, Self.values(t, kind: kind, firstSeen: firstSeen) + [.text(t.transactionId)])
     }
 }
 

@@ -170,6 +170,43 @@ struct BulkImportTests {
     }
 
     @Test(
+        "a batch that changes many stored transactions updates each of them (PostgreSQL: one UPDATE from COPY)",
+        arguments: Backend.available)
+    func bulkTransactionUpdates(_ backend: Backend) async throws {
+        let count = 60  // above the backend's bulk threshold
+        func line(_ n: Int, refunded: Bool, signed: Int64 = 1_740_000_000_000) -> String {
+            let revocation = refunded ? #","revocationDate":1740000100000,"revocationReason":1"# : ""
+            return #"{"transactionId":"t\#(n)","originalTransactionId":"o\#(n)","productId":"gems","purchaseDate":1740000000000,"type":"Consumable","quantity":1,"environment":"Production","storefront":"USA","signedDate":\#(signed)\#(revocation)}"#
+        }
+        let ledger = try await backend.ledger()
+        _ = try await importBytes(
+            Array((0..<count).map { line($0, refunded: false) }.joined(separator: "\n").utf8), path: "first.ndjson", into: ledger,
+            batchSize: 500)
+        // The same transactions again, every other one refunded since: each stored row is merged and written back.
+        let counts = try await importBytes(
+            Array((0..<count).map { line($0, refunded: $0 % 2 == 0, signed: 1_740_000_200_000) }.joined(separator: "\n").utf8),
+            path: "second.ndjson",
+            into: ledger, batchSize: 500)
+        #expect(counts.imported == count)
+        let rows = try await ledger.database.read { c in
+            try c.query("SELECT transaction_id, revocation_date, revocation_kind, canonical FROM transactions ORDER BY transaction_id", [])
+        }
+        #expect(rows.count == count)
+        for row in rows {
+            let n = Int(row[0].text?.dropFirst() ?? "") ?? -1
+            let refunded = n % 2 == 0
+            #expect(row[1].int == (refunded ? 1_740_000_100_000 : nil), "\(row[0])")
+            #expect(row[2].text == (refunded ? "refund" : nil), "\(row[0])")
+            let canonical = try CanonicalJSON.transaction(try #require(row[3].text))
+            #expect((canonical.revocationDate != nil) == refunded, "\(row[0])")
+            #expect(canonical.storefront == "USA", "\(row[0])")
+            #expect(canonical.signedDate?.millisecondsSince1970 == 1_740_000_200_000, "\(row[0])")
+        }
+        #expect(try await ledger.overview().refundedTransactions == count / 2)
+        try await ledger.close()
+    }
+
+    @Test(
         "a bulk import cut after some batches resumes, and two importers of one file share it",
         arguments: Backend.available)
     func resumeAndTwoImporters(_ backend: Backend) async throws {
