@@ -519,8 +519,10 @@ final class PGConnection: SQLConnection {
         }
     }
 
-    /// The list as one array parameter (`= ANY($n)`): one statement however long the list, and no statement
-    /// with hundreds of parameters to parse and plan. Lists mixing kinds, or holding NULL, go as `IN` lists.
+    /// The list as one array parameter (`IN (SELECT unnest($n))`): one statement however long the list, and none
+    /// with hundreds of parameters to parse and plan. (As `= ANY($n)`, a list of 2,000 had the planner scan a
+    /// 562,000-row customer_ids whole, 22 ms, where the semi-join over the array probes its key in 5 ms.) Lists
+    /// mixing kinds, or holding NULL, go as `IN` lists.
     func queryIn(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]] {
         guard !list.isEmpty else { return [] }
         var bindings = Self.bindings(arguments)
@@ -534,7 +536,7 @@ final class PGConnection: SQLConnection {
             return try queryInChunks(sql, arguments, list: list)
         }
         precondition(sql.components(separatedBy: SQLDialect.inListMarker).count == 2, "queryIn: one IN (?*)")
-        let text = Self.numbered(sql.replacing(SQLDialect.inListMarker, with: "= ANY(?)"))
+        let text = Self.numbered(sql.replacing(SQLDialect.inListMarker, with: "IN (SELECT unnest(?))"))
         let result = connection.query(PostgresQuery(unsafeSQL: text, binds: bindings), logger: logger)
         try flush()
         return try wait(result).rows.map { row in try row.map { cell in try Self.value(cell) } }
