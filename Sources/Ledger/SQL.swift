@@ -92,7 +92,7 @@ public protocol SQLConnection: AnyObject {
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]]
     /// Runs a query holding one `IN (?*)`, the values of `list` (bound after `arguments`: the marker follows
     /// every other `?`), and returns the rows of every value, each once. A backend may send the list as one array
-    /// (PostgreSQL: `= ANY($n)`); by default it runs once per ``BatchWriter/chunk`` values.
+    /// (PostgreSQL: `IN (SELECT unnest($n))`); by default it runs once per ``BatchWriter/chunk`` values.
     func queryIn(_ sql: String, _ arguments: [SQLValue], list: [SQLValue]) throws -> [[SQLValue]]
     /// Statements sent but not yet confirmed (pipelining backends); the rest return at once.
     func flush() throws
