@@ -98,4 +98,36 @@ struct BulkStatementTests {
         #expect(try await database.read { c in try c.scalar("SELECT COUNT(*) FROM bulk_probe")?.int } == 100)
         try await database.close()
     }
+
+    @Test("a result of 200,000 rows arrives whole and in order", arguments: Backend.available)
+    func largeResult(backend: Backend) async throws {
+        let database = try await Self.probe(backend)
+        // Many reads from the socket: postgres-nio's own gathering copied its array at each of them.
+        let rows = try await database.read { c in
+            try c.query(
+                "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200000) SELECT n, 'row-' || n FROM g ORDER BY n", [])
+        }
+        #expect(rows.count == 200_000)
+        #expect(rows.enumerated().allSatisfy { i, row in row == [.int(Int64(i + 1)), .text("row-\(i + 1)")] })
+        try await database.close()
+    }
+
+    @Test("a value this side cannot read, deep in a result, fails the query naming its column; the connection goes on",
+        .enabled(if: PostgresTestServer.enabled))
+    func unreadableValueMidResult() async throws {
+        let database = try await Self.probe(.postgres)
+        let (message, after) = try await database.read { c in
+            var message = ""
+            do {
+                _ = try c.query(
+                    "SELECT CASE WHEN g = 150000 THEN 1.5 ELSE g END::numeric AS amount FROM generate_series(1, 200000) g ORDER BY g", [])
+            } catch {
+                message = "\(error)"
+            }
+            return (message, try c.scalar("SELECT 7")?.int)
+        }
+        #expect(message.contains("amount") && message.contains("1.5"), "\(message)")
+        #expect(after == 7)
+        try await database.close()
+    }
 }
