@@ -513,24 +513,23 @@ final class PGConnection: SQLConnection {
     }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
-        try flush()
-        let result = send(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: Self.bindings(arguments)))
-        return try rows(of: result)
+        try rows(of: PostgresQuery(unsafeSQL: Self.numbered(sql), binds: Self.bindings(arguments)))
     }
 
-    /// What a query sent by ``send(_:)`` has gathered: its rows, or the first value this side could not read.
+    /// What a query has gathered: its rows, or the first value this side could not read.
     private struct Gathered: Sendable {
         var rows: [[SQLValue]] = []
         var failure: (any Error)?
     }
 
-    /// Sends `query`, gathering its rows as values, each as it arrives.
+    /// Sends `query` behind the statements still pending, confirms those (their error, if any, is the one
+    /// reported), and returns the query's rows, gathered as values each as it arrives.
     ///
     /// Not postgres-nio's `query(_:logger:)`, whose array of rows is copied whole at every read from the socket
     /// (postgres-nio 1.33.2, `PSQLRowStream` in its `waitingForAll` state): a result of 998,617 rows took 131 s
     /// to arrive that way, and psql reads it in 5 s; gathered row by row the time grows with the rows, not their
-    /// square.
-    private func send(_ query: PostgresQuery) -> (done: EventLoopFuture<PostgresQueryMetadata>, gathered: NIOLockedValueBox<Gathered>) {
+    /// square. A value this side cannot read is the error, naming its column (postgres-nio's own names nothing).
+    private func rows(of query: PostgresQuery) throws -> [[SQLValue]] {
         let gathered = NIOLockedValueBox(Gathered())
         let done = connection.query(query, logger: logger) { row in
             do {
@@ -541,18 +540,13 @@ final class PGConnection: SQLConnection {
                 throw error
             }
         }
-        return (done, gathered)
-    }
-
-    /// Waits for a query sent by ``send(_:)`` and returns its rows; a value this side cannot read is the error
-    /// (postgres-nio reports it as its own, which names nothing), else the query's.
-    private func rows(of sent: (done: EventLoopFuture<PostgresQueryMetadata>, gathered: NIOLockedValueBox<Gathered>)) throws -> [[SQLValue]] {
+        try flush()
         do {
-            _ = try wait(sent.done)
+            _ = try wait(done)
         } catch {
-            throw sent.gathered.withLockedValue { $0.failure } ?? error
+            throw gathered.withLockedValue { $0.failure } ?? error
         }
-        return sent.gathered.withLockedValue { $0.rows }
+        return gathered.withLockedValue { $0.rows }
     }
 
     /// The list as one array parameter (`IN (SELECT unnest($n))`): one statement however long the list, and none
@@ -573,9 +567,7 @@ final class PGConnection: SQLConnection {
         }
         precondition(sql.components(separatedBy: SQLDialect.inListMarker).count == 2, "queryIn: one IN (?*)")
         let text = Self.numbered(sql.replacing(SQLDialect.inListMarker, with: "IN (SELECT unnest(?))"))
-        let result = send(PostgresQuery(unsafeSQL: text, binds: bindings))
-        try flush()
-        return try rows(of: result)
+        return try rows(of: PostgresQuery(unsafeSQL: text, binds: bindings))
     }
 
     /// Each value's `part`, or `nil` when one has none.
