@@ -2,7 +2,7 @@ import ReceiptModel
 
 /// Maps an AppTransaction payload (or its decoded JSON) to the receipt fields.
 enum AppTransactionMapping {
-    static let knownKeys: Set<String> = [
+    static let knownKeys: KeySet = [
         "receiptType", "appAppleId", "bundleId", "applicationVersion", "versionExternalIdentifier",
         "receiptCreationDate", "originalPurchaseDate", "originalApplicationVersion", "preorderDate",
     ]

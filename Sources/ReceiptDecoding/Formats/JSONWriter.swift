@@ -7,7 +7,10 @@ import ReceiptModel
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
-    private var needsComma: [Bool] = [false]
+    /// Whether a value was written at the current level (the next needs a comma first), and the same for
+    /// each enclosing level.
+    private var afterValue = false
+    private var enclosing: [Bool] = []
     /// When set, object members whose value is absent (`nil`) are left out instead of written as `null`.
     public var omitsAbsentMembers = false
 
@@ -17,11 +20,12 @@ public struct JSONWriter: Sendable {
     public mutating func beginObject(_ key: String? = nil) {
         prefix(key)
         bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        enclosing.append(afterValue)
+        afterValue = false
     }
 
     public mutating func endObject() {
-        needsComma.removeLast()
+        afterValue = enclosing.removeLast()
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -29,11 +33,12 @@ public struct JSONWriter: Sendable {
     public mutating func beginArray(_ key: String? = nil) {
         prefix(key)
         bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        enclosing.append(afterValue)
+        afterValue = false
     }
 
     public mutating func endArray() {
-        needsComma.removeLast()
+        afterValue = enclosing.removeLast()
         bytes.append(UInt8(ascii: "]"))
     }
 
@@ -48,7 +53,7 @@ public struct JSONWriter: Sendable {
     public mutating func int(_ key: String?, _ value: Int64?) {
         if value == nil && key != nil && omitsAbsentMembers { return }
         prefix(key)
-        if let value { appendLiteral(String(value)) } else { appendLiteral("null") }
+        if let value { writeInteger(value) } else { appendLiteral("null") }
     }
 
     /// Writes an integer member or element.
@@ -102,37 +107,88 @@ public struct JSONWriter: Sendable {
         bytes.append(0x0A)
     }
 
+    /// Makes room for `count` bytes in all, so a writer that knows its size grows its buffer once.
+    public mutating func reserveCapacity(_ count: Int) {
+        bytes.reserveCapacity(count)
+    }
+
     /// Empties the buffer, keeping its capacity.
     public mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
-        needsComma = [false]
+        afterValue = false
+        enclosing.removeAll(keepingCapacity: true)
     }
 
     private mutating func prefix(_ key: String?) {
-        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
-        needsComma[needsComma.count - 1] = true
+        if afterValue { bytes.append(UInt8(ascii: ",")) }
+        afterValue = true
         if let key {
             writeString(key)
             bytes.append(UInt8(ascii: ":"))
         }
     }
 
-    private mutating func appendLiteral(_ text: String) {
+    /// Starts a member whose name is given as its JSON text already, quoted and with its colon (`"price":`),
+    /// as the writers of model types keep their names.
+    mutating func member(quotedKey: [UInt8]) {
+        if afterValue { bytes.append(UInt8(ascii: ",")) }
+        afterValue = true
+        bytes.append(contentsOf: quotedKey)
+    }
+
+    /// Writes an integer's digits (without making a `String` of them).
+    mutating func writeInteger(_ value: Int64) {
+        var magnitude = value.magnitude
+        // 19 digits and a sign at most.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(truncatingIfNeeded: magnitude % 10) + UInt8(ascii: "0")
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    mutating func appendLiteral(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
 
-    private mutating func writeString(_ text: String) {
+    mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        writeEscaped(text)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a provenance as the string its `description` is, without making that string first (every
+    /// transaction the import writes lists its sources).
+    mutating func provenance(_ source: Provenance) {
+        prefix(nil)
+        bytes.append(UInt8(ascii: "\""))
+        writeEscaped(source.path)
+        bytes.append(UInt8(ascii: "#"))
+        writeInteger(Int64(source.index))
+        if !source.location.isEmpty {
+            bytes.append(UInt8(ascii: " "))
+            writeEscaped(source.location)
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a string's characters, escaped, without quotes.
+    private mutating func writeEscaped(_ text: String) {
         // Fast path: most strings need no escaping and are copied in one go.
         let clean = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
             bytes.append(contentsOf: utf8)
             return true
         }
-        if clean == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        if clean == true { return }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
@@ -148,6 +204,5 @@ public struct JSONWriter: Sendable {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

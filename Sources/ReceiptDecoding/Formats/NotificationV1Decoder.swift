@@ -2,8 +2,9 @@ import ReceiptModel
 
 /// Decodes App Store Server Notifications V1.
 enum NotificationV1Decoder {
-    static let knownKeys: Set<String> = [
-        "notification_type", "environment", "unified_receipt", "auto_renew_status", "auto_renew_product_id",
+    /// The members mapped onto the notification (`bid` and `bvrs` among them) or read for its transactions.
+    static let knownKeys: KeySet = [
+        "bid", "bvrs", "notification_type", "environment", "unified_receipt", "auto_renew_status", "auto_renew_product_id",
         "auto_renew_status_change_date", "auto_renew_status_change_date_ms", "auto_renew_status_change_date_pst",
         "original_transaction_id", "password", "latest_receipt_info", "latest_expired_receipt_info",
         "pending_renewal_info",
@@ -25,10 +26,10 @@ enum NotificationV1Decoder {
         notification.bundleVersion = try fields.string("bvrs")
         notification.autoRenewStatus = try fields.bool("auto_renew_status")
         notification.autoRenewProductId = try fields.string("auto_renew_product_id")
-        notification.autoRenewStatusChangeDate = try fields.legacyDate("auto_renew_status_change_date")
+        notification.autoRenewStatusChangeDate = try fields.legacyDate(.autoRenewStatusChangeDate)
         notification.originalTransactionId = try fields.string("original_transaction_id")
         notification.signedDate = notification.autoRenewStatusChangeDate
-        var extra = fields.unknownMembers(knownKeys.union(["bid", "bvrs"]))
+        var extra = fields.unknownMembers(knownKeys)
         if object.has("password") { extra.append("password", .string("<redacted>")) }
         notification.extra = extra
 

@@ -191,15 +191,14 @@ public struct RecordDecoder: Sendable {
         }
         // Minimal payloads (Apple's own test data carries only environment, bundleId and signedDate):
         // classify by which payload type every key belongs to.
-        let keys = Set(payload.members.map(\.key))
-        if keys.isSubset(of: TransactionMapping.jwsRenewalKeys) {
+        if payload.members.allSatisfy({ TransactionMapping.jwsRenewalKeys.contains($0.key) }) {
             kind = .signedRenewalInfo
             let (renewal, verification) = try await signedRenewal(jws, provenance: provenance, location: "", notes: notes)
             var record = DecodedRecord(provenance: provenance, kind: .signedRenewalInfo, verification: verification)
             record.renewalInfos = [renewal]
             return record
         }
-        if keys.isSubset(of: Transaction.fieldNames) {
+        if payload.members.allSatisfy({ TransactionMapping.jwsTransactionKeys.contains($0.key) }) {
             kind = .signedTransaction
             let verification = try await check(jws, kind: .signedTransaction, bundleId: payload["bundleId"]?.stringValue)
             notes.warnings.append("the signed transaction carries no transactionId; there is nothing to import")
@@ -260,11 +259,11 @@ public struct RecordDecoder: Sendable {
         return record
     }
 
-    static let notificationV2Keys: Set<String> = [
+    static let notificationV2Keys: KeySet = [
         "notificationType", "subtype", "notificationUUID", "version", "signedDate", "data", "summary",
         "externalPurchaseToken", "appData",
     ]
-    static let notificationDataKeys: Set<String> = [
+    static let notificationDataKeys: KeySet = [
         "environment", "appAppleId", "bundleId", "bundleVersion", "signedTransactionInfo", "signedRenewalInfo", "status",
     ]
 

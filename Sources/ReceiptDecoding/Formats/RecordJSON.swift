@@ -33,15 +33,27 @@ extension JSONWriter {
         endObject()
     }
 
+    /// `"name":` for each of ``Transaction/fields``, in its order (the names need no escaping; written as
+    /// they are, every transaction of an import skips checking them).
+    static let transactionFieldKeys: [[UInt8]] = Transaction.fields.map { Array("\"\($0.name)\":".utf8) }
+
     /// Writes a transaction with Apple's `JWSTransactionDecodedPayload` names.
     public mutating func transaction(_ key: String?, _ t: Transaction) {
         beginObject(key)
-        for field in Transaction.fields {
+        for (field, quotedKey) in zip(Transaction.fields, Self.transactionFieldKeys) {
             switch field.value(t) {
-            case .text(let text)?: string(field.name, text)
-            case .integer(let number)?: int(field.name, number)
-            case .date(let date)?: int(field.name, date.millisecondsSince1970)
-            case .flag(let flag)?: bool(field.name, flag)
+            case .text(let text)?:
+                member(quotedKey: quotedKey)
+                writeString(text)
+            case .integer(let number)?:
+                member(quotedKey: quotedKey)
+                writeInteger(number)
+            case .date(let date)?:
+                member(quotedKey: quotedKey)
+                writeInteger(date.millisecondsSince1970)
+            case .flag(let flag)?:
+                member(quotedKey: quotedKey)
+                appendLiteral(flag ? "true" : "false")
             case .json(let json)?: value(field.name, json)
             case nil where field.kind == .json: break  // kept JSON is written only when present
             case nil: null(field.name)
@@ -141,7 +153,7 @@ extension JSONWriter {
 
     private mutating func sources(_ sources: [Provenance]) {
         beginArray("sources")
-        for source in sources { string(nil, source.description) }
+        for source in sources { provenance(source) }
         endArray()
     }
 }

@@ -3,7 +3,7 @@ import ReceiptModel
 /// Mapping from Apple's JSON shapes to the canonical ``Transaction`` and ``RenewalInfo``.
 enum TransactionMapping {
     /// Legacy keys that are mapped and also kept as they came.
-    static let legacyFlagKeys: Set<String> = [
+    static let legacyFlagKeys: KeySet = [
         "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id", "offer_code_ref_name",
         "cancellation_reason", "is_upgraded", "purchase_date", "purchase_date_pst", "original_purchase_date",
         "original_purchase_date_pst", "expires_date", "expires_date_pst", "expires_date_formatted",
@@ -11,7 +11,7 @@ enum TransactionMapping {
     ]
 
     /// Legacy keys that are mapped onto canonical fields (and not kept a second time).
-    static let legacyMappedKeys: Set<String> = [
+    static let legacyMappedKeys: KeySet = [
         "transaction_id", "original_transaction_id", "web_order_line_item_id", "product_id", "quantity",
         "purchase_date_ms", "original_purchase_date_ms", "expires_date_ms", "cancellation_date_ms",
         "subscription_group_identifier", "in_app_ownership_type", "app_account_token", "bid",
@@ -33,10 +33,10 @@ enum TransactionMapping {
         t.productId = try fields.string("product_id")
         t.bundleId = try fields.string("bid") ?? bundleId
         t.subscriptionGroupIdentifier = try fields.string("subscription_group_identifier")
-        t.purchaseDate = try fields.legacyDate("purchase_date")
-        t.originalPurchaseDate = try fields.legacyDate("original_purchase_date")
-        t.expiresDate = try fields.legacyDate("expires_date")
-        t.revocationDate = try fields.legacyDate("cancellation_date")
+        t.purchaseDate = try fields.legacyDate(.purchaseDate)
+        t.originalPurchaseDate = try fields.legacyDate(.originalPurchaseDate)
+        t.expiresDate = try fields.legacyDate(.expiresDate)
+        t.revocationDate = try fields.legacyDate(.cancellationDate)
         if let reason = try fields.int("cancellation_reason") { t.revocationReason = RevocationReason(rawValue: reason) }
         t.quantity = try quantity(fields)
         t.isUpgraded = try fields.bool("is_upgraded")
@@ -73,6 +73,8 @@ enum TransactionMapping {
         return quantity
     }
 
+    static let jwsTransactionKeys = KeySet(Transaction.fieldNames)
+
     /// Maps a `JWSTransactionDecodedPayload` object.
     static func jwsTransaction(_ fields: Fields) throws(RecordError) -> Transaction {
         var t = Transaction(transactionId: try fields.requiredString("transactionId"))
@@ -89,17 +91,17 @@ enum TransactionMapping {
             field.assign(&t, value)
         }
         if t.type == nil && t.expiresDate != nil { t.type = .autoRenewableSubscription }
-        t.extra = fields.unknownMembers(Transaction.fieldNames)
+        t.extra = fields.unknownMembers(jwsTransactionKeys)
         return t
     }
 
-    static let legacyRenewalKnownKeys: Set<String> = [
+    static let legacyRenewalKnownKeys: KeySet = [
         "auto_renew_product_id", "product_id", "original_transaction_id", "auto_renew_status", "expiration_intent",
         "is_in_billing_retry_period", "grace_period_expires_date_ms", "price_increase_status",
         "price_consent_status", "offer_code_ref_name", "promotional_offer_id", "grace_period_expires_date",
         "grace_period_expires_date_pst", "app_account_token",
     ]
-    static let legacyRenewalKeptKeys: Set<String> = [
+    static let legacyRenewalKeptKeys: KeySet = [
         "price_consent_status", "offer_code_ref_name", "promotional_offer_id", "grace_period_expires_date",
         "grace_period_expires_date_pst",
     ]
@@ -113,7 +115,7 @@ enum TransactionMapping {
         if let status = try autoRenewStatus(fields, "auto_renew_status") { r.autoRenewStatus = status }
         if let intent = try fields.int("expiration_intent") { r.expirationIntent = ExpirationIntent(rawValue: intent) }
         r.isInBillingRetryPeriod = try fields.bool("is_in_billing_retry_period")
-        r.gracePeriodExpiresDate = try fields.legacyDate("grace_period_expires_date")
+        r.gracePeriodExpiresDate = try fields.legacyDate(.gracePeriodExpiresDate)
         var priceStatus = try fields.int("price_increase_status")
         if priceStatus == nil { priceStatus = try fields.int("price_consent_status") }
         if let status = priceStatus {
@@ -140,7 +142,7 @@ enum TransactionMapping {
         return try fields.bool(key).map { $0 ? .on : .off }
     }
 
-    static let jwsRenewalKeys: Set<String> = [
+    static let jwsRenewalKeys: KeySet = [
         "expirationIntent", "originalTransactionId", "autoRenewProductId", "productId", "autoRenewStatus",
         "isInBillingRetryPeriod", "priceIncreaseStatus", "gracePeriodExpiresDate", "offerType", "offerIdentifier",
         "signedDate", "environment", "recentSubscriptionStartDate", "renewalDate", "currency", "renewalPrice",

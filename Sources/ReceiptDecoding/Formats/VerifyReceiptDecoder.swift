@@ -2,7 +2,7 @@ import ReceiptModel
 
 /// Decodes verifyReceipt responses (and the `unified_receipt` of V1 notifications).
 enum VerifyReceiptDecoder {
-    static let responseKeys: Set<String> = [
+    static let responseKeys: KeySet = [
         "status", "environment", "receipt", "latest_receipt_info", "pending_renewal_info", "latest_receipt",
         "is-retryable",
     ]
@@ -104,7 +104,7 @@ enum VerifyReceiptDecoder {
         }
     }
 
-    static let receiptKnownKeys: Set<String> = [
+    static let receiptKnownKeys: KeySet = [
         "receipt_type", "adam_id", "app_item_id", "bundle_id", "application_version", "download_id",
         "version_external_identifier", "receipt_creation_date", "receipt_creation_date_ms", "receipt_creation_date_pst",
         "request_date", "request_date_ms", "request_date_pst", "original_purchase_date", "original_purchase_date_ms",
@@ -121,12 +121,12 @@ enum VerifyReceiptDecoder {
         receipt.applicationVersion = try fields.string("application_version")
         receipt.downloadId = try fields.int64("download_id")
         receipt.versionExternalIdentifier = try fields.int64("version_external_identifier")
-        receipt.receiptCreationDate = try fields.legacyDate("receipt_creation_date")
-        receipt.requestDate = try fields.legacyDate("request_date")
-        receipt.originalPurchaseDate = try fields.legacyDate("original_purchase_date")
+        receipt.receiptCreationDate = try fields.legacyDate(.receiptCreationDate)
+        receipt.requestDate = try fields.legacyDate(.requestDate)
+        receipt.originalPurchaseDate = try fields.legacyDate(.originalPurchaseDate)
         receipt.originalApplicationVersion = try fields.string("original_application_version")
-        receipt.expirationDate = try fields.legacyDate("expiration_date")
-        receipt.preorderDate = try fields.legacyDate("preorder_date")
+        receipt.expirationDate = try fields.legacyDate(.expirationDate)
+        receipt.preorderDate = try fields.legacyDate(.preorderDate)
         receipt.extra = fields.unknownMembers(receiptKnownKeys)
         return receipt
     }

@@ -103,8 +103,9 @@ struct Fields {
     }
 
     /// A legacy date: `NAME_ms` wins; otherwise `NAME` as milliseconds (iOS 6) or `yyyy-MM-dd HH:mm:ss Etc/GMT`.
-    func legacyDate(_ name: String) throws(RecordError) -> Timestamp? {
-        if let ms = try timestamp(name + "_ms") { return ms }
+    func legacyDate(_ date: LegacyDateName) throws(RecordError) -> Timestamp? {
+        let name = date.name
+        if let ms = try timestamp(date.milliseconds) { return ms }
         guard let value = object[name] else { return nil }
         switch value {
         case .number: return try timestamp(name)
@@ -141,14 +142,14 @@ struct Fields {
     }
 
     /// The members whose names are not in `known`, kept raw.
-    func unknownMembers(_ known: Set<String>) -> JSONObject {
+    func unknownMembers(_ known: KeySet) -> JSONObject {
         var extra = JSONObject()
         for member in object where !known.contains(member.key) { extra.members.append(member) }
         return extra
     }
 
     /// The members whose names are in `keys`, kept raw in input order.
-    func members(in keys: Set<String>) -> JSONObject {
+    func members(in keys: KeySet) -> JSONObject {
         var kept = JSONObject()
         for member in object where keys.contains(member.key) { kept.members.append(member) }
         return kept
@@ -164,7 +165,8 @@ struct Fields {
     }
 
     private func parseInteger(_ text: String, key: String, quoted: Bool) throws(RecordError) -> Int64 {
-        let shown = quoted ? "\"\(text.prefix(40))\"" : String(text.prefix(40))
+        // The value as an error shows it: built only for an error (every integer of every record comes here).
+        var shown: String { quoted ? "\"\(text.prefix(40))\"" : String(text.prefix(40)) }
         var negative = false
         var value: Int64 = 0
         var sawDigit = false
@@ -207,6 +209,29 @@ struct Fields {
         }
         throw error("notANumber", "\(key) \(shown) is not a number")
     }
+}
+
+/// A legacy date's member names: `NAME`, and `NAME_ms`, made once (a name of 16 bytes or more is not a
+/// small string, so `name + "_ms"` allocated at every date of every record).
+struct LegacyDateName: Sendable {
+    let name: String
+    let milliseconds: String
+
+    init(_ name: String) {
+        self.name = name
+        self.milliseconds = name + "_ms"
+    }
+
+    static let purchaseDate = LegacyDateName("purchase_date")
+    static let originalPurchaseDate = LegacyDateName("original_purchase_date")
+    static let expiresDate = LegacyDateName("expires_date")
+    static let cancellationDate = LegacyDateName("cancellation_date")
+    static let gracePeriodExpiresDate = LegacyDateName("grace_period_expires_date")
+    static let receiptCreationDate = LegacyDateName("receipt_creation_date")
+    static let requestDate = LegacyDateName("request_date")
+    static let expirationDate = LegacyDateName("expiration_date")
+    static let preorderDate = LegacyDateName("preorder_date")
+    static let autoRenewStatusChangeDate = LegacyDateName("auto_renew_status_change_date")
 }
 
 /// A value masked by whoever published the data (`******`).
