@@ -11,9 +11,7 @@ extension Transaction {
         // The common case (the same transaction in `in_app` and `latest_receipt_info`, or in the next response
         // of the same customer): an identical sighting, where the field-by-field merge below would keep every
         // value and only unite the sources.
-        var sameSighting = other
-        sameSighting.sources = sources
-        if sameSighting == self {
+        if hasSameFields(as: other) {
             for source in other.sources where !sources.contains(source) { sources.append(source) }
             return []
         }
@@ -25,38 +23,45 @@ extension Transaction {
         } else {
             otherWins = preferOther
         }
-        var winner = otherWins ? other : self
-        let loser = otherWins ? self : other
+        // The winner is merged into in place: `self`, or `other` put in its place (a transaction's fields are
+        // shared until changed, so neither is copied unless the loser adds to it).
+        let mySources = sources
+        let loser: Transaction
+        if otherWins {
+            loser = self
+            self = other
+        } else {
+            loser = other
+        }
         var conflicts: [String] = []
-        let bothVerified = verification == .verified && other.verification == .verified
+        let bothVerified = verification == .verified && loser.verification == .verified
         func fill(_ field: TransactionField) {
             guard let lost = field.value(loser) else { return }
-            if let kept = field.value(winner) {
+            if let kept = field.value(self) {
                 if bothVerified && lost != kept { conflicts.append(field.name) }
             } else {
-                field.assign(&winner, lost)
+                field.assign(&self, lost)
             }
         }
         for field in Self.fields where field.merge == .fill { fill(field) }
         // A revocation or an upgrade is a later fact: whoever knows of it, it stands unless the
         // winner is the later signed sighting that says otherwise (REFUND_REVERSED clears it).
-        if winner.revocationDate == nil && !(otherWins && winner.signedDate != nil && loser.signedDate != nil) {
-            winner.revocationDate = loser.revocationDate
-            winner.revocationReason = winner.revocationReason ?? loser.revocationReason
-            winner.revocationType = winner.revocationType ?? loser.revocationType
-            winner.revocationPercentage = winner.revocationPercentage ?? loser.revocationPercentage
+        if revocationDate == nil && !(otherWins && signedDate != nil && loser.signedDate != nil) {
+            // (Set only where something changes: setting a field of fields shared with another copies them.)
+            if let date = loser.revocationDate { revocationDate = date }
+            if revocationReason == nil, let reason = loser.revocationReason { revocationReason = reason }
+            if revocationType == nil, let type = loser.revocationType { revocationType = type }
+            if revocationPercentage == nil, let share = loser.revocationPercentage { revocationPercentage = share }
         } else {
             for field in Self.fields where field.merge == .revocation { fill(field) }
         }
-        if winner.isUpgraded != true && loser.isUpgraded == true { winner.isUpgraded = true }
-        for member in loser.legacy where !winner.legacy.has(member.key) { winner.legacy.members.append(member) }
-        for member in loser.extra where !winner.extra.has(member.key) { winner.extra.members.append(member) }
-        var sources = otherWins ? loser.sources : winner.sources
-        for source in (otherWins ? winner.sources : loser.sources) where !sources.contains(source) {
-            sources.append(source)
-        }
-        winner.sources = sources
-        self = winner
+        if isUpgraded != true && loser.isUpgraded == true { isUpgraded = true }
+        for member in loser.legacy where !legacy.has(member.key) { legacy.members.append(member) }
+        for member in loser.extra where !extra.has(member.key) { extra.members.append(member) }
+        // This transaction's sources first, then the other's it did not have.
+        let otherSources = otherWins ? sources : loser.sources
+        sources = mySources
+        for source in otherSources where !sources.contains(source) { sources.append(source) }
         return conflicts
     }
 }

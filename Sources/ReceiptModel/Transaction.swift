@@ -3,62 +3,281 @@
 /// Legacy verifyReceipt and V1 data is mapped onto these names (DESIGN section 3); the legacy
 /// flags are also kept as they came in ``legacy``, and fields this version does not know in ``extra``.
 public struct Transaction: Hashable, Sendable {
-    public var transactionId: String
-    public var originalTransactionId: String?
-    public var webOrderLineItemId: String?
-    public var bundleId: String?
-    public var productId: String?
-    public var subscriptionGroupIdentifier: String?
-    public var purchaseDate: Timestamp?
-    public var originalPurchaseDate: Timestamp?
-    public var expiresDate: Timestamp?
-    public var quantity: Int?
-    public var type: ProductType?
-    public var appAccountToken: String?
-    public var inAppOwnershipType: InAppOwnershipType?
-    public var signedDate: Timestamp?
-    public var revocationReason: RevocationReason?
-    public var revocationDate: Timestamp?
-    public var isUpgraded: Bool?
-    public var offerType: OfferType?
-    public var offerIdentifier: String?
-    public var environment: Environment?
-    public var storefront: String?
-    public var storefrontId: String?
-    public var transactionReason: TransactionReason?
+    /// The fields, shared by copies until one of them changes (copy on write, as `Array` does): a transaction
+    /// is copied into batches, dictionaries and merges many times while an import runs, and a copy of the
+    /// fields themselves retained each of their thirty-odd strings and objects.
+    @usableFromInline var storage: Storage
+
+    /// Every stored field but ``sources`` (`Mirror(reflecting:)` of a transaction lists them all: ``customMirror``).
+    @usableFromInline struct Fields: Hashable, Sendable {
+        @usableFromInline var transactionId: String
+        @usableFromInline var originalTransactionId: String?
+        @usableFromInline var webOrderLineItemId: String?
+        @usableFromInline var bundleId: String?
+        @usableFromInline var productId: String?
+        @usableFromInline var subscriptionGroupIdentifier: String?
+        @usableFromInline var purchaseDate: Timestamp?
+        @usableFromInline var originalPurchaseDate: Timestamp?
+        @usableFromInline var expiresDate: Timestamp?
+        @usableFromInline var quantity: Int?
+        @usableFromInline var type: ProductType?
+        @usableFromInline var appAccountToken: String?
+        @usableFromInline var inAppOwnershipType: InAppOwnershipType?
+        @usableFromInline var signedDate: Timestamp?
+        @usableFromInline var revocationReason: RevocationReason?
+        @usableFromInline var revocationDate: Timestamp?
+        @usableFromInline var isUpgraded: Bool?
+        @usableFromInline var offerType: OfferType?
+        @usableFromInline var offerIdentifier: String?
+        @usableFromInline var environment: Environment?
+        @usableFromInline var storefront: String?
+        @usableFromInline var storefrontId: String?
+        @usableFromInline var transactionReason: TransactionReason?
+        @usableFromInline var price: Int64?
+        @usableFromInline var currency: String?
+        @usableFromInline var offerDiscountType: OfferDiscountType?
+        @usableFromInline var appTransactionId: String?
+        @usableFromInline var offerPeriod: String?
+        @usableFromInline var revocationType: RevocationType?
+        @usableFromInline var revocationPercentage: Int64?
+        @usableFromInline var advancedCommerceInfo: JSONValue?
+        @usableFromInline var legacy: JSONObject
+        @usableFromInline var extra: JSONObject
+        @usableFromInline var verification: Verification
+    }
+
+    /// Holds the fields. Changed only through ``fields`` when no other transaction shares it, so sharing it
+    /// between threads is as safe as sharing an array's buffer.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        @usableFromInline var fields: Fields
+
+        @usableFromInline init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    /// The fields, for reading, or for changing in place once this transaction holds them alone.
+    @inlinable var fields: Fields {
+        _read { yield storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
+
+    @inlinable public var transactionId: String {
+        get { storage.fields.transactionId }
+        _modify { yield &fields.transactionId }
+    }
+
+    @inlinable public var originalTransactionId: String? {
+        get { storage.fields.originalTransactionId }
+        _modify { yield &fields.originalTransactionId }
+    }
+
+    @inlinable public var webOrderLineItemId: String? {
+        get { storage.fields.webOrderLineItemId }
+        _modify { yield &fields.webOrderLineItemId }
+    }
+
+    @inlinable public var bundleId: String? {
+        get { storage.fields.bundleId }
+        _modify { yield &fields.bundleId }
+    }
+
+    @inlinable public var productId: String? {
+        get { storage.fields.productId }
+        _modify { yield &fields.productId }
+    }
+
+    @inlinable public var subscriptionGroupIdentifier: String? {
+        get { storage.fields.subscriptionGroupIdentifier }
+        _modify { yield &fields.subscriptionGroupIdentifier }
+    }
+
+    @inlinable public var purchaseDate: Timestamp? {
+        get { storage.fields.purchaseDate }
+        _modify { yield &fields.purchaseDate }
+    }
+
+    @inlinable public var originalPurchaseDate: Timestamp? {
+        get { storage.fields.originalPurchaseDate }
+        _modify { yield &fields.originalPurchaseDate }
+    }
+
+    @inlinable public var expiresDate: Timestamp? {
+        get { storage.fields.expiresDate }
+        _modify { yield &fields.expiresDate }
+    }
+
+    @inlinable public var quantity: Int? {
+        get { storage.fields.quantity }
+        _modify { yield &fields.quantity }
+    }
+
+    @inlinable public var type: ProductType? {
+        get { storage.fields.type }
+        _modify { yield &fields.type }
+    }
+
+    @inlinable public var appAccountToken: String? {
+        get { storage.fields.appAccountToken }
+        _modify { yield &fields.appAccountToken }
+    }
+
+    @inlinable public var inAppOwnershipType: InAppOwnershipType? {
+        get { storage.fields.inAppOwnershipType }
+        _modify { yield &fields.inAppOwnershipType }
+    }
+
+    @inlinable public var signedDate: Timestamp? {
+        get { storage.fields.signedDate }
+        _modify { yield &fields.signedDate }
+    }
+
+    @inlinable public var revocationReason: RevocationReason? {
+        get { storage.fields.revocationReason }
+        _modify { yield &fields.revocationReason }
+    }
+
+    @inlinable public var revocationDate: Timestamp? {
+        get { storage.fields.revocationDate }
+        _modify { yield &fields.revocationDate }
+    }
+
+    @inlinable public var isUpgraded: Bool? {
+        get { storage.fields.isUpgraded }
+        _modify { yield &fields.isUpgraded }
+    }
+
+    @inlinable public var offerType: OfferType? {
+        get { storage.fields.offerType }
+        _modify { yield &fields.offerType }
+    }
+
+    @inlinable public var offerIdentifier: String? {
+        get { storage.fields.offerIdentifier }
+        _modify { yield &fields.offerIdentifier }
+    }
+
+    @inlinable public var environment: Environment? {
+        get { storage.fields.environment }
+        _modify { yield &fields.environment }
+    }
+
+    @inlinable public var storefront: String? {
+        get { storage.fields.storefront }
+        _modify { yield &fields.storefront }
+    }
+
+    @inlinable public var storefrontId: String? {
+        get { storage.fields.storefrontId }
+        _modify { yield &fields.storefrontId }
+    }
+
+    @inlinable public var transactionReason: TransactionReason? {
+        get { storage.fields.transactionReason }
+        _modify { yield &fields.transactionReason }
+    }
+
     /// Price in milliunits of ``currency``.
-    public var price: Int64?
-    public var currency: String?
-    public var offerDiscountType: OfferDiscountType?
-    public var appTransactionId: String?
-    public var offerPeriod: String?
-    public var revocationType: RevocationType?
+    @inlinable public var price: Int64? {
+        get { storage.fields.price }
+        _modify { yield &fields.price }
+    }
+
+    @inlinable public var currency: String? {
+        get { storage.fields.currency }
+        _modify { yield &fields.currency }
+    }
+
+    @inlinable public var offerDiscountType: OfferDiscountType? {
+        get { storage.fields.offerDiscountType }
+        _modify { yield &fields.offerDiscountType }
+    }
+
+    @inlinable public var appTransactionId: String? {
+        get { storage.fields.appTransactionId }
+        _modify { yield &fields.appTransactionId }
+    }
+
+    @inlinable public var offerPeriod: String? {
+        get { storage.fields.offerPeriod }
+        _modify { yield &fields.offerPeriod }
+    }
+
+    @inlinable public var revocationType: RevocationType? {
+        get { storage.fields.revocationType }
+        _modify { yield &fields.revocationType }
+    }
+
     /// Refunded share in thousandths of a percent (100000 is a full refund).
-    public var revocationPercentage: Int64?
-    public var advancedCommerceInfo: JSONValue?
+    @inlinable public var revocationPercentage: Int64? {
+        get { storage.fields.revocationPercentage }
+        _modify { yield &fields.revocationPercentage }
+    }
+
+    @inlinable public var advancedCommerceInfo: JSONValue? {
+        get { storage.fields.advancedCommerceInfo }
+        _modify { yield &fields.advancedCommerceInfo }
+    }
 
     /// The legacy flags as they came (`is_trial_period`, `is_in_intro_offer_period`, ...).
-    public var legacy: JSONObject
+    @inlinable public var legacy: JSONObject {
+        get { storage.fields.legacy }
+        _modify { yield &fields.legacy }
+    }
+
     /// Fields this version does not know, kept as raw JSON under their original names.
-    public var extra: JSONObject
+    @inlinable public var extra: JSONObject {
+        get { storage.fields.extra }
+        _modify { yield &fields.extra }
+    }
+
     /// How the record this transaction came from was verified.
-    public var verification: Verification
-    /// Every record this transaction was seen in.
+    @inlinable public var verification: Verification {
+        get { storage.fields.verification }
+        _modify { yield &fields.verification }
+    }
+
+    /// Every record this transaction was seen in. (Held beside the shared fields: each sighting sets its own,
+    /// and merging two sightings of the same fields compares the fields alone.)
     public var sources: [Provenance]
 
     /// Creates a transaction with only its id; set the other fields as they are known.
     public init(transactionId: String) {
-        self.transactionId = transactionId
-        self.legacy = JSONObject()
-        self.extra = JSONObject()
-        self.verification = .notApplicable
-        self.sources = []
+        storage = Storage(
+            Fields(transactionId: transactionId, legacy: JSONObject(), extra: JSONObject(), verification: .notApplicable))
+        sources = []
+    }
+
+    public static func == (lhs: Transaction, rhs: Transaction) -> Bool {
+        lhs.sources == rhs.sources && lhs.hasSameFields(as: rhs)
+    }
+
+    /// Whether `other` holds the same values in every field but ``sources``.
+    public func hasSameFields(as other: Transaction) -> Bool {
+        storage === other.storage || storage.fields == other.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+        hasher.combine(sources)
     }
 
     /// Whether the transaction is for an auto-renewable subscription (by `type`, or an expiry date when absent).
     public var isAutoRenewable: Bool {
         if let type { return type == .autoRenewableSubscription }
         return expiresDate != nil
+    }
+}
+
+extension Transaction: CustomReflectable {
+    /// The fields, as a struct of stored properties would show them.
+    public var customMirror: Mirror {
+        Mirror(
+            self, children: Array(Mirror(reflecting: storage.fields).children) + [(label: "sources", value: sources)],
+            displayStyle: .struct)
     }
 }
 
