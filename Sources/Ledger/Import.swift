@@ -24,7 +24,9 @@ struct BatchWriter {
         for input in records where input.record.isOK {
             for t in input.record.transactions { ids.insert(t.transactionId) }
         }
-        var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool)] = [:]
+        // Every transaction this batch merges, by id; `touched` once a record of the batch has it (`order` lists
+        // those, in first-touch order).
+        var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool, touched: Bool)] = [:]
         // What each stored transaction contributed to its customer's figures before this batch.
         var before: [String: (key: String, contribution: CustomerStats.Contribution)] = [:]
         for row in try c.queryIn(
@@ -45,7 +47,7 @@ struct BatchWriter {
                 throw LedgerError(
                     code: .badRow, message: "the stored transaction \(storedId) holds canonical JSON this receiptdesk cannot read: \(error)")
             }
-            pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true)
+            pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true, false)
             let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
             before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
         }
@@ -87,10 +89,10 @@ struct BatchWriter {
         // whether a revocation still stands).
         var reversals: [String: Timestamp] = [:]
         for (position, input) in records.enumerated() {
-            let record = input.record
+            // (The record is read in place, `input.record.x`: a copy of it would retain each of its strings.)
             let hash = hashes[position]
             let status: RecordStatus
-            if !record.isOK {
+            if !input.record.isOK {
                 status = .rejected
             } else if knownHashes.contains(hash) {
                 status = .duplicate
@@ -99,13 +101,13 @@ struct BatchWriter {
                 knownHashes.insert(hash)
             }
             let rawValues: [SQLValue] = [
-                .int(sourceId), .of(input.index), .int(input.offset), .text(record.kind.rawValue), .of(status),
-                .text(record.verification.rawValue), .blob(hash), .of(record.error?.code), .of(record.error?.message),
+                .int(sourceId), .of(input.index), .int(input.offset), .text(input.record.kind.rawValue), .of(status),
+                .text(input.record.verification.rawValue), .blob(hash), .of(input.record.error?.code), .of(input.record.error?.message),
                 // A rejected record keeps the bytes the decoder kept (a request body's shared secret redacted),
                 // else the input's.
-                record.isOK ? .null : .blob(record.raw.isEmpty ? input.bytes : record.raw),
+                input.record.isOK ? .null : .blob(input.record.raw.isEmpty ? input.bytes : input.record.raw),
             ]
-            let needsId = status == .imported && (!record.renewalInfos.isEmpty || record.notification != nil)
+            let needsId = status == .imported && (!input.record.renewalInfos.isEmpty || input.record.notification != nil)
             var rawId: Int64 = 0
             if needsId {
                 // A second importer of the same file may have written this record already: it is theirs.
@@ -131,36 +133,39 @@ struct BatchWriter {
             guard status == .imported else { continue }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.
-            let recordSeen = record.notification?.signedDate ?? record.receipt?.requestDate ?? record.receipt?.receiptCreationDate ?? now
-            var identity: [CustomerIdentifier] = []
-            for t in record.transactions {
+            let recordSeen =
+                input.record.notification?.signedDate ?? input.record.receipt?.requestDate ?? input.record.receipt?.receiptCreationDate ?? now
+            var identity = IdentifierList()
+            for t in input.record.transactions {
                 let seen = t.signedDate ?? recordSeen
                 // Merged in place: a copy out of the dictionary and back costs a copy of the transaction.
                 if let slot = pending.index(forKey: t.transactionId) {
                     pending.values[slot].transaction.merge(t, preferOther: true)
                     pending.values[slot].firstSeen = min(pending.values[slot].firstSeen, seen)
+                    if !pending.values[slot].touched {
+                        pending.values[slot].touched = true
+                        order.append(t.transactionId)
+                    }
                 } else {
-                    pending[t.transactionId] = (t, seen, false)
+                    pending[t.transactionId] = (t, seen, false, true)
+                    order.append(t.transactionId)
                 }
-                order.append(t.transactionId)
-                identity.append(CustomerIdentifier(kind: .originalTransactionId, value: t.originalTransactionId ?? t.transactionId))
-                if let token = t.appAccountToken { identity.append(CustomerIdentifier(kind: .appAccountToken, value: token)) }
+                identity.add(.originalTransactionId, t.originalTransactionId ?? t.transactionId)
+                if let token = t.appAccountToken { identity.add(.appAccountToken, token) }
             }
-            for (n, r) in record.renewalInfos.enumerated() {
+            for (n, r) in input.record.renewalInfos.enumerated() {
                 renewalRows.append([
                     .of(r.originalTransactionId), .of(r.signedDate), .of(r.signedDate ?? recordSeen), .int(rawId),
                     .text(input.canonical.renewalInfos[n]),
                 ])
                 added.renewals += 1
-                if let original = r.originalTransactionId {
-                    identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
-                }
-                if let token = r.appAccountToken { identity.append(CustomerIdentifier(kind: .appAccountToken, value: token)) }
+                if let original = r.originalTransactionId { identity.add(.originalTransactionId, original) }
+                if let token = r.appAccountToken { identity.add(.appAccountToken, token) }
             }
-            if let n = record.notification {
-                let transaction = record.transactions.first
+            if let n = input.record.notification {
+                let transaction = input.record.transactions.first
                 let original = transaction?.originalTransactionId ?? n.originalTransactionId
-                    ?? record.renewalInfos.first?.originalTransactionId
+                    ?? input.record.renewalInfos.first?.originalTransactionId
                 notificationRows.append(
                     [
                         .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
@@ -172,14 +177,12 @@ struct BatchWriter {
                 } else {
                     added.notifications += 1
                 }
-                if let original = n.originalTransactionId {
-                    identity.append(CustomerIdentifier(kind: .originalTransactionId, value: original))
-                }
+                if let original = n.originalTransactionId { identity.add(.originalTransactionId, original) }
                 if n.notificationType == .refundReversed, let id = transaction?.transactionId {
                     reversals[id] = max(reversals[id] ?? recordSeen, recordSeen)
                 }
             }
-            linker.link(identity)
+            linker.link(identity.identifiers)
         }
         // Stored REFUND_REVERSED notifications (this batch's own are in `reversals` already).
         let revokedIds = pending.values.filter { $0.transaction.revocationDate != nil }.map(\.transaction.transactionId)
@@ -190,7 +193,6 @@ struct BatchWriter {
         // statement before it): the customer links, then the transactions and customer figures (a recount reads
         // the transactions), then the rows nothing here reads again.
         let link = try linker.flush()
-        var written = Set<String>()
         var changed: [(key: String, contribution: CustomerStats.Contribution?, transaction: Transaction, kind: RevocationKind?)] = []
         var newTransactions = 0
         var refunded = 0
@@ -198,15 +200,15 @@ struct BatchWriter {
         var transactionRows: [[SQLValue]] = []
         // Stored transactions this batch changes (a verifyReceipt response repeats every earlier one): key first.
         var updatedRows: [[SQLValue]] = []
-        for id in order where !written.contains(id) {
-            written.insert(id)
+        var json = JSONWriter()
+        for id in order {
             guard let entry = pending[id] else { continue }
             let t = entry.transaction
             let kind = RevocationKind(t, reversal: reversals[id])
             if entry.exists {
-                updatedRows.append([.text(id)] + Self.values(t, kind: kind, firstSeen: entry.firstSeen))
+                updatedRows.append([.text(id)] + Self.values(t, kind: kind, firstSeen: entry.firstSeen, writer: &json))
             } else {
-                transactionRows.append(Self.values(t, kind: kind, firstSeen: entry.firstSeen) + [.text(id)])
+                transactionRows.append(Self.values(t, kind: kind, firstSeen: entry.firstSeen, writer: &json) + [.text(id)])
             }
             let old = before[id]
             let contribution = CustomerStats.Contribution(t, kind)
@@ -293,13 +295,34 @@ struct BatchWriter {
     ]
 
     /// A transaction's columns in ``transactionColumns`` order, without the last (`transaction_id`).
-    static func values(_ t: Transaction, kind: RevocationKind?, firstSeen: Timestamp) -> [SQLValue] {
+    /// (`writer` is the buffer its canonical JSON is written in, kept for the batch.)
+    static func values(_ t: Transaction, kind: RevocationKind?, firstSeen: Timestamp, writer: inout JSONWriter) -> [SQLValue] {
         [
             .of(t.originalTransactionId), .of(t.webOrderLineItemId), .of(t.appAccountToken), .of(t.productId),
             .of(t.type?.rawValue), .of(t.purchaseDate), .of(t.expiresDate), .of(t.revocationDate),
             .of(t.revocationReason?.rawValue), .of(kind?.rawValue), .of(t.environment?.rawValue), .of(t.price), .of(t.currency), .of(t.signedDate),
-            .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t)),
+            .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t, with: &writer)),
         ]
+    }
+}
+
+/// A record's customer identifiers, each once: a verifyReceipt response names the same original transaction and
+/// token for every renewal, and the linker hashes each identifier it is given several times.
+struct IdentifierList {
+    private(set) var identifiers: [CustomerIdentifier] = []
+    /// The identifiers once there are too many to search one by one.
+    private var seen: Set<CustomerIdentifier> = []
+    private static let searched = 16
+
+    mutating func add(_ kind: IdentifierKind, _ value: String) {
+        let identifier = CustomerIdentifier(kind: kind, value: value)
+        if identifiers.count < Self.searched {
+            guard !identifiers.contains(identifier) else { return }
+            identifiers.append(identifier)
+            if identifiers.count == Self.searched { seen = Set(identifiers) }
+        } else if seen.insert(identifier).inserted {
+            identifiers.append(identifier)
+        }
     }
 }
 

@@ -24,11 +24,14 @@ public enum SourceStart: Sendable, Equatable {
 }
 
 /// One decoded record with the bytes it came from, ready to import.
-public struct RecordInput: Sendable {
-    public var index: Int
-    public var offset: Int64
+///
+/// A class, so that passing a batch of them between the decoding tasks and the writer, and reading one in the
+/// writer, shares it: a decoded record holds dozens of strings, and each copy of one retained every one.
+public final class RecordInput: Sendable {
+    public let index: Int
+    public let offset: Int64
     public let bytes: [UInt8]
-    public var record: DecodedRecord
+    public let record: DecodedRecord
     /// The first 128 bits of the bytes' SHA-256, which records are compared by: computed here, in the task
     /// that decodes the record, rather than in the one writer.
     public let contentHash: [UInt8]

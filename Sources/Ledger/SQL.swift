@@ -170,8 +170,13 @@ extension SQLConnection {
 
     /// ``insertRows(into:columns:rows:onConflict:)`` as one deferred `INSERT` per row.
     public func insertRowsOneByOne(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
-        let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders(columns.count))) \(onConflict)"
+        let sql = insertSQL(into: table, columns: columns, onConflict: onConflict)
         for row in rows { try executeDeferred(sql, row) }
+    }
+
+    /// The `INSERT` of one row that ``insertRowsOneByOne(into:columns:rows:onConflict:)`` runs per row.
+    public func insertSQL(into table: String, columns: [String], onConflict: String) -> String {
+        "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders(columns.count))) \(onConflict)"
     }
 
     /// The ids after the largest in use: right for a single writer that inserts them before anyone else

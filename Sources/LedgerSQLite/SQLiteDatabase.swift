@@ -127,12 +127,7 @@ final class GRDBConnection: SQLConnection {
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue]) throws {
-        let statement = try prepared(sql, arguments)
-        while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { break }
-            if code != SQLITE_ROW { throw failure(code, sql) }
-        }
+        try step(try prepared(sql, arguments), sql: sql)
     }
 
     func executeDeferred(_ sql: String, _ arguments: [SQLValue]) throws {
@@ -183,8 +178,34 @@ final class GRDBConnection: SQLConnection {
         return rows
     }
 
+    /// One statement for all the rows, found in the cache once (its lookup hashes the SQL's text, which per
+    /// row of a large batch cost as much as binding the row).
+    func insertRows(into table: String, columns: [String], rows: [[SQLValue]], onConflict: String) throws {
+        guard !rows.isEmpty else { return }
+        let sql = insertSQL(into: table, columns: columns, onConflict: onConflict)
+        let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        for row in rows {
+            try bind(statement, row, sql: sql)
+            try step(statement, sql: sql)
+        }
+    }
+
+    private func step(_ statement: OpaquePointer, sql: String) throws {
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            if code != SQLITE_ROW { throw failure(code, sql) }
+        }
+    }
+
     private func prepared(_ sql: String, _ arguments: [SQLValue]) throws -> OpaquePointer {
         let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        try bind(statement, arguments, sql: sql)
+        return statement
+    }
+
+    /// Resets `statement` and binds `arguments` to it.
+    private func bind(_ statement: OpaquePointer, _ arguments: [SQLValue], sql: String) throws {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
         for (offset, argument) in arguments.enumerated() {
@@ -202,7 +223,6 @@ final class GRDBConnection: SQLConnection {
             }
             if code != SQLITE_OK { throw failure(code, sql) }
         }
-        return statement
     }
 
     private func failure(_ code: Int32, _ sql: String) -> Error {

@@ -126,6 +126,37 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a record naming many subscriptions and tokens joins them all into one customer, each id once", arguments: Backend.available)
+    func manyIdentifiersInOneRecord(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        // 25 subscriptions in one verifyReceipt response, three renewals each, with tokens that repeat: more
+        // identifiers than a record's list searches one by one.
+        var entries: [String] = []
+        for subscription in 0..<25 {
+            for renewal in 0..<3 {
+                let id = 700_000 + subscription * 10 + renewal
+                entries.append(
+                    #"{"transaction_id":"\#(id)","original_transaction_id":"\#(700_000 + subscription * 10)","app_account_token":"tok-\#(subscription % 7)","product_id":"pro","purchase_date_ms":"\#(1_000 + id)"}"#
+                )
+            }
+        }
+        let response = #"{"status":0,"latest_receipt_info":["# + entries.joined(separator: ",") + "]}"
+        let counts = try await importText(response, path: "many.ndjson", into: ledger)
+        #expect(counts.imported == 1)
+        let customer = try #require(try await ledger.customerId(matching: "700000"))
+        for subscription in 0..<25 {
+            #expect(try await ledger.customerId(matching: "\(700_000 + subscription * 10 + 2)") == customer)
+        }
+        let records = try await ledger.customerRecords(customer)
+        #expect(records.transactions.count == 75)
+        let identifiers = records.identifiers.map { "\($0.kind):\($0.value)" }
+        #expect(identifiers.count == Set(identifiers).count)
+        #expect(records.identifiers.filter { $0.kind == .originalTransactionId }.count == 25)
+        #expect(records.identifiers.filter { $0.kind == .appAccountToken }.count == 7)
+        #expect(try await ledger.overview().customers == 1)
+        try await ledger.close()
+    }
+
     @Test("notifications, renewal infos and their timing are kept per customer", arguments: Backend.available)
     func notificationsAndRenewals(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
