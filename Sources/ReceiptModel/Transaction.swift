@@ -9,6 +9,7 @@ public struct Transaction: Hashable, Sendable {
     @usableFromInline var storage: Storage
 
     /// Every stored field but ``sources`` (`Mirror(reflecting:)` of a transaction lists them all: ``customMirror``).
+    /// A field added to the transaction goes here, where ``==``, hashing and the mirror see it.
     @usableFromInline struct Fields: Hashable, Sendable {
         @usableFromInline var transactionId: String
         @usableFromInline var originalTransactionId: String?
@@ -46,8 +47,9 @@ public struct Transaction: Hashable, Sendable {
         @usableFromInline var verification: Verification
     }
 
-    /// Holds the fields. Changed only through ``fields`` when no other transaction shares it, so sharing it
-    /// between threads is as safe as sharing an array's buffer.
+    /// Holds the fields. Changed only through ``stored``, which copies them first unless this transaction holds
+    /// them alone, so sharing one between threads is as safe as sharing an array's buffer. (Never write
+    /// `storage.fields` directly: that would change every copy.)
     @usableFromInline final class Storage: @unchecked Sendable {
         @usableFromInline var fields: Fields
 
@@ -56,8 +58,9 @@ public struct Transaction: Hashable, Sendable {
         }
     }
 
-    /// The fields, for reading, or for changing in place once this transaction holds them alone.
-    @inlinable var fields: Fields {
+    /// The fields, for reading, or for changing in place once this transaction holds them alone. (Named apart
+    /// from the static ``fields``, the list of Apple's fields.)
+    @inlinable var stored: Fields {
         _read { yield storage.fields }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
@@ -67,177 +70,177 @@ public struct Transaction: Hashable, Sendable {
 
     @inlinable public var transactionId: String {
         get { storage.fields.transactionId }
-        _modify { yield &fields.transactionId }
+        _modify { yield &stored.transactionId }
     }
 
     @inlinable public var originalTransactionId: String? {
         get { storage.fields.originalTransactionId }
-        _modify { yield &fields.originalTransactionId }
+        _modify { yield &stored.originalTransactionId }
     }
 
     @inlinable public var webOrderLineItemId: String? {
         get { storage.fields.webOrderLineItemId }
-        _modify { yield &fields.webOrderLineItemId }
+        _modify { yield &stored.webOrderLineItemId }
     }
 
     @inlinable public var bundleId: String? {
         get { storage.fields.bundleId }
-        _modify { yield &fields.bundleId }
+        _modify { yield &stored.bundleId }
     }
 
     @inlinable public var productId: String? {
         get { storage.fields.productId }
-        _modify { yield &fields.productId }
+        _modify { yield &stored.productId }
     }
 
     @inlinable public var subscriptionGroupIdentifier: String? {
         get { storage.fields.subscriptionGroupIdentifier }
-        _modify { yield &fields.subscriptionGroupIdentifier }
+        _modify { yield &stored.subscriptionGroupIdentifier }
     }
 
     @inlinable public var purchaseDate: Timestamp? {
         get { storage.fields.purchaseDate }
-        _modify { yield &fields.purchaseDate }
+        _modify { yield &stored.purchaseDate }
     }
 
     @inlinable public var originalPurchaseDate: Timestamp? {
         get { storage.fields.originalPurchaseDate }
-        _modify { yield &fields.originalPurchaseDate }
+        _modify { yield &stored.originalPurchaseDate }
     }
 
     @inlinable public var expiresDate: Timestamp? {
         get { storage.fields.expiresDate }
-        _modify { yield &fields.expiresDate }
+        _modify { yield &stored.expiresDate }
     }
 
     @inlinable public var quantity: Int? {
         get { storage.fields.quantity }
-        _modify { yield &fields.quantity }
+        _modify { yield &stored.quantity }
     }
 
     @inlinable public var type: ProductType? {
         get { storage.fields.type }
-        _modify { yield &fields.type }
+        _modify { yield &stored.type }
     }
 
     @inlinable public var appAccountToken: String? {
         get { storage.fields.appAccountToken }
-        _modify { yield &fields.appAccountToken }
+        _modify { yield &stored.appAccountToken }
     }
 
     @inlinable public var inAppOwnershipType: InAppOwnershipType? {
         get { storage.fields.inAppOwnershipType }
-        _modify { yield &fields.inAppOwnershipType }
+        _modify { yield &stored.inAppOwnershipType }
     }
 
     @inlinable public var signedDate: Timestamp? {
         get { storage.fields.signedDate }
-        _modify { yield &fields.signedDate }
+        _modify { yield &stored.signedDate }
     }
 
     @inlinable public var revocationReason: RevocationReason? {
         get { storage.fields.revocationReason }
-        _modify { yield &fields.revocationReason }
+        _modify { yield &stored.revocationReason }
     }
 
     @inlinable public var revocationDate: Timestamp? {
         get { storage.fields.revocationDate }
-        _modify { yield &fields.revocationDate }
+        _modify { yield &stored.revocationDate }
     }
 
     @inlinable public var isUpgraded: Bool? {
         get { storage.fields.isUpgraded }
-        _modify { yield &fields.isUpgraded }
+        _modify { yield &stored.isUpgraded }
     }
 
     @inlinable public var offerType: OfferType? {
         get { storage.fields.offerType }
-        _modify { yield &fields.offerType }
+        _modify { yield &stored.offerType }
     }
 
     @inlinable public var offerIdentifier: String? {
         get { storage.fields.offerIdentifier }
-        _modify { yield &fields.offerIdentifier }
+        _modify { yield &stored.offerIdentifier }
     }
 
     @inlinable public var environment: Environment? {
         get { storage.fields.environment }
-        _modify { yield &fields.environment }
+        _modify { yield &stored.environment }
     }
 
     @inlinable public var storefront: String? {
         get { storage.fields.storefront }
-        _modify { yield &fields.storefront }
+        _modify { yield &stored.storefront }
     }
 
     @inlinable public var storefrontId: String? {
         get { storage.fields.storefrontId }
-        _modify { yield &fields.storefrontId }
+        _modify { yield &stored.storefrontId }
     }
 
     @inlinable public var transactionReason: TransactionReason? {
         get { storage.fields.transactionReason }
-        _modify { yield &fields.transactionReason }
+        _modify { yield &stored.transactionReason }
     }
 
     /// Price in milliunits of ``currency``.
     @inlinable public var price: Int64? {
         get { storage.fields.price }
-        _modify { yield &fields.price }
+        _modify { yield &stored.price }
     }
 
     @inlinable public var currency: String? {
         get { storage.fields.currency }
-        _modify { yield &fields.currency }
+        _modify { yield &stored.currency }
     }
 
     @inlinable public var offerDiscountType: OfferDiscountType? {
         get { storage.fields.offerDiscountType }
-        _modify { yield &fields.offerDiscountType }
+        _modify { yield &stored.offerDiscountType }
     }
 
     @inlinable public var appTransactionId: String? {
         get { storage.fields.appTransactionId }
-        _modify { yield &fields.appTransactionId }
+        _modify { yield &stored.appTransactionId }
     }
 
     @inlinable public var offerPeriod: String? {
         get { storage.fields.offerPeriod }
-        _modify { yield &fields.offerPeriod }
+        _modify { yield &stored.offerPeriod }
     }
 
     @inlinable public var revocationType: RevocationType? {
         get { storage.fields.revocationType }
-        _modify { yield &fields.revocationType }
+        _modify { yield &stored.revocationType }
     }
 
     /// Refunded share in thousandths of a percent (100000 is a full refund).
     @inlinable public var revocationPercentage: Int64? {
         get { storage.fields.revocationPercentage }
-        _modify { yield &fields.revocationPercentage }
+        _modify { yield &stored.revocationPercentage }
     }
 
     @inlinable public var advancedCommerceInfo: JSONValue? {
         get { storage.fields.advancedCommerceInfo }
-        _modify { yield &fields.advancedCommerceInfo }
+        _modify { yield &stored.advancedCommerceInfo }
     }
 
     /// The legacy flags as they came (`is_trial_period`, `is_in_intro_offer_period`, ...).
     @inlinable public var legacy: JSONObject {
         get { storage.fields.legacy }
-        _modify { yield &fields.legacy }
+        _modify { yield &stored.legacy }
     }
 
     /// Fields this version does not know, kept as raw JSON under their original names.
     @inlinable public var extra: JSONObject {
         get { storage.fields.extra }
-        _modify { yield &fields.extra }
+        _modify { yield &stored.extra }
     }
 
     /// How the record this transaction came from was verified.
     @inlinable public var verification: Verification {
         get { storage.fields.verification }
-        _modify { yield &fields.verification }
+        _modify { yield &stored.verification }
     }
 
     /// Every record this transaction was seen in. (Held beside the shared fields: each sighting sets its own,
@@ -251,6 +254,7 @@ public struct Transaction: Hashable, Sendable {
         sources = []
     }
 
+    /// Equal when every field and the sources are (transactions sharing their fields compare at once).
     public static func == (lhs: Transaction, rhs: Transaction) -> Bool {
         lhs.sources == rhs.sources && lhs.hasSameFields(as: rhs)
     }
@@ -260,6 +264,7 @@ public struct Transaction: Hashable, Sendable {
         storage === other.storage || storage.fields == other.storage.fields
     }
 
+    /// Hashes every field and the sources, as ``==`` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storage.fields)
         hasher.combine(sources)

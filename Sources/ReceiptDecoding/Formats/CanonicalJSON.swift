@@ -10,8 +10,11 @@ public enum CanonicalJSON {
     }
 
     /// Encodes a transaction in `writer`'s buffer (emptied first), so that encoding many grows one buffer once.
+    /// The writer's own setting for absent members is kept for its next use.
     public static func encode(_ transaction: Transaction, with writer: inout JSONWriter) -> String {
         writer.reset()
+        let omits = writer.omitsAbsentMembers
+        defer { writer.omitsAbsentMembers = omits }
         writer.omitsAbsentMembers = true
         // A transaction's canonical JSON is about 700 bytes; growing from empty copied it five times.
         writer.reserveCapacity(1024)

@@ -1,5 +1,8 @@
 /// A fixed set of member names, asked for every member of every object the decoders read.
 ///
+/// A name matches as it is spelled: UTF-8 length first, as ``JSONObject``'s lookup does, so a canonically
+/// equivalent spelling of another length is another name (the names the decoders keep are ASCII).
+///
 /// Names are grouped by their UTF-8 length, so `contains` compares a key only with the few names of its
 /// length (a byte comparison) instead of hashing it: `Set<String>` lookups, two per member of each legacy
 /// transaction, were 6% of an import's CPU (`perf record`, README Performance).
