@@ -133,8 +133,10 @@ struct BatchWriter {
             guard status == .imported else { continue }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.
-            let receipt = input.record.receipt
-            let recordSeen = input.record.notification?.signedDate ?? receipt?.requestDate ?? receipt?.receiptCreationDate ?? now
+            // (Optional chains read the receipt in place; binding it to a name would copy its fields.)
+            let recordSeen =
+                input.record.notification?.signedDate ?? input.record.receipt?.requestDate
+                ?? input.record.receipt?.receiptCreationDate ?? now
             var identity = IdentifierList()
             for t in input.record.transactions {
                 let seen = t.signedDate ?? recordSeen

@@ -513,7 +513,7 @@ final class PGConnection: SQLConnection {
     }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
-        try rows(of: PostgresQuery(unsafeSQL: Self.numbered(sql), binds: Self.bindings(arguments)))
+        try rows(of: Self.statement(sql, arguments))
     }
 
     /// What a query has gathered: its rows, or the first value this side could not read.
@@ -778,8 +778,12 @@ final class PGConnection: SQLConnection {
     }
 
     private func run(_ sql: String, _ arguments: [SQLValue]) throws -> EventLoopFuture<PostgresQueryResult> {
-        let query = PostgresQuery(unsafeSQL: Self.numbered(sql), binds: Self.bindings(arguments))
-        return connection.query(query, logger: logger)
+        connection.query(Self.statement(sql, arguments), logger: logger)
+    }
+
+    /// `sql` with its `?`s numbered, and `arguments` bound to them.
+    private static func statement(_ sql: String, _ arguments: [SQLValue]) -> PostgresQuery {
+        PostgresQuery(unsafeSQL: numbered(sql), binds: bindings(arguments))
     }
 
     private static func bindings(_ arguments: [SQLValue]) -> PostgresBindings {
