@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReceiptModel
 import Testing
@@ -26,6 +27,65 @@ struct FuzzRegressionTests {
         let message = record.error?.message ?? ""
         #expect(message.contains("certificate 3 in the envelope does not parse"), "\(message)")
         #expect(message.contains("the certificate's RSA public key is refused by BoringSSL"), "\(message)")
+    }
+
+    // The jws harness's crash in CI (stop 20): a leaf certificate whose validity time has second 61, which
+    // swift-asn1 accepts and swift-certificates asserts against when it makes the time a Date, so a debug build
+    // (this suite's) stopped. CI's input was not kept; this one is made the same way by hand: the corpus's
+    // Apple-signed renewal info (awa__go-iap, line 326) with its leaf's notBefore 210825025034Z changed to
+    // 210825025061Z, the header re-encoded with the same members.
+    @Test("a JWS whose leaf certificate has a time with second 61 is refused as malformed, not a crash")
+    func jwsLeafWithSecond61() async throws {
+        let url = Self.fixtures.appendingPathComponent("jws/leaf-notBefore-second-61.jws")
+        let bytes = [UInt8](try Data(contentsOf: url))
+        let record = try #require(try await decodeAll(bytes, path: "fuzz", decoder: makeDecoder(), chunk: 4096).first)
+        #expect(record.verification == .failed)
+        #expect(record.error?.code == "malformed")
+        let message = record.error?.message ?? ""
+        #expect(message.contains("x5c[0] is refused: the certificate's notBefore time has second 61"), "\(message)")
+    }
+
+    /// A certificate made with swift-certificates, valid until `notAfter`, its DER time's seconds then set to
+    /// `seconds` (the first time of `tag`: 0x17 UTCTime, 0x18 GeneralizedTime, which DER uses from 2050).
+    static func certificate(notAfter: Date, tag: UInt8, seconds: String) throws -> [UInt8] {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("second \(seconds)") }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
+            notValidBefore: Date(timeIntervalSince1970: 1_700_000_000), notValidAfter: notAfter, issuer: name,
+            subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(),
+            issuerPrivateKey: .init(key))
+        var der = try certificate.serializeAsPEM().derBytes
+        let length: UInt8 = tag == 0x17 ? 13 : 15
+        // A tag and length followed by digits and Z: no other bytes of a certificate look like that by chance.
+        let at = try #require(
+            (0..<(der.count - Int(length) - 2)).first { at in
+                let text = der[(at + 2)..<(at + 2 + Int(length))]
+                return der[at] == tag && der[at + 1] == length && text.last == UInt8(ascii: "Z")
+                    && text.dropLast().allSatisfy { (0x30...0x39).contains($0) }
+            })
+        let end = at + 2 + Int(length) - 1  // the Z
+        der.replaceSubrange((end - 2)..<end, with: Array(seconds.utf8))
+        return der
+    }
+
+    @Test(
+        "a certificate time with second 61 is refused in either encoding, second 60 (a leap second) is not",
+        arguments: [
+            (Date(timeIntervalSince1970: 1_800_000_000), UInt8(0x17), "notBefore"),  // 2027: both UTCTime
+            (Date(timeIntervalSince1970: 2_600_000_000), UInt8(0x18), "notAfter"),  // 2052: notAfter generalized
+        ] as [(Date, UInt8, String)])
+    func secondSixtyOne(_ notAfter: Date, _ tag: UInt8, _ name: String) throws {
+        let refused = try Self.certificate(notAfter: notAfter, tag: tag, seconds: "61")
+        do {
+            _ = try Certificate(untrustedDER: refused)
+            Issue.record("a certificate whose \(name) has second 61 was accepted")
+        } catch let error as RecordError {
+            #expect(error.code == "malformed")
+            #expect(error.message.contains("\(name) time has second 61"), "\(error.message)")
+        }
+        let leap = try Self.certificate(notAfter: notAfter, tag: tag, seconds: "60")
+        #expect(try Certificate(untrustedDER: leap) == Certificate(derEncoded: leap))
     }
 
     /// Apple Inc. Root with its exponent (65537, `02 03 01 00 01`) replaced by three other bytes.

@@ -12,29 +12,54 @@ extension Certificate {
     /// `scripts/fuzz receipt`; swift-crypto 4 frees once). An RSA key is therefore built first from its modulus
     /// and exponent, which BoringSSL checks the same way (`RSA_check_key`) on a path that frees once.
     ///
+    /// swift-asn1 accepts a time whose seconds are 61 (a UTCTime or GeneralizedTime may carry leap seconds), and
+    /// swift-certificates asserts seconds under 61 when it turns the validity into a `Date` (`notValidBefore`,
+    /// and every chain check), so in a debug build such a certificate stopped the process (found by fuzzing:
+    /// `scripts/fuzz jws`; a release build computed a date one second on). No real time has a 61st second, and
+    /// no certificate Apple issues carries one, so the certificate is refused as malformed.
+    ///
     /// ```
     /// Certificate ::= SEQUENCE { tbsCertificate TBSCertificate, signatureAlgorithm, signatureValue }
     /// TBSCertificate ::= SEQUENCE { version [0] EXPLICIT INTEGER OPTIONAL, serialNumber, signature, issuer,
     ///     validity, subject, subjectPublicKeyInfo SubjectPublicKeyInfo, ... }
     /// SubjectPublicKeyInfo ::= SEQUENCE { algorithm SEQUENCE { OBJECT IDENTIFIER, ANY OPTIONAL }, BIT STRING }
     /// RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }   -- the BIT STRING's bytes
+    /// Validity ::= SEQUENCE { notBefore Time, notAfter Time }   -- Time ::= CHOICE { UTCTime, GeneralizedTime }
     /// ```
     init(untrustedDER der: [UInt8]) throws {
-        try Self.checkRSAKey(der)
+        // Bytes whose structure does not parse this far are left to the certificate parser, which fails before
+        // it reaches a key or a time.
+        if let root = try? DER.parse(der), let tbs = Self.children(root).first {
+            let fields = Self.children(tbs)
+            let hasVersion = fields.first.map {
+                $0.identifier.tagClass == .contextSpecific && $0.identifier.tagNumber == 0
+            }
+            let first = hasVersion == true ? 1 : 0
+            if fields.count > first + 3 { try Self.checkValidity(fields[first + 3]) }
+            if fields.count > first + 5 { try Self.checkRSAKey(fields[first + 5]) }
+        }
         try self.init(derEncoded: der)
+    }
+
+    private static func checkValidity(_ validity: ASN1Node) throws(RecordError) {
+        for (name, time) in zip(["notBefore", "notAfter"], children(validity)) {
+            let seconds: Int?
+            switch time.identifier {
+            case .utcTime: seconds = (try? UTCTime(derEncoded: time))?.seconds
+            case .generalizedTime: seconds = (try? GeneralizedTime(derEncoded: time))?.seconds
+            default: seconds = nil
+            }
+            if let seconds, seconds > 60 {
+                throw RecordError(
+                    code: "malformed", message: "the certificate's \(name) time has second \(seconds) (a minute has at most 61 seconds, 0 to 60)")
+            }
+        }
     }
 
     private static let rsaEncryption: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 1]
 
-    private static func checkRSAKey(_ der: [UInt8]) throws(RecordError) {
-        // Bytes that do not lead to an RSA key are left to the certificate parser, which fails before any key
-        // when the structure above the key does not parse.
-        guard let root = try? DER.parse(der), let tbs = children(root).first else { return }
-        let fields = children(tbs)
-        let hasVersion = fields.first.map { $0.identifier.tagClass == .contextSpecific && $0.identifier.tagNumber == 0 }
-        let index = (hasVersion == true ? 1 : 0) + 5
-        guard fields.count > index else { return }
-        let spki = children(fields[index])
+    private static func checkRSAKey(_ subjectPublicKeyInfo: ASN1Node) throws(RecordError) {
+        let spki = children(subjectPublicKeyInfo)
         guard spki.count == 2, let algorithm = children(spki[0]).first,
             let oid = try? ASN1ObjectIdentifier(derEncoded: algorithm), oid == rsaEncryption
         else { return }
