@@ -46,6 +46,8 @@ struct VerificationOptions: ParsableArguments {
                 var serializer = DER.Serializer()
                 try serializer.serialize(certificate)
                 return serializer.serializedBytes
+            } catch let error as RecordError {
+                throw CLIError.usage("\(path) is refused as a trust root: \(error.message)")
             } catch {
                 throw CLIError.usage("\(path) is not a PEM or DER certificate")
             }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ReceiptModel
+import SwiftASN1
 import Testing
 import X509
 
@@ -86,6 +87,22 @@ struct FuzzRegressionTests {
         }
         let leap = try Self.certificate(notAfter: notAfter, tag: tag, seconds: "60")
         #expect(try Certificate(untrustedDER: leap) == Certificate(derEncoded: leap))
+    }
+
+    @Test("a trust root given with --trust-root, as DER or PEM, is refused the same way; a good one still reads")
+    func trustRootWithSecond61() throws {
+        let der = try Self.certificate(notAfter: Date(timeIntervalSince1970: 1_800_000_000), tag: 0x17, seconds: "61")
+        let pem = PEMDocument(type: "CERTIFICATE", derBytes: der).pemString
+        for bytes in [der, Array(pem.utf8)] {
+            let error = #expect(throws: RecordError.self) { _ = try parseCertificate(bytes) }
+            #expect(error?.message.contains("notBefore time has second 61") == true, "\(String(describing: error))")
+        }
+        let other = PEMDocument(type: "PRIVATE KEY", derBytes: der).pemString
+        #expect(throws: RecordError.self) { _ = try parseCertificate(Array(other.utf8)) }
+        let good = try Self.certificate(notAfter: Date(timeIntervalSince1970: 1_800_000_000), tag: 0x17, seconds: "59")
+        let goodPEM = PEMDocument(type: "CERTIFICATE", derBytes: good).pemString
+        #expect(try parseCertificate(Array(goodPEM.utf8)) == Certificate(derEncoded: good))
+        #expect(try parseCertificate(AppleRoots.rootCAG3DER) == Certificate(derEncoded: AppleRoots.rootCAG3DER))
     }
 
     /// Apple Inc. Root with its exponent (65537, `02 03 01 00 01`) replaced by three other bytes.

@@ -14,7 +14,8 @@ extension Certificate {
     ///
     /// swift-asn1 accepts a time whose seconds are 61 (a UTCTime or GeneralizedTime may carry leap seconds), and
     /// swift-certificates asserts seconds under 61 when it turns the validity into a `Date` (`notValidBefore`,
-    /// and every chain check), so in a debug build such a certificate stopped the process (found by fuzzing:
+    /// read by the verifiers and the chain caches, and `description`, which a refused chain's reason may print), so
+    /// in a debug build such a certificate stopped the process (found by fuzzing:
     /// `scripts/fuzz jws`; a release build computed a date one second on). No real time has a 61st second, and
     /// no certificate Apple issues carries one, so the certificate is refused as malformed.
     ///
@@ -51,7 +52,8 @@ extension Certificate {
             }
             if let seconds, seconds > 60 {
                 throw RecordError(
-                    code: "malformed", message: "the certificate's \(name) time has second \(seconds) (a minute has at most 61 seconds, 0 to 60)")
+                    code: "malformed",
+                    message: "the certificate's \(name) time has second \(seconds) (a minute has at most 61 seconds, 0 to 60)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import ReceiptModel
 import X509
 
 /// The trust anchors for PKCS#7 app receipts, parsed once, and the envelope chains already validated against them.
@@ -20,6 +21,9 @@ final class ReceiptTrust: Sendable {
         for (index, der) in rootDERs.enumerated() {
             do {
                 roots.append(try Certificate(untrustedDER: der))
+            } catch let error as RecordError {
+                warnings.append(
+                    "app receipt trust root \(index + 1) of \(rootDERs.count) is refused and was not used (\(error.message))")
             } catch {
                 warnings.append(
                     "app receipt trust root \(index + 1) of \(rootDERs.count) is not a DER certificate and was not used (\(error))"
