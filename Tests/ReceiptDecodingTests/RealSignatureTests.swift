@@ -35,6 +35,10 @@ struct RealSignatureTests {
             #expect(record.verification == .verified, "\(file)")
             let untrusted = try #require(try await decodeCorpus(path).first)
             #expect(untrusted.error?.code == "chainInvalid", "\(file)")
+            // Apple's test CA names only a place; the message says whose chain it is and how to trust it.
+            let message = untrusted.error?.message ?? ""
+            #expect(message.contains("the intermediate's issuer is L=Cupertino,ST=California,C=US"), "\(message)")
+            #expect(message.contains("--trust-root FILE"), "\(message)")
         }
     }
 

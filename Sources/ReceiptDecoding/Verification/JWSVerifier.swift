@@ -198,7 +198,13 @@ extension JWSVerifier {
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let validated) = result else {
-            return .failure(JWSVerifier.error("chainInvalid", "x5c does not chain to a trusted root"))
+            // Named so a person can tell Apple's chain from test data signed by some other CA, whose root they
+            // would add with --trust-root.
+            return .failure(
+                JWSVerifier.error(
+                    "chainInvalid",
+                    "x5c does not chain to a trusted root (the intermediate's issuer is \(intermediate.issuer); a test CA's root is trusted with --trust-root FILE)"
+                ))
         }
         guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
             return .failure(JWSVerifier.error("algorithmNotAllowed", "the leaf certificate's key is not P-256"))
