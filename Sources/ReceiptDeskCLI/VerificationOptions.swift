@@ -47,7 +47,7 @@ struct VerificationOptions: ParsableArguments {
                 try serializer.serialize(certificate)
                 return serializer.serializedBytes
             } catch let error as RecordError {
-                throw CLIError.usage("\(path) is refused as a trust root: \(error.message)")
+                throw CLIError.usage("trust root \(path) \(error.message)")
             } catch {
                 throw CLIError.usage("\(path) is not a PEM or DER certificate")
             }

@@ -27,7 +27,23 @@ extension Certificate {
     /// RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }   -- the BIT STRING's bytes
     /// Validity ::= SEQUENCE { notBefore Time, notAfter Time }   -- Time ::= CHOICE { UTCTime, GeneralizedTime }
     /// ```
-    init(untrustedDER der: [UInt8]) throws {
+    ///
+    /// - Throws: a `malformed` ``RecordError`` whose message goes on from the certificate's name in the caller's
+    ///   sentence: "is refused: the certificate's ..." or "is not a DER certificate (...)".
+    init(untrustedDER der: [UInt8]) throws(RecordError) {
+        do {
+            try Self.check(der)
+        } catch {
+            throw RecordError(code: "malformed", message: "is refused: \(error.message)")
+        }
+        do {
+            try self.init(derEncoded: der)
+        } catch {
+            throw RecordError(code: "malformed", message: "is not a DER certificate (\(error))")
+        }
+    }
+
+    private static func check(_ der: [UInt8]) throws(RecordError) {
         // Bytes whose structure does not parse this far are left to the certificate parser, which fails before
         // it reaches a key or a time.
         if let root = try? DER.parse(der), let tbs = Self.children(root).first {
@@ -39,7 +55,6 @@ extension Certificate {
             if fields.count > first + 3 { try Self.checkValidity(fields[first + 3]) }
             if fields.count > first + 5 { try Self.checkRSAKey(fields[first + 5]) }
         }
-        try self.init(derEncoded: der)
     }
 
     private static func checkValidity(_ validity: ASN1Node) throws(RecordError) {

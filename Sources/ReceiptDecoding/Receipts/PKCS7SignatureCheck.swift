@@ -69,7 +69,7 @@ enum PKCS7SignatureCheck {
                 do {
                     certificates.append(try Certificate(untrustedDER: der))
                 } catch {
-                    return failed("certificate \(index + 1) in the envelope does not parse (\(error))")
+                    return failed("certificate \(index + 1) in the envelope does not parse: it \(error.message)")
                 }
             }
             guard parts.count >= 5 else {

@@ -21,13 +21,8 @@ final class ReceiptTrust: Sendable {
         for (index, der) in rootDERs.enumerated() {
             do {
                 roots.append(try Certificate(untrustedDER: der))
-            } catch let error as RecordError {
-                warnings.append(
-                    "app receipt trust root \(index + 1) of \(rootDERs.count) is refused and was not used (\(error.message))")
             } catch {
-                warnings.append(
-                    "app receipt trust root \(index + 1) of \(rootDERs.count) is not a DER certificate and was not used (\(error))"
-                )
+                warnings.append("app receipt trust root \(index + 1) of \(rootDERs.count) \(error.message) and was not used")
             }
         }
         self.roots = roots

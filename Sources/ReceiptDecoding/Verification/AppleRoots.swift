@@ -21,7 +21,7 @@ public func parseCertificate(_ bytes: [UInt8]) throws -> Certificate {
     if bytes.first == 0x30 { return try Certificate(untrustedDER: bytes) }
     let document = try PEMDocument(pemString: String(decoding: bytes, as: UTF8.self))
     guard document.discriminator == Certificate.defaultPEMDiscriminator else {
-        throw RecordError(code: "malformed", message: "the PEM block is \(document.discriminator), not CERTIFICATE")
+        throw RecordError(code: "malformed", message: "is a PEM block of \(document.discriminator), not CERTIFICATE")
     }
     return try Certificate(untrustedDER: document.derBytes)
 }

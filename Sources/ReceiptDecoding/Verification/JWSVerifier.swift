@@ -168,10 +168,8 @@ extension JWSVerifier {
             }
             do {
                 certificates.append(try Certificate(untrustedDER: der))
-            } catch let error as RecordError {
-                return .failure(JWSVerifier.error("malformed", "x5c[\(index)] is refused: \(error.message)"))
             } catch {
-                return .failure(JWSVerifier.error("malformed", "x5c[\(index)] is not a DER certificate"))
+                return .failure(JWSVerifier.error("malformed", "x5c[\(index)] \(error.message)"))
             }
         }
         let leaf = certificates[0]
