@@ -85,6 +85,27 @@ struct SnapshotTests {
         }
     }
 
+    @Test("a trail too long for the header gives up its oldest crumbs, never the current screen's name")
+    func breadcrumbs() {
+        func header(width: Int, _ history: [ScreenID], _ screen: ScreenID) -> String {
+            var state = Fixture.state(width: width, height: 24, screen: screen)
+            state.history = history
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            return buffer.line(0)
+        }
+        // Wide: the whole trail, as before.
+        #expect(header(width: 120, [.overview, .customers, .refunds], .imports).hasPrefix(" ReceiptDesk › Customers › Refunds › Imports "))
+        // 80 columns with the DEMO, environment and clock badges: the oldest crumb goes, an ellipsis says so.
+        let narrow = header(width: 80, [.overview, .customers, .refunds], .imports)
+        #expect(narrow.hasPrefix(" ReceiptDesk › … › Refunds › Imports "), "\(narrow)")
+        // Narrower still: only the current screen, whole.
+        let tight = header(width: 60, [.overview, .customers, .refunds], .imports)
+        #expect(tight.hasPrefix(" Imports "), "\(tight)")
+        // A short trail that fits is left alone.
+        #expect(header(width: 80, [.overview], .customers).hasPrefix(" ReceiptDesk › Overview › Customers "))
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -71,11 +71,24 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
         p.badge(badge.text, x: right, y: 0, role: badge.role)
         right -= 1
     }
-    var crumbs = ["ReceiptDesk"]
-    for screen in state.history.suffix(2) + [state.screen] {
-        crumbs.append(crumbTitle(screen, state))
+    let crumbsRoom = max(0, right - 2)
+    _ = p.text(breadcrumbs(state, room: crumbsRoom, glyphs: p.glyphs), x: 1, y: 0, role: "ui.title", width: crumbsRoom)
+}
+
+/// The trail to the current screen in `room` columns. The current screen's name is what a person reads first,
+/// so when the trail is too long the oldest crumbs give way to an ellipsis, then the product's name; only a
+/// current name wider than the room is itself cut.
+private func breadcrumbs(_ state: AppState, room: Int, glyphs: Glyphs) -> String {
+    let separator = " \(glyphs.separator) "
+    var trail = (state.history.suffix(2) + [state.screen]).map { crumbTitle($0, state) }
+    var elided = false
+    func joined() -> String { (["ReceiptDesk"] + (elided ? [glyphs.ellipsis] : []) + trail).joined(separator: separator) }
+    while trail.count > 1 && DisplayWidth.of(Sanitize.text(joined())) > room {
+        trail.removeFirst()
+        elided = true
     }
-    _ = p.text(crumbs.joined(separator: " \(p.glyphs.separator) "), x: 1, y: 0, role: "ui.title", width: max(0, right - 2))
+    let text = joined()
+    return DisplayWidth.of(Sanitize.text(text)) > room ? trail.joined(separator: separator) : text
 }
 
 private func crumbTitle(_ screen: ScreenID, _ state: AppState) -> String {
