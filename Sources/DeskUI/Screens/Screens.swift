@@ -325,8 +325,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let title = "Timeline (\(view.timeline.count) event\(view.timeline.count == 1 ? "" : "s"); at, then when learned if later)  Tab: transactions"
         p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
         let events = view.timeline
+        // The selected event in full on the last line, as the flag queue does: at 80 columns the detail column
+        // holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question.
+        let selectedEvent = state.customerPane == 1 && rows > 2 ? events[safe: state.customerPositions[1].selected] : nil
         p.table(
-            x: 0, y: y + 1, width: state.width, height: rows,
+            x: 0, y: y + 1, width: state.width, height: selectedEvent == nil ? rows : rows - 1,
             columns: [Column("at", 16), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
             rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
         ) { row, column in
@@ -335,10 +338,19 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 0: return TableCell(Format.minute(e.at))
             case 1: return TableCell(e.kind.rawValue, role: "event.\(e.kind.rawValue)")
             case 2: return TableCell(e.productId ?? "-")
-            default: return TableCell(e.detail + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : ""))
+            default: return TableCell(timelineDetail(e))
             }
         }
+        if let e = selectedEvent {
+            // The detail first: it is what is cut at the right edge when the line is short.
+            let transaction = e.transactionId.map { "  (transaction \($0))" } ?? ""
+            _ = p.text(timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
+        }
     }
+}
+
+private func timelineDetail(_ e: TimelineEvent) -> String {
+    e.detail + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : "")
 }
 
 /// What covered a customer in one slice of time.
