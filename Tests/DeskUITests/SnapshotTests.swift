@@ -106,6 +106,34 @@ struct SnapshotTests {
         #expect(header(width: 80, [.overview], .customers).hasPrefix(" ReceiptDesk › Overview › Customers "))
     }
 
+    @Test("a table too narrow for its columns cuts times and names, never an id column")
+    func idColumnsKeepWidth() throws {
+        let p = Painter(buffer: ScreenBuffer(width: 80, height: 1), theme: .builtin, glyphs: .unicode)
+        let columns = [Column("id", 16, keepsWidth: true), Column("name", 12, flex: true), Column("at", 16), Column("n", 9, right: true)]
+        let widths = p.layout(columns, width: 40)
+        #expect(widths[0] == 16)
+        #expect(widths.reduce(0, +) + columns.count - 1 == 40)
+        // Below three cells for every other column the id gives way too, from the right.
+        #expect(p.layout(columns, width: 20).reduce(0, +) + columns.count - 1 == 20)
+
+        // The customer screen's transactions at 80 columns: the 16 cells of an Apple transaction id stay whole,
+        // so the env column starts at 17.
+        var state = Fixture.state(width: 80, height: 24, screen: .customer)
+        state.customerPane = 2
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        let headerIndex = try #require(lines.firstIndex { $0.hasPrefix("transaction ") })
+        let header = lines[headerIndex]
+        #expect(header.dropFirst(17).hasPrefix("env "), "\(header)")
+        // No room for the purchase minute: its day, whole, under "purchased".
+        let purchased = try #require(header.range(of: "purchased")).lowerBound.utf16Offset(in: header)
+        // (An ASCII row, so that characters are cells.)
+        let row = try #require(lines.dropFirst(headerIndex + 1).first { $0.allSatisfy(\.isASCII) && $0.hasPrefix("20") })
+        let cell = row.dropFirst(purchased).prefix(16)
+        #expect(cell.prefix(10).wholeMatch(of: #/\d{4}-\d{2}-\d{2}/#) != nil && !cell.contains("…"), "\(row)")
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

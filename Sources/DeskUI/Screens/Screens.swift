@@ -110,7 +110,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
-        Column("id", 8), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
+        Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
         Column("last purchase", 13), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -286,11 +286,15 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if state.customerPane == 2 {
         p.section("Transactions (newest first)  Tab: entitlements", x: 0, y: y, width: state.width, focused: true)
         let transactions = Array(records.transactions.reversed())
+        // The purchase minute when there is room for every column (83 cells), else its day: a time cut to
+        // "2025-06-01 0…" says less than the day alone.
+        let purchaseMinutes = state.width >= 83
         p.table(
             x: 0, y: y + 1, width: state.width, height: rows,
             columns: [
-                Column("transaction", 16), Column("env", 4), Column("product", 12, flex: true), Column("purchased", 16), Column("expires", 10),
-                Column("price", 9, right: true), Column("status", 10),
+                Column("transaction", 16, keepsWidth: true), Column("env", 4), Column("product", 12, flex: true),
+                Column("purchased", purchaseMinutes ? 16 : 10), Column("expires", 10), Column("price", 9, right: true),
+                Column("status", 10),
             ],
             rows: transactions.count, position: state.customerPositions[2]
         ) { row, column in
@@ -299,7 +303,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 0: return TableCell(t.transactionId)
             case 1: return TableCell(environmentLabel(t.environment), role: t.environment == .production ? "ui.text" : "status.warn")
             case 2: return TableCell(t.productId ?? "-")
-            case 3: return TableCell(Format.minute(t.purchaseDate))
+            case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
             case 4: return TableCell(Format.day(t.expiresDate))
             case 5: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
             default:
@@ -464,7 +468,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     var columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7), Column("env", 4),
+        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true), Column("env", 4),
         Column("product", 8, flex: true), Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
     ]
     // A queue of one status (the title names it) gives the rule the status column's room.

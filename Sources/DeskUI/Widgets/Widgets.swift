@@ -10,13 +10,17 @@ public struct Column: Sendable {
     public var alignRight: Bool
     /// Whether a cut cell keeps its end (`…/app-receipts.ndjson`) rather than its start.
     public var keepEnd: Bool
+    /// Whether the column keeps its width while any other can give a cell: an id a person reads out or
+    /// compares is worth nothing cut, a time or a product name cut still says most of what it says.
+    public var keepsWidth: Bool
 
-    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false) {
+    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false, keepsWidth: Bool = false) {
         self.title = title
         self.width = width
         self.flex = flex
         self.alignRight = right
         self.keepEnd = keepEnd
+        self.keepsWidth = keepsWidth
     }
 }
 
@@ -152,9 +156,13 @@ public struct Painter {
             remaining = 0
         }
         // Too narrow: take a cell at a time from the widest column (its text is cut with …), so narrow columns
-        // such as an age keep what they show; below three cells each, from the right.
+        // such as an age keep what they show, and columns that keep their width (ids) give none; below three
+        // cells each, from the right, whatever the column.
         var total = widths.reduce(0, +) + gaps
-        while total > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 3 {
+        while total > width,
+            let widest = widths.indices.filter({ !columns[$0].keepsWidth }).max(by: { widths[$0] < widths[$1] }),
+            widths[widest] > 3
+        {
             widths[widest] -= 1
             total -= 1
         }
