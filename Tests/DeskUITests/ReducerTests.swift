@@ -463,6 +463,48 @@ struct ReducerTests {
         #expect(!state.flagsFromEnd && state.flagsPrevious == nil)
     }
 
+    @Test("a / filter on the flag queue reads on while the loaded flags hold too few matches, and keeps the selected flag")
+    func filterReadsOn() {
+        var state = Fixture.state(screen: .refunds)
+        func flag(_ n: Int, _ product: String) -> RefundFlag {
+            RefundFlag(id: "quick-refund:\(n)", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "\(n)",
+                       productId: product, amount: nil, currency: nil, at: Fixture.at(-Int64(n)), detail: "d")
+        }
+        let firstPage = (1...200).map { flag($0, $0 % 100 == 0 ? "rare.product" : "p") }
+        let next = FlagCursor(at: Fixture.at(-200), id: "quick-refund:200")
+        _ = reduce(&state, .flagsLoaded(firstPage, next: next, append: false))
+        // No filter: nothing more is read until the selection nears the end.
+        #expect(state.flagsNext == next)
+        // Typing a filter that two loaded flags match: the rest of the queue is read, in larger parts, once each.
+        _ = reduce(&state, .key(.char("/")))
+        var effects: [Effect] = []
+        for c in "rare" { effects += reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.char("."))).isEmpty, "a part being read is not asked for again")
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, after: next, limit: 1000), append: true)], "\(effects)")
+        let secondPage = (201...1200).map { flag($0, $0 % 100 == 0 ? "rare.product" : "p") }
+        let then = FlagCursor(at: Fixture.at(-1200), id: "quick-refund:1200")
+        #expect(reduce(&state, .flagsLoaded(secondPage, next: then, append: true))
+            == [.loadFlags(FlagQuery(status: .open, after: then, limit: 1000), append: true)])
+        // The end of the queue: nothing more to read.
+        #expect(reduce(&state, .flagsLoaded([flag(1300, "rare.product")], next: nil, append: true)).isEmpty)
+        #expect(visibleFlags(state).count == 13)
+        // Enough matches to fill the screen and a window past the selection: no more reads.
+        var full = Fixture.state(screen: .refunds)
+        full.flagFilter = "p"
+        #expect(reduce(&full, .flagsLoaded(firstPage, next: next, append: false)).isEmpty)
+
+        // A refresh keeps the selected flag under a filter, though a new match arrived above it and the unfiltered
+        // list has another flag at the selection's index.
+        var kept = Fixture.state(screen: .refunds)
+        kept.flagFilter = "rare"
+        let a = flag(1, "p"), b = flag(2, "p"), c = flag(3, "rare.product"), d = flag(4, "rare.product")
+        _ = reduce(&kept, .flagsLoaded([a, b, c, d], next: nil, append: false))
+        _ = reduce(&kept, .key(.down))
+        #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
+        _ = reduce(&kept, .flagsLoaded([a, b, flag(5, "rare.product"), c, d], next: nil, append: false))
+        #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -441,9 +441,11 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
     if case .filter = prompt.kind, state.screen == .refunds {
-        // The refund queue filters as you type (it is in memory).
+        // The refund queue filters as you type (it is in memory), reading on while the loaded part of it
+        // holds too few matches.
         state.flagFilter = prompt.text
         state.flagList = ListPosition()
+        return moreFlagsForFilter(&state)
     }
     return []
 }
@@ -460,7 +462,7 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         case .refunds:
             state.flagFilter = text.isEmpty ? nil : text
             state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-            return []
+            return moreFlagsForFilter(&state)
         default:
             state.search = text.isEmpty ? nil : text
             return nextMatch(&state, forward: true)

@@ -105,9 +105,12 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if append {
             state.flags += flags
         } else {
-            let selectedId = state.flags[safe: state.flagList.selected]?.id
+            // The selection indexes the filtered list: the flag it is on keeps it.
+            let selectedId = visibleFlags(state)[safe: state.flagList.selected]?.id
             state.flags = flags
-            if let selectedId, let index = flags.firstIndex(where: { $0.id == selectedId }) { state.flagList.selected = index }
+            if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
+                state.flagList.selected = index
+            }
             state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
         }
         state.flagsNext = next
@@ -116,7 +119,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsFromEnd = false
         }
         state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-        return []
+        return moreFlagsForFilter(&state)
     case .flagsBeforeLoaded(let flags, let previous, let append):
         if append {
             // The flags before the loaded ones: in front, the selection staying on its flag.
@@ -288,6 +291,20 @@ func visibleCount(_ state: AppState, of count: Int) -> Int {
     var prefix = state
     prefix.flags = Array(state.flags.prefix(count))
     return visibleFlags(prefix).count
+}
+
+/// With a `/` filter the loaded part of the queue may hold fewer matches than the screen shows while more of it is
+/// unread (a filter for one customer in a queue of thousands): the next part, larger than a scrolling page, until
+/// the matches fill the screen and a window past the selection, or the queue ends. Each part read asks again
+/// (``Action/flagsLoaded(_:next:append:)``); `flagsNext` is cleared while one is being read, so none is read twice.
+func moreFlagsForFilter(_ state: inout AppState) -> [Effect] {
+    guard state.flagFilter?.isEmpty == false, let next = state.flagsNext,
+        visibleFlags(state).count < state.flagList.selected + 2 * state.listRows
+    else { return [] }
+    state.flagsNext = nil
+    var query = flagQuery(state, limit: 1000)
+    query.after = next
+    return [.loadFlags(query, append: true)]
 }
 
 /// The flags the refunds list shows (after the `/` filter).
