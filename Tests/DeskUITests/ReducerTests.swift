@@ -505,6 +505,35 @@ struct ReducerTests {
         #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
     }
 
+    @Test("Enter on a spike alarm opens the refund queue filtered to its product; on the severities, the whole queue")
+    func spikeOpensItsFlags() throws {
+        var state = Fixture.state(screen: .overview)
+        func spike(_ product: String, _ day: Int64) -> RefundFlag {
+            RefundFlag(id: "refund-spike:\(product):\(day)", rule: "refund-spike", severity: .critical, customerId: nil, transactionId: nil,
+                       productId: product, amount: nil, currency: nil, at: Fixture.at(-day), detail: "9 refunds")
+        }
+        var data = try #require(state.overview)
+        data.spikes = [spike("filters.pack", 3), spike("coins.500", 5)]
+        _ = reduce(&state, .overviewLoaded(data))
+        _ = reduce(&state, .key(.char("j")))
+        #expect(selectedId(state) == "refund-spike:coins.500:5")
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.cursor.map { buffer.line($0.y).contains("coins.500") } == true, "the selected spike is not where the cursor is")
+        // A refresh keeps the selected spike, though a new one arrived above it.
+        data.spikes.insert(spike("pro.monthly", 1), at: 0)
+        _ = reduce(&state, .overviewLoaded(data))
+        #expect(selectedId(state) == "refund-spike:coins.500:5")
+        let effects = reduce(&state, .key(.enter))
+        #expect(state.screen == .refunds && state.flagFilter == "coins.500")
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
+        // Back on the overview, Enter on the severities pane opens the whole queue.
+        _ = reduce(&state, .key(.char("1")))
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.enter))
+        #expect(state.screen == .refunds && state.flagFilter == nil)
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

@@ -50,8 +50,16 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if data.spikes.isEmpty {
         _ = p.text("no refund spike open", x: 1, y: y, role: "status.ok", width: half - 2)
     }
-    for (index, flag) in data.spikes.prefix(listHeight).enumerated() {
-        _ = p.text("\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)", x: 1, y: y + index, role: "status.danger", width: half - 2)
+    // The selected spike stays in view (j/k move it; Enter opens its product's flags).
+    let selectedSpike = state.spikeList.selected
+    let firstSpike = min(max(0, selectedSpike - listHeight + 1), max(0, data.spikes.count - listHeight))
+    for (offset, flag) in data.spikes.dropFirst(firstSpike).prefix(listHeight).enumerated() {
+        let rowY = y + offset
+        _ = p.text("\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)", x: 1, y: rowY, role: "status.danger", width: half - 2)
+        if state.overviewPane == 0, firstSpike + offset == selectedSpike {
+            p.buffer.restyle(x: 0, y: rowY, width: half - 1) { var s = $0; s.attributes.insert(.reverse); return s }
+            p.buffer.cursor = (0, rowY)
+        }
     }
     // Every severity with an open flag (high, medium and low always), so the lines add up to the tile above;
     // bars scaled to the largest count.

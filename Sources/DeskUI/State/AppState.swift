@@ -170,6 +170,8 @@ public struct AppState: Sendable {
     // Screens.
     public var overview: OverviewData?
     public var overviewPane = 0
+    /// The selected spike alarm (the overview's first pane).
+    public var spikeList = ListPosition()
 
     public var customerPage = CustomerPage(rows: [], next: nil, total: 0)
     /// Where the loaded customers start in the whole list: 0 from the top, more once `G` loaded its end.

@@ -280,7 +280,8 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
             ]
         }
     case .overview:
-        break
+        guard state.overviewPane == 0, let spikes = state.overview?.spikes else { break }
+        state.spikeList.move(by: delta, count: spikes.count, visible: spikes.count)
     }
     return []
 }
@@ -311,7 +312,15 @@ private func open(_ state: inout AppState) -> [Effect] {
         guard state.importsPane == 1, let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
         return [.loadRaw(record.id)]
     case .overview:
-        // Enter on the overview opens the refund queue (the first thing on call wants).
+        // Enter on a spike alarm opens the refund queue filtered to the spike's product, the flags behind the
+        // figure; on the severities, the whole queue they count.
+        state.flagList = ListPosition()
+        if state.overviewPane == 0, let spike = state.overview?.spikes[safe: state.spikeList.selected], let product = spike.productId {
+            state.flagFilter = product
+            state.message = StatusMessage("flags of \(product), the product of the spike on \(Format.day(spike.at)); / changes the filter")
+        } else {
+            state.flagFilter = nil
+        }
         return switchScreen(&state, to: .refunds)
     case .transaction:
         return []
@@ -351,6 +360,7 @@ func selectedId(_ state: AppState) -> String? {
         }
     case .transaction: return state.transaction?.transactionId
     case .refunds: return visibleFlags(state)[safe: state.flagList.selected]?.id
+    case .overview: return state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected]?.id : nil
     default: return nil
     }
 }

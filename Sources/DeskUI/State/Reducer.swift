@@ -15,7 +15,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
     case .overviewLoaded(let data):
+        // The selected spike kept while it is still alarmed.
+        let selectedSpike = state.overview?.spikes[safe: state.spikeList.selected]?.id
         state.overview = data
+        state.spikeList.selected = selectedSpike.flatMap { id in data.spikes.firstIndex { $0.id == id } } ?? state.spikeList.selected
+        state.spikeList.move(by: 0, count: data.spikes.count, visible: data.spikes.count)
         return []
     case .customersLoaded(let page, let append, .backward):
         state.customersLoading = false
