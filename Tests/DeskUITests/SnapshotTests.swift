@@ -1,6 +1,7 @@
 import Entitlements
 import Foundation
 import LedgerQueries
+import ReceiptModel
 import Testing
 
 @testable import DeskUI
@@ -132,6 +133,22 @@ struct SnapshotTests {
         let row = try #require(lines.dropFirst(headerIndex + 1).first { $0.allSatisfy(\.isASCII) && $0.hasPrefix("20") })
         let cell = row.dropFirst(purchased).prefix(16)
         #expect(cell.prefix(10).wholeMatch(of: #/\d{4}-\d{2}-\d{2}/#) != nil && !cell.contains("…"), "\(row)")
+    }
+
+    @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
+    func selectedFieldLine() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .transaction)
+        var t = Fixture.records.transactions[4]
+        let directory = String(repeating: "/exports/by-month", count: 5)
+        t.sources = [Provenance(path: directory + "/notifications-v2.ndjson", index: 20, location: "data.signedTransactionInfo")]
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.screen = .transaction
+        _ = reduce(&state, .key(.char("G")))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let line = buffer.line(21).trimmingCharacters(in: .whitespaces)
+        #expect(line.hasPrefix("…") && line.hasSuffix("/notifications-v2.ndjson#20 data.signedTransactionInfo"), "\(line)")
+        #expect(DisplayWidth.of(line) == 78)
     }
 
     @Test("the hardware cursor sits on the selected row")

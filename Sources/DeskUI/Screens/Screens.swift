@@ -453,13 +453,22 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
     let fields = transactionFields(t)
     p.table(
-        x: 0, y: body.y + 1, width: state.width, height: body.height - 1,
+        x: 0, y: body.y + 1, width: state.width, height: body.height - 2,
         columns: [Column("field", 28), Column("value", 20, flex: true)], rows: fields.count, position: state.transactionScroll
     ) { row, column in
         let field = fields[row]
         if column == 0 { return TableCell(field.key, role: field.key.hasPrefix("legacy.") ? "ui.text.muted" : "ui.text") }
         let danger = field.key.hasPrefix("revocation")
         return TableCell(field.value, role: danger ? "status.danger" : "ui.text")
+    }
+    // The selected field whole on the last line, as far as it fits. A source (`path#record location`) too long for
+    // the line keeps its end: the file's name, the record and where in it.
+    if let field = fields[safe: state.transactionScroll.selected] {
+        let room = state.width - 2
+        let text = Sanitize.text("\(field.key): \(field.value)")
+        let shown = field.key.hasPrefix("source[") && DisplayWidth.of(text) > room
+            ? DisplayWidth.fit(text, to: room, ellipsis: p.glyphs.ellipsis, keepEnd: true) : text
+        _ = p.text(shown, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: room)
     }
 }
 
