@@ -97,7 +97,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
     }
     if missed > 0 {
-        let line = "\(Format.count(missed)) open past the deadline (5: the queue)"
+        let line = "\(Format.count(missed)) open past deadline (5 shows them)"
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
