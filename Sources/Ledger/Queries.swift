@@ -447,7 +447,9 @@ enum Queries {
         let filters: [(clause: String, value: SQLValue?)] = [
             ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map { SQLValue.of($0) }),
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
-            ("customer_id = ?", query.customerId.map(SQLValue.int)), ("environment = ?", query.environment.stored.map(SQLValue.text)),
+            ("customer_id = ?", query.customerId.map(SQLValue.int)),
+            ("product_id = ?", query.productId.map(SQLValue.text)),
+            ("environment = ?", query.environment.stored.map(SQLValue.text)),
         ]
         let used = filters.filter { $0.value != nil }
         let conditions = used.map(\.clause)

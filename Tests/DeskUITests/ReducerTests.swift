@@ -463,38 +463,14 @@ struct ReducerTests {
         #expect(!state.flagsFromEnd && state.flagsPrevious == nil)
     }
 
-    @Test("a / filter on the flag queue reads on while the loaded flags hold too few matches, and keeps the selected flag")
-    func filterReadsOn() {
-        var state = Fixture.state(screen: .refunds)
+    @Test("a refresh under a / filter keeps the selected flag")
+    func filterKeepsSelection() {
         func flag(_ n: Int, _ product: String) -> RefundFlag {
             RefundFlag(id: "quick-refund:\(n)", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "\(n)",
                        productId: product, amount: nil, currency: nil, at: Fixture.at(-Int64(n)), detail: "d")
         }
-        let firstPage = (1...200).map { flag($0, $0 % 100 == 0 ? "rare.product" : "p") }
-        let next = FlagCursor(at: Fixture.at(-200), id: "quick-refund:200")
-        _ = reduce(&state, .flagsLoaded(firstPage, next: next, append: false))
-        // No filter: nothing more is read until the selection nears the end.
-        #expect(state.flagsNext == next)
-        // Typing a filter that two loaded flags match: the rest of the queue is read, in larger parts, once each.
-        _ = reduce(&state, .key(.char("/")))
-        var effects: [Effect] = []
-        for c in "rare" { effects += reduce(&state, .key(.char(c))) }
-        #expect(reduce(&state, .key(.char("."))).isEmpty, "a part being read is not asked for again")
-        #expect(effects == [.loadFlags(FlagQuery(status: .open, after: next, limit: 1000), append: true)], "\(effects)")
-        let secondPage = (201...1200).map { flag($0, $0 % 100 == 0 ? "rare.product" : "p") }
-        let then = FlagCursor(at: Fixture.at(-1200), id: "quick-refund:1200")
-        #expect(reduce(&state, .flagsLoaded(secondPage, next: then, append: true))
-            == [.loadFlags(FlagQuery(status: .open, after: then, limit: 1000), append: true)])
-        // The end of the queue: nothing more to read.
-        #expect(reduce(&state, .flagsLoaded([flag(1300, "rare.product")], next: nil, append: true)).isEmpty)
-        #expect(visibleFlags(state).count == 13)
-        // Enough matches to fill the screen and a window past the selection: no more reads.
-        var full = Fixture.state(screen: .refunds)
-        full.flagFilter = "p"
-        #expect(reduce(&full, .flagsLoaded(firstPage, next: next, append: false)).isEmpty)
-
-        // A refresh keeps the selected flag under a filter, though a new match arrived above it and the unfiltered
-        // list has another flag at the selection's index.
+        // A new match arrives above the selected flag, and the unfiltered list has another flag at the selection's
+        // index.
         var kept = Fixture.state(screen: .refunds)
         kept.flagFilter = "rare"
         let a = flag(1, "p"), b = flag(2, "p"), c = flag(3, "rare.product"), d = flag(4, "rare.product")
@@ -516,22 +492,35 @@ struct ReducerTests {
         data.spikes = [spike("filters.pack", 3), spike("coins.500", 5)]
         _ = reduce(&state, .overviewLoaded(data))
         _ = reduce(&state, .key(.char("j")))
-        #expect(selectedId(state) == "refund-spike:coins.500:5")
+        #expect(state.spikeList.selected == 1)
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.cursor.map { buffer.line($0.y).contains("coins.500") } == true, "the selected spike is not where the cursor is")
         // A refresh keeps the selected spike, though a new one arrived above it.
         data.spikes.insert(spike("pro.monthly", 1), at: 0)
         _ = reduce(&state, .overviewLoaded(data))
-        #expect(selectedId(state) == "refund-spike:coins.500:5")
+        #expect(data.spikes[state.spikeList.selected].productId == "coins.500")
+        // The queue was last read from its end (G): Enter reads the product's flags from the start.
+        state.flagsFromEnd = true
         let effects = reduce(&state, .key(.enter))
-        #expect(state.screen == .refunds && state.flagFilter == "coins.500")
-        #expect(effects == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
-        // Back on the overview, Enter on the severities pane opens the whole queue.
+        #expect(state.screen == .refunds && state.flagProduct == "coins.500" && state.flagFilter == nil)
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", limit: 200), append: false)])
+        #expect(reduce(&state, .key(.char("e")))
+            == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", environment: .production, limit: 200), append: false)])
+        buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).contains("Refund flags: open of coins.500"), "\(buffer.line(1))")
+        _ = reduce(&state, .key(.char("e")))
+        _ = reduce(&state, .key(.char("e")))
+        // 5 is the whole queue again.
+        _ = reduce(&state, .key(.char("1")))
+        #expect(reduce(&state, .key(.char("5"))) == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
+        #expect(state.flagProduct == nil)
+        // Back on the overview, Enter on the severities pane opens the whole queue too.
         _ = reduce(&state, .key(.char("1")))
         _ = reduce(&state, .key(.tab))
-        _ = reduce(&state, .key(.enter))
-        #expect(state.screen == .refunds && state.flagFilter == nil)
+        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
+        #expect(state.screen == .refunds && state.flagProduct == nil)
     }
 
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")

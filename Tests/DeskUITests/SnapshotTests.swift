@@ -95,8 +95,9 @@ struct SnapshotTests {
             render(state, theme: .builtin, into: &buffer)
             return buffer.line(0)
         }
-        // Wide: the whole trail, as before.
-        #expect(header(width: 120, [.overview, .customers, .refunds], .imports).hasPrefix(" ReceiptDesk › Customers › Refunds › Imports "))
+        // Wide: the two screens before the current one, an ellipsis for the older.
+        let wide = header(width: 120, [.overview, .customers, .refunds], .imports)
+        #expect(wide.hasPrefix(" ReceiptDesk › … › Customers › Refunds › Imports "), "\(wide)")
         // 80 columns with the DEMO, environment and clock badges: the oldest crumb goes, an ellipsis says so.
         let narrow = header(width: 80, [.overview, .customers, .refunds], .imports)
         #expect(narrow.hasPrefix(" ReceiptDesk › … › Refunds › Imports "), "\(narrow)")

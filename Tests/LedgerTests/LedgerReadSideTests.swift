@@ -111,7 +111,8 @@ extension LedgerConformanceTests {
                 RefundFlag(
                     id: String(format: "flag-%03d", (i * 17) % 41), rule: ["quick-refund", "app-issue", "high-value"][i % 3],
                     severity: [.low, .medium, .high, .critical][i % 4], customerId: Int64(i % 4 + 1), transactionId: "t\(i)",
-                    productId: "p", amount: 100, currency: "USD", at: testNow.adding(milliseconds: Int64(i % 5) * 3_600_000),
+                    productId: i % 7 == 0 ? "spiky" : "p", amount: 100, currency: "USD",
+                    at: testNow.adding(milliseconds: Int64(i % 5) * 3_600_000),
                     detail: "flag \(i)"))
         }
         try await ledger.saveFlags(flags, now: testNow)
@@ -124,12 +125,14 @@ extension LedgerConformanceTests {
         let queries: [FlagQuery] = [
             FlagQuery(limit: 4), FlagQuery(status: .open, limit: 3), FlagQuery(status: .acknowledged, limit: 5),
             FlagQuery(rule: "app-issue", limit: 2), FlagQuery(since: since, limit: 3), FlagQuery(customerId: 2, limit: 3),
-            FlagQuery(status: .open, rule: "quick-refund", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
+            FlagQuery(status: .open, rule: "app-issue", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
+            FlagQuery(productId: "spiky", limit: 2), FlagQuery(status: .open, productId: "spiky", limit: 1),
         ]
         for query in queries {
             let expected = flags.filter { flag in
                 (query.status.map { status[flag.id] == $0 } ?? true) && (query.rule.map { flag.rule == $0 } ?? true)
                     && (query.since.map { flag.at >= $0 } ?? true) && (query.customerId.map { flag.customerId == $0 } ?? true)
+                    && (query.productId.map { flag.productId == $0 } ?? true)
             }
             .sorted { ($0.at.millisecondsSince1970, $1.id) > ($1.at.millisecondsSince1970, $0.id) }
             var seen: [RefundFlag] = []
@@ -142,6 +145,7 @@ extension LedgerConformanceTests {
                 page.after = FlagCursor(after: last)
             }
             #expect(seen.map(\.id) == expected.map(\.id), "\(query)")
+            #expect(!expected.isEmpty, "\(query) matches nothing, so it tests nothing")
             #expect(seen.allSatisfy { status[$0.id] == $0.status })
         }
         let counts = try await ledger.flagCounts()

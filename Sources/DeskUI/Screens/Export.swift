@@ -70,6 +70,7 @@ public func exportCSV(_ state: AppState) -> String {
         rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
     case .refunds:
         filter += " status=\(state.flagStatus?.rawValue ?? "all")"
+        if let product = state.flagProduct { filter += " product=\(product)" }
         if let text = state.flagFilter { filter += " filter=\(text)" }
         rows.append(["id", "rule", "severity", "status", "customer", "environment", "transactionId", "productId", "amount", "currency", "at", "detail"])
         for f in visibleFlags(state) {

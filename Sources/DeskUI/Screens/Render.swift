@@ -75,14 +75,16 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     _ = p.text(breadcrumbs(state, room: crumbsRoom, glyphs: p.glyphs), x: 1, y: 0, role: "ui.title", width: crumbsRoom)
 }
 
-/// The trail to the current screen in `room` columns. The current screen's name is what a person reads first,
-/// so when the trail is too long the oldest crumbs give way to an ellipsis, then the product's name; only a
-/// current name wider than the room is itself cut.
+/// The trail to the current screen in `room` columns: the last two screens before it, an ellipsis standing for
+/// any older. The current screen's name is what a person reads first, so when the trail is too long the oldest
+/// crumbs give way to the ellipsis, then the product's name; only a current name wider than the room is cut.
 private func breadcrumbs(_ state: AppState, room: Int, glyphs: Glyphs) -> String {
     let separator = " \(glyphs.separator) "
     var trail = (state.history.suffix(2) + [state.screen]).map { crumbTitle($0, state) }
-    var elided = false
-    func joined() -> String { (["ReceiptDesk"] + (elided ? [glyphs.ellipsis] : []) + trail).joined(separator: separator) }
+    var elided = state.history.count > 2
+    func joined() -> String {
+        (["ReceiptDesk"] + (elided ? [glyphs.ellipsis] : []) + trail).joined(separator: separator)
+    }
     while trail.count > 1 && DisplayWidth.of(Sanitize.text(joined())) > room {
         trail.removeFirst()
         elided = true

@@ -55,7 +55,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let firstSpike = min(max(0, selectedSpike - listHeight + 1), max(0, data.spikes.count - listHeight))
     for (offset, flag) in data.spikes.dropFirst(firstSpike).prefix(listHeight).enumerated() {
         let rowY = y + offset
-        _ = p.text("\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)", x: 1, y: rowY, role: "status.danger", width: half - 2)
+        let line = "\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)"
+        _ = p.text(line, x: 1, y: rowY, role: "status.danger", width: half - 2)
         if state.overviewPane == 0, firstSpike + offset == selectedSpike {
             p.buffer.restyle(x: 0, y: rowY, width: half - 1) { var s = $0; s.attributes.insert(.reverse); return s }
             p.buffer.cursor = (0, rowY)
@@ -118,7 +119,8 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
-        Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5), Column("txs", 5, right: true),
+        Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5),
+        Column("txs", 5, right: true),
         Column("last purchase", 13), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -339,7 +341,8 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let events = view.timeline
         // The selected event in full on the last line, as the flag queue does: at 80 columns the detail column
         // holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question.
-        let selectedEvent = state.customerPane == 1 && rows > 2 ? events[safe: state.customerPositions[1].selected] : nil
+        let selectedEvent =
+            state.customerPane == 1 && rows > 3 ? events[safe: state.customerPositions[1].selected] : nil
         p.table(
             x: 0, y: y + 1, width: state.width, height: selectedEvent == nil ? rows : rows - 1,
             columns: [Column("at", 16), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
@@ -356,7 +359,8 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         if let e = selectedEvent {
             // The detail first: it is what is cut at the right edge when the line is short.
             let transaction = e.transactionId.map { "  (transaction \($0))" } ?? ""
-            _ = p.text(timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
+            _ = p.text(
+                timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
         }
     }
 }
@@ -476,7 +480,9 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
 
 func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let flags = visibleFlags(state)
-    var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")  \(flags.count) shown"
+    var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")"
+    if let product = state.flagProduct { title += " of \(product)" }
+    title += "  \(flags.count) shown"
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
@@ -485,7 +491,8 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     var columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true), Column("env", 4),
+        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
+        Column("env", 4),
         Column("product", 8, flex: true), Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
     ]
     // A queue of one status (the title names it) gives the rule the status column's room.

@@ -192,6 +192,8 @@ public struct AppState: Sendable {
     public var flagStatus: FlagStatus? = .open
     public var flagList = ListPosition()
     public var flagFilter: String?
+    /// The queue shows this product's flags only (Enter on a spike alarm); the ledger reads them.
+    public var flagProduct: String?
     public var marked: Set<String> = []
     public var flagsNext: FlagCursor?
     /// Where the flags before the loaded ones end, once G loaded the end of the queue (nil: loaded from its start).

@@ -65,6 +65,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.prompt = Prompt(kind: .instant, text: state.asOf?.iso8601 ?? "")
         return []
     case .screen(let screen):
+        // The queue by its key is the whole queue, not one spike's product.
+        if screen == .refunds { state.flagProduct = nil }
         return switchScreen(&state, to: screen)
     case .up: return move(&state, by: -1)
     case .down: return move(&state, by: 1)
@@ -312,14 +314,18 @@ private func open(_ state: inout AppState) -> [Effect] {
         guard state.importsPane == 1, let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
         return [.loadRaw(record.id)]
     case .overview:
-        // Enter on a spike alarm opens the refund queue filtered to the spike's product, the flags behind the
-        // figure; on the severities, the whole queue they count.
+        // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
+        // the figure; on the severities, the whole queue they count. Either reads the queue from its start.
         state.flagList = ListPosition()
-        if state.overviewPane == 0, let spike = state.overview?.spikes[safe: state.spikeList.selected], let product = spike.productId {
-            state.flagFilter = product
-            state.message = StatusMessage("flags of \(product), the product of the spike on \(Format.day(spike.at)); / changes the filter")
-        } else {
-            state.flagFilter = nil
+        state.flagsFromEnd = false
+        state.flagsPrevious = nil
+        state.flagProduct = nil
+        if state.overviewPane == 0, let spike = state.overview?.spikes[safe: state.spikeList.selected],
+            let product = spike.productId
+        {
+            state.flagProduct = product
+            state.message = StatusMessage(
+                "the flags of \(product), whose refunds spiked on \(Format.day(spike.at)); 5 shows the whole queue")
         }
         return switchScreen(&state, to: .refunds)
     case .transaction:
@@ -360,7 +366,6 @@ func selectedId(_ state: AppState) -> String? {
         }
     case .transaction: return state.transaction?.transactionId
     case .refunds: return visibleFlags(state)[safe: state.flagList.selected]?.id
-    case .overview: return state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected]?.id : nil
     default: return nil
     }
 }
@@ -451,11 +456,9 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
     if case .filter = prompt.kind, state.screen == .refunds {
-        // The refund queue filters as you type (it is in memory), reading on while the loaded part of it
-        // holds too few matches.
+        // The refund queue filters as you type (it is in memory).
         state.flagFilter = prompt.text
         state.flagList = ListPosition()
-        return moreFlagsForFilter(&state)
     }
     return []
 }
@@ -472,7 +475,7 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         case .refunds:
             state.flagFilter = text.isEmpty ? nil : text
             state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-            return moreFlagsForFilter(&state)
+            return []
         default:
             state.search = text.isEmpty ? nil : text
             return nextMatch(&state, forward: true)
@@ -509,7 +512,9 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
         return [.openCustomer(query: argument)]
     case "customers": return switchScreen(&state, to: .customers)
     case "overview": return switchScreen(&state, to: .overview)
-    case "refunds", "flags": return switchScreen(&state, to: .refunds)
+    case "refunds", "flags":
+        state.flagProduct = nil
+        return switchScreen(&state, to: .refunds)
     case "imports": return switchScreen(&state, to: .imports)
     case "help": state.showHelp = true; return []
     case "theme":

@@ -18,7 +18,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // The selected spike kept while it is still alarmed.
         let selectedSpike = state.overview?.spikes[safe: state.spikeList.selected]?.id
         state.overview = data
-        state.spikeList.selected = selectedSpike.flatMap { id in data.spikes.firstIndex { $0.id == id } } ?? state.spikeList.selected
+        if let index = selectedSpike.flatMap({ id in data.spikes.firstIndex { $0.id == id } }) {
+            state.spikeList.selected = index
+        }
         state.spikeList.move(by: 0, count: data.spikes.count, visible: data.spikes.count)
         return []
     case .customersLoaded(let page, let append, .backward):
@@ -123,7 +125,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsFromEnd = false
         }
         state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-        return moreFlagsForFilter(&state)
+        return []
     case .flagsBeforeLoaded(let flags, let previous, let append):
         if append {
             // The flags before the loaded ones: in front, the selection staying on its flag.
@@ -279,7 +281,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
 }
 
 func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
-    FlagQuery(status: state.flagStatus, environment: state.environment, limit: limit)
+    FlagQuery(status: state.flagStatus, productId: state.flagProduct, environment: state.environment, limit: limit)
 }
 
 func go(_ state: inout AppState, to screen: ScreenID) {
@@ -295,20 +297,6 @@ func visibleCount(_ state: AppState, of count: Int) -> Int {
     var prefix = state
     prefix.flags = Array(state.flags.prefix(count))
     return visibleFlags(prefix).count
-}
-
-/// With a `/` filter the loaded part of the queue may hold fewer matches than the screen shows while more of it is
-/// unread (a filter for one customer in a queue of thousands): the next part, larger than a scrolling page, until
-/// the matches fill the screen and a window past the selection, or the queue ends. Each part read asks again
-/// (``Action/flagsLoaded(_:next:append:)``); `flagsNext` is cleared while one is being read, so none is read twice.
-func moreFlagsForFilter(_ state: inout AppState) -> [Effect] {
-    guard state.flagFilter?.isEmpty == false, let next = state.flagsNext,
-        visibleFlags(state).count < state.flagList.selected + 2 * state.listRows
-    else { return [] }
-    state.flagsNext = nil
-    var query = flagQuery(state, limit: 1000)
-    query.after = next
-    return [.loadFlags(query, append: true)]
 }
 
 /// The flags the refunds list shows (after the `/` filter).

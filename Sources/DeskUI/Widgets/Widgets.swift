@@ -14,7 +14,10 @@ public struct Column: Sendable {
     /// compares is worth nothing cut, a time or a product name cut still says most of what it says.
     public var keepsWidth: Bool
 
-    public init(_ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false, keepsWidth: Bool = false) {
+    public init(
+        _ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false,
+        keepsWidth: Bool = false
+    ) {
         self.title = title
         self.width = width
         self.flex = flex
