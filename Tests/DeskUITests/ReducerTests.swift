@@ -463,6 +463,28 @@ struct ReducerTests {
         #expect(!state.flagsFromEnd && state.flagsPrevious == nil)
     }
 
+    @Test("a / filter that matches none of the flags read says so, and how to read more, not that there are none")
+    func filterMatchingNothingRead() {
+        var state = Fixture.state(screen: .refunds)
+        let next = FlagCursor(at: Fixture.at(-9), id: "x")
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: next, append: false))
+        state.flagFilter = "no such text"
+        func body() -> String {
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            return buffer.line(3)
+        }
+        let expected = "none of the \(Fixture.flags.count) flags read matches the filter; j reads more of the queue"
+        #expect(body().contains(expected), "\(body())")
+        // j with nothing shown reads the next part of the queue.
+        #expect(
+            reduce(&state, .key(.char("j"))) == [.loadFlags(FlagQuery(status: .open, after: next, limit: 200), append: true)])
+        state.flagsNext = nil
+        #expect(body().trimmingCharacters(in: .whitespaces).hasSuffix("matches the filter"), "\(body())")
+        state.flags = []
+        #expect(body().contains("no flags open here"))
+    }
+
     @Test("a refresh under a / filter keeps the selected flag")
     func filterKeepsSelection() {
         func flag(_ n: Int, _ product: String) -> RefundFlag {

@@ -487,7 +487,14 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {
-        _ = p.text("no flags \(state.flagStatus.map { "\($0.rawValue) " } ?? "")here (f changes the status shown)", x: 1, y: body.y + 2, role: "ui.text.muted")
+        // The filter matches none of the flags read so far: say so, and that moving reads more of the queue.
+        let text =
+            state.flags.isEmpty
+            ? "no flags \(state.flagStatus.map { "\($0.rawValue) " } ?? "")here (f changes the status shown)"
+            : "none of the \(Format.count(state.flags.count)) flags read matches the filter"
+                + (state.flagsNext != nil
+                    ? "; j reads more of the queue" : state.flagsPrevious != nil ? "; k reads the flags before" : "")
+        _ = p.text(text, x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
     var columns = [
