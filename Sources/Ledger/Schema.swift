@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 7
+    public static let version = 8
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -360,6 +360,15 @@ public enum Schema {
                 """,
                 "CREATE TRIGGER flags_status_logged BEFORE UPDATE OF status ON flags FOR EACH ROW EXECUTE FUNCTION flags_status_logged()",
             ]
+        ),
+        Migration(
+            id: "v8-flag-product-index",
+            statements: [
+                // The flag queue of one product (Enter on a spike alarm), newest first, without reading the others.
+                "CREATE INDEX flags_product_at ON flags (product_id, at DESC, id)"
+            ],
+            sqliteOnly: [],
+            postgresOnly: []
         ),
     ]
 

@@ -501,6 +501,12 @@ struct ReducerTests {
         #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
         _ = reduce(&kept, .flagsLoaded([a, b, flag(5, "rare.product"), c, d], next: nil, append: false))
         #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
+        // The filter is over the flags read: typing it, or a page arriving under it, reads no more of the queue.
+        let next = FlagCursor(at: Fixture.at(-5), id: "quick-refund:5")
+        _ = reduce(&kept, .flagsLoaded([a, b, c, d], next: next, append: false))
+        _ = reduce(&kept, .key(.char("/")))
+        #expect(reduce(&kept, .key(.char("z"))).isEmpty)
+        #expect(reduce(&kept, .flagsLoaded([flag(6, "p")], next: next, append: true)).isEmpty)
     }
 
     @Test("Enter on a spike alarm opens the refund queue filtered to its product; on the severities, the whole queue")
@@ -522,9 +528,13 @@ struct ReducerTests {
         data.spikes.insert(spike("pro.monthly", 1), at: 0)
         _ = reduce(&state, .overviewLoaded(data))
         #expect(data.spikes[state.spikeList.selected].productId == "coins.500")
-        // The queue was last read from its end (G): Enter reads the product's flags from the start.
+        // The queue was last read from its end (G) under a / filter: Enter reads the product's flags from the start,
+        // unfiltered, and drops what the whole queue had loaded.
         state.flagsFromEnd = true
+        state.flagsPrevious = FlagCursor(at: Fixture.at(-1), id: "x")
+        state.flagFilter = "c12"
         let effects = reduce(&state, .key(.enter))
+        #expect(state.flags.isEmpty && state.flagsPrevious == nil && !state.flagsFromEnd)
         #expect(state.screen == .refunds && state.flagProduct == "coins.500" && state.flagFilter == nil)
         #expect(effects == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", limit: 200), append: false)])
         #expect(reduce(&state, .key(.char("e")))
@@ -534,15 +544,24 @@ struct ReducerTests {
         #expect(buffer.line(1).contains("Refund flags: open of coins.500"), "\(buffer.line(1))")
         _ = reduce(&state, .key(.char("e")))
         _ = reduce(&state, .key(.char("e")))
-        // 5 is the whole queue again.
-        _ = reduce(&state, .key(.char("1")))
-        #expect(reduce(&state, .key(.char("5"))) == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
-        #expect(state.flagProduct == nil)
-        // Back on the overview, Enter on the severities pane opens the whole queue too.
+        // Enter on the severities pane, while the queue is scoped: the whole queue, unfiltered.
         _ = reduce(&state, .key(.char("1")))
         _ = reduce(&state, .key(.tab))
+        state.flagFilter = "c12"
         #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
-        #expect(state.screen == .refunds && state.flagProduct == nil)
+        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagFilter == nil)
+        // 5 and :refunds are the whole queue again.
+        for keys in ["5", ":refunds\r"] {
+            _ = reduce(&state, .key(.char("1")))
+            state.overviewPane = 0
+            _ = reduce(&state, .key(.enter))
+            #expect(state.flagProduct == "coins.500")
+            _ = reduce(&state, .key(.char("1")))
+            var effects: [Effect] = []
+            for c in keys { effects += reduce(&state, .key(c == "\r" ? .enter : .char(c))) }
+            #expect(effects == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)], "\(keys)")
+            #expect(state.screen == .refunds && state.flagProduct == nil, "\(keys)")
+        }
     }
 
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")

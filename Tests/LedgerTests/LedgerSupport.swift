@@ -140,6 +140,7 @@ func undoMigrationV4(_ c: any SQLConnection) throws {
         ? ["DROP TRIGGER IF EXISTS flags_status_logged ON flags", "DROP FUNCTION IF EXISTS flags_status_logged()"]
         : ["DROP TRIGGER IF EXISTS flags_status_logged"]
     for statement in v7 + [
+        "DROP INDEX flags_product_at", "DELETE FROM ledger_migrations WHERE id = 'v8-flag-product-index'",
         "DELETE FROM ledger_migrations WHERE id = 'v7-flag-status-logged'",
         "DELETE FROM ledger_migrations WHERE id = 'v6-covering-sort-indexes'",
         "DELETE FROM ledger_counters WHERE name LIKE '%@%'",

@@ -66,7 +66,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return []
     case .screen(let screen):
         // The queue by its key is the whole queue, not one spike's product.
-        if screen == .refunds { state.flagProduct = nil }
+        if screen == .refunds { scopeFlagQueue(&state, to: nil) }
         return switchScreen(&state, to: screen)
     case .up: return move(&state, by: -1)
     case .down: return move(&state, by: 1)
@@ -315,15 +315,14 @@ private func open(_ state: inout AppState) -> [Effect] {
         return [.loadRaw(record.id)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
-        // the figure; on the severities, the whole queue they count. Either reads the queue from its start.
+        // the figure; on the severities, the whole queue they count. Either is the queue from its start, unfiltered.
+        let spike = state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil
+        scopeFlagQueue(&state, to: spike?.productId)
+        state.flagFilter = nil
         state.flagList = ListPosition()
         state.flagsFromEnd = false
         state.flagsPrevious = nil
-        state.flagProduct = nil
-        if state.overviewPane == 0, let spike = state.overview?.spikes[safe: state.spikeList.selected],
-            let product = spike.productId
-        {
-            state.flagProduct = product
+        if let spike, let product = spike.productId {
             state.message = StatusMessage(
                 "the flags of \(product), whose refunds spiked on \(Format.day(spike.at)); 5 shows the whole queue")
         }
@@ -513,7 +512,7 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
     case "customers": return switchScreen(&state, to: .customers)
     case "overview": return switchScreen(&state, to: .overview)
     case "refunds", "flags":
-        state.flagProduct = nil
+        scopeFlagQueue(&state, to: nil)
         return switchScreen(&state, to: .refunds)
     case "imports": return switchScreen(&state, to: .imports)
     case "help": state.showHelp = true; return []

@@ -299,6 +299,19 @@ func visibleCount(_ state: AppState, of count: Int) -> Int {
     return visibleFlags(prefix).count
 }
 
+/// Sets which product's flags the refund queue shows (nil: every product's). Another scope is another list: what
+/// was loaded, marked and selected in the old one is dropped, and the new one is read from the queue's start.
+func scopeFlagQueue(_ state: inout AppState, to product: String?) {
+    guard product != state.flagProduct else { return }
+    state.flagProduct = product
+    state.flags = []
+    state.flagsNext = nil
+    state.flagsPrevious = nil
+    state.flagsFromEnd = false
+    state.flagList = ListPosition()
+    state.marked = []
+}
+
 /// The flags the refunds list shows (after the `/` filter).
 public func visibleFlags(_ state: AppState) -> [RefundFlag] {
     guard let filter = state.flagFilter?.lowercased(), !filter.isEmpty else { return state.flags }
