@@ -483,6 +483,8 @@ struct ReducerTests {
         #expect(body().trimmingCharacters(in: .whitespaces).hasSuffix("matches the filter"), "\(body())")
         state.flags = []
         #expect(body().contains("no flags open here"))
+        state.flagProduct = "coins.500"
+        #expect(body().contains("no open flags of coins.500 here (5 shows every product's)"), "\(body())")
     }
 
     @Test("a refresh under a / filter keeps the selected flag")

@@ -488,9 +488,11 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {
         // The filter matches none of the flags read so far: say so, and that moving reads more of the queue.
+        let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
         let text =
             state.flags.isEmpty
-            ? "no flags \(state.flagStatus.map { "\($0.rawValue) " } ?? "")here (f changes the status shown)"
+            ? (state.flagProduct.map { "no \(status)flags of \($0) here (5 shows every product's)" }
+                ?? "no flags \(status)here (f changes the status shown)")
             : "none of the \(Format.count(state.flags.count)) flags read matches the filter"
                 + (state.flagsNext != nil
                     ? "; j reads more of the queue" : state.flagsPrevious != nil ? "; k reads the flags before" : "")
