@@ -535,6 +535,7 @@ struct ReducerTests {
         state.flagsFromEnd = true
         state.flagsPrevious = FlagCursor(at: Fixture.at(-1), id: "x")
         state.flagFilter = "c12"
+        state.flagStatus = .resolved
         let effects = reduce(&state, .key(.enter))
         #expect(state.flags.isEmpty && state.flagsPrevious == nil && !state.flagsFromEnd)
         #expect(state.screen == .refunds && state.flagProduct == "coins.500" && state.flagFilter == nil)

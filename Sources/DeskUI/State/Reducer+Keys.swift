@@ -315,10 +315,12 @@ private func open(_ state: inout AppState) -> [Effect] {
         return [.loadRaw(record.id)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
-        // the figure; on the severities, the whole queue they count. Either is the queue from its start, unfiltered.
+        // the figure; on the severities, the open flags they count. Either is the queue from its start, unfiltered,
+        // its open flags whatever status `f` showed last.
         let spike = state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil
         scopeFlagQueue(&state, to: spike?.productId)
         state.flagFilter = nil
+        state.flagStatus = .open
         state.flagList = ListPosition()
         state.flagsFromEnd = false
         state.flagsPrevious = nil
