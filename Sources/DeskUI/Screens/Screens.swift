@@ -296,16 +296,16 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if state.customerPane == 2 {
         p.section("Transactions (newest first)  Tab: entitlements", x: 0, y: y, width: state.width, focused: true)
         let transactions = Array(records.transactions.reversed())
-        // The purchase minute when there is room for every column (83 cells), else its day: a time cut to
-        // "2025-06-01 0…" says less than the day alone.
-        let purchaseMinutes = state.width >= 83
+        // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
+        // less than the day alone.
+        var columns = [
+            Column("transaction", 16, keepsWidth: true), Column("env", 4), Column("product", 12, flex: true),
+            Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true), Column("status", 10),
+        ]
+        let purchaseMinutes = state.width >= columns.reduce(columns.count - 1) { $0 + $1.width }
+        if !purchaseMinutes { columns[3].width = 10 }
         p.table(
-            x: 0, y: y + 1, width: state.width, height: rows,
-            columns: [
-                Column("transaction", 16, keepsWidth: true), Column("env", 4), Column("product", 12, flex: true),
-                Column("purchased", purchaseMinutes ? 16 : 10), Column("expires", 10), Column("price", 9, right: true),
-                Column("status", 10),
-            ],
+            x: 0, y: y + 1, width: state.width, height: rows, columns: columns,
             rows: transactions.count, position: state.customerPositions[2]
         ) { row, column in
             let t = transactions[row]
@@ -468,15 +468,28 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The selected field whole on the last line, as far as it fits. A source (`path#record location`) too long for
     // the line keeps its end: the file's name, the record and where in it.
     if let field = fields[safe: state.transactionScroll.selected] {
-        let room = state.width - 2
-        let text = Sanitize.text("\(field.key): \(field.value)")
-        let shown = field.key.hasPrefix("source[") && DisplayWidth.of(text) > room
-            ? DisplayWidth.fit(text, to: room, ellipsis: p.glyphs.ellipsis, keepEnd: true) : text
-        _ = p.text(shown, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: room)
+        let line = "\(field.key): \(field.value)"
+        _ = p.text(
+            line, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2,
+            keepEnd: field.key.hasPrefix("source["))
     }
 }
 
 // MARK: Refunds
+
+/// What the flag queue says when it shows no row: none of this status (of this product), or, when flags were read
+/// and the `/` filter matches none of them, that and the key that reads more of the queue.
+private func emptyQueueText(_ state: AppState) -> String {
+    let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
+    if state.flags.isEmpty {
+        if let product = state.flagProduct { return "no \(status)flags of \(product) here (5 shows every product's)" }
+        return "no flags \(status)here (f changes the status shown)"
+    }
+    let text = "none of the \(Format.count(state.flags.count)) flags read matches the filter"
+    if state.flagsNext != nil { return text + "; j reads more of the queue" }
+    if state.flagsPrevious != nil { return text + "; k reads the flags before" }
+    return text
+}
 
 func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let flags = visibleFlags(state)
@@ -487,16 +500,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {
-        // The filter matches none of the flags read so far: say so, and that moving reads more of the queue.
-        let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
-        let text =
-            state.flags.isEmpty
-            ? (state.flagProduct.map { "no \(status)flags of \($0) here (5 shows every product's)" }
-                ?? "no flags \(status)here (f changes the status shown)")
-            : "none of the \(Format.count(state.flags.count)) flags read matches the filter"
-                + (state.flagsNext != nil
-                    ? "; j reads more of the queue" : state.flagsPrevious != nil ? "; k reads the flags before" : "")
-        _ = p.text(text, x: 1, y: body.y + 2, role: "ui.text.muted")
+        _ = p.text(emptyQueueText(state), x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
     var columns = [

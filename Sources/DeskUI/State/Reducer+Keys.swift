@@ -318,12 +318,9 @@ private func open(_ state: inout AppState) -> [Effect] {
         // the figure; on the severities, the open flags they count. Either is the queue from its start, unfiltered,
         // its open flags whatever status `f` showed last.
         let spike = state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil
-        scopeFlagQueue(&state, to: spike?.productId)
+        scopeFlagQueue(&state, to: spike?.productId, fromStart: true)
         state.flagFilter = nil
         state.flagStatus = .open
-        state.flagList = ListPosition()
-        state.flagsFromEnd = false
-        state.flagsPrevious = nil
         if let spike, let product = spike.productId {
             state.message = StatusMessage(
                 "the flags of \(product), whose refunds spiked on \(Format.day(spike.at)); 5 shows the whole queue")

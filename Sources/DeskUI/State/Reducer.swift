@@ -300,9 +300,10 @@ func visibleCount(_ state: AppState, of count: Int) -> Int {
 }
 
 /// Sets which product's flags the refund queue shows (nil: every product's). Another scope is another list: what
-/// was loaded, marked and selected in the old one is dropped, and the new one is read from the queue's start.
-func scopeFlagQueue(_ state: inout AppState, to product: String?) {
-    guard product != state.flagProduct else { return }
+/// was loaded, marked and selected in the old one is dropped, and the new one is read from the queue's start
+/// (`fromStart`: also when the scope stays).
+func scopeFlagQueue(_ state: inout AppState, to product: String?, fromStart: Bool = false) {
+    guard fromStart || product != state.flagProduct else { return }
     state.flagProduct = product
     state.flags = []
     state.flagsNext = nil

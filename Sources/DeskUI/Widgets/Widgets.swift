@@ -52,10 +52,18 @@ public struct Painter {
 
     /// Text from `x`; cut to `width` cells (and the screen's edge) with the ellipsis where it is longer, so a cut
     /// line says it was cut.
-    public mutating func text(_ text: String, x: Int, y: Int, role: String = "ui.text", width: Int? = nil) -> Int {
+    /// `keepEnd` cuts the start instead (`…/notifications-v2.ndjson#20 data.signedTransactionInfo`).
+    public mutating func text(
+        _ text: String, x: Int, y: Int, role: String = "ui.text", width: Int? = nil, keepEnd: Bool = false
+    ) -> Int {
         let room = min(width ?? buffer.width - x, buffer.width - max(0, x))
         let safe = Sanitize.text(text)
-        let shown = DisplayWidth.of(safe) > room ? DisplayWidth.truncate(safe, to: room, ellipsis: glyphs.ellipsis) : safe
+        let shown =
+            DisplayWidth.of(safe) <= room
+            ? safe
+            : keepEnd
+                ? DisplayWidth.truncateHead(safe, to: room, ellipsis: glyphs.ellipsis)
+                : DisplayWidth.truncate(safe, to: room, ellipsis: glyphs.ellipsis)
         return buffer.put(shown, x: x, y: y, style: theme.style(role), width: width)
     }
 
