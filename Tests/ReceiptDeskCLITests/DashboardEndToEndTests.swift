@@ -126,7 +126,7 @@ struct DashboardEndToEndTests {
         // Ctrl-C: the terminal is given back (the alternate screen left), then the process dies of SIGINT.
         try tmux.keys("C-c")
         #expect(tmux.exitStatus() == 130)
-        #expect(tmux.rawOutput().containsSequence(Array("\u{1B}[?1049l".utf8)), "the alternate screen was not left")
+        tmux.outputThroughExit()
     }
 
     @Test("with no ledger configured it opens the demo: DEMO badge, the data's own now, the README's story ids, a cache of its own")
@@ -251,7 +251,7 @@ struct DashboardEndToEndTests {
         try mono.keys("Q")
         #expect(mono.exitStatus() == 0)
         // Attributes (bold, reverse) only: no SGR sequence the program sent sets a colour.
-        let colours = Self.colourParameters(mono.rawOutput())
+        let colours = Self.colourParameters(mono.outputThroughExit())
         #expect(colours.isEmpty, "colours sent under NO_COLOR: \(colours.prefix(5))")
 
         let vt100 = try TmuxSession(arguments: ["--ledger", ledger.url], environment: ["TERM": "vt100"])
@@ -279,7 +279,7 @@ struct DashboardEndToEndTests {
         tmux.waitFor(text: "Transaction 6001")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
-        let raw = tmux.rawOutput()
+        let raw = tmux.outputThroughExit()
         // ncurses clears the screen with ESC [2J itself: what must never appear is the data's own sequence.
         #expect(!raw.isEmpty)
         #expect(!raw.containsSequence(Array("evil\u{1B}".utf8)), "the product id's ESC reached the terminal")
@@ -348,7 +348,7 @@ struct DashboardEndToEndTests {
         #expect(second.containsSequence(Self.tmuxWrappedOSC52("6001")))
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
-        let raw = tmux.rawOutput()
+        let raw = tmux.outputThroughExit()
         #expect(Self.osc52Payloads(raw) == ["5000", "6001"].map { Data($0.utf8).base64EncodedString() })
         // Each one is whole: one BEL per copy, none elsewhere.
         #expect(raw.filter { $0 == 0x07 }.count == 2)
@@ -369,7 +369,7 @@ struct DashboardEndToEndTests {
         // The alternate screen left: the pane shows the shell's own screen again.
         tmux.waitFor(format: "#{alternate_on}", toBe: "0")
         #expect(!tmux.screen().contains("customers"))
-        #expect(tmux.rawOutput().containsSequence(Array("\u{1B}[?1049l".utf8)), "the alternate screen was not left")
+        tmux.outputThroughExit()
     }
 
     @Test("Ctrl-Z gives the shell back with the terminal restored; fg redraws the dashboard where it was")

@@ -27,7 +27,7 @@ struct NonUTF8LocaleTests {
         tmux.waitFor(text: "x?2Jy??")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
-        let raw = tmux.rawOutput()
+        let raw = tmux.outputThroughExit()
         #expect(!raw.isEmpty)
         let high = raw.filter { $0 >= 0x80 }
         #expect(high.isEmpty, "bytes above 0x7F reached a terminal that is not UTF-8: \(Set(high).sorted().prefix(10).map { String($0, radix: 16) })")

@@ -169,6 +169,16 @@ final class TmuxSession {
         return last
     }
 
+    /// Every byte the program sent, once it has given the terminal back (left the alternate screen). Its exit
+    /// status is written as soon as it exits, while its last bytes may still be on their way through tmux and
+    /// pipe-pane; this waits for them, and records a failure when the alternate screen is never left.
+    @discardableResult
+    func outputThroughExit(seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {
+        waitForOutput("the alternate screen left (ESC [?1049l)", seconds: seconds, sourceLocation: sourceLocation) {
+            $0.containsSequence(Array("\u{1B}[?1049l".utf8))
+        }
+    }
+
     /// Types the binary with `arguments` at the interactive shell's prompt (a ``Program/shell`` session).
     func runInShell(_ arguments: [String]) throws {
         try type(([Binary.path] + arguments).map(Self.quote).joined(separator: " "))
