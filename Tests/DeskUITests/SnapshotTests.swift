@@ -152,6 +152,21 @@ struct SnapshotTests {
         #expect(DisplayWidth.of(line) == 78)
     }
 
+    @Test("the selected flag's detail shows whole on the last line at 80 columns, its long V2 id after it")
+    func selectedFlagLine() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .refunds)
+        let id = "consumption-request:a7d2e135-75aa-4969-b5d4-69ad5588fd02"
+        let detail = "refund requested; sample content provided, 12 h to answer"
+        let flag = RefundFlag(
+            id: id, rule: "consumption-request", severity: .high, customerId: 5, transactionId: "8001", productId: "coins.500",
+            amount: nil, currency: nil, at: Fixture.now, detail: detail)
+        _ = reduce(&state, .flagsLoaded([flag], next: nil, append: false))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let line = buffer.line(21).trimmingCharacters(in: .whitespaces)
+        #expect(line.hasPrefix(detail + "  id consumption-"), "\(line)")
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -539,8 +539,10 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
             return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
         }
     }
+    // The selected flag's detail whole on the last line, then its id (`y` copies it): a V2 flag's id is its rule
+    // and a notification's UUID, 57 cells that put the detail past 80 columns when they came first.
     if let f = flags[safe: state.flagList.selected] {
-        _ = p.text("\(f.id): \(f.detail)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
+        _ = p.text("\(f.detail)  id \(f.id)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
     }
 }
 
