@@ -167,6 +167,20 @@ struct SnapshotTests {
         #expect(line.hasPrefix(detail + "  id consumption-"), "\(line)")
     }
 
+    @Test("the selected spike alarm's detail shows whole on the overview's last line, and only while its pane has focus")
+    func selectedSpikeLine() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .overview)
+        let detail = "10 refunds on 2025-05-17 against a trailing 28-day mean of 0.36/day"
+        state.overview?.spikes[0].detail = detail
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(21).trimmingCharacters(in: .whitespaces) == detail)
+        // The severities pane focused: Enter there opens every product's queue, so no spike is described.
+        _ = reduce(&state, .key(.tab))
+        render(state, theme: .builtin, into: &buffer)
+        #expect(!buffer.line(21).contains(detail))
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

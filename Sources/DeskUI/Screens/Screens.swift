@@ -82,7 +82,13 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1)
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
-    let room = max(1, body.y + body.height - y)
+    var room = max(1, body.y + body.height - y)
+    // The selected spike's detail whole on the body's last line (its row has half the width), when the panes
+    // below keep their three lines.
+    if state.overviewPane == 0, room >= 4, let spike = data.spikes[safe: selectedSpike] {
+        room -= 1
+        _ = p.text(spike.detail, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
+    }
     // Pending requests, soonest deadline first; those whose deadline passed are one line, not a list.
     let instant = state.instant.millisecondsSince1970
     let deadline = { (flag: RefundFlag) in clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
