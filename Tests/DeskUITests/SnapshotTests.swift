@@ -181,6 +181,68 @@ struct SnapshotTests {
         #expect(!buffer.line(21).contains(detail))
     }
 
+    @Test("a rejected record's raw view says where it came from and why, then scrolls through its bytes; other keys close it")
+    func rawViewScrolls() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .imports)
+        state.importsPane = 1
+        let bytes = Array(String(repeating: "0123456789", count: 300).utf8)  // 3,000 bytes: 42 lines of 72 cells
+        _ = reduce(&state, .rawLoaded(id: 9, bytes: bytes))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        var lines = (0..<buffer.height).map(buffer.line)
+        // The overlay's inside starts at row 3, column 4; 18 rows of it.
+        let inside = { (row: Int) in String(lines[row].dropFirst(4).prefix(72)).trimmingCharacters(in: .whitespaces) }
+        #expect(inside(3) == "exports/2025-02.ndjson#4")
+        #expect(inside(4) == "notANumber: purchase_date_ms \"abc\" is not a number in in_app[2]")
+        #expect(inside(6) == String(String(repeating: "0123456789", count: 8).prefix(72)))
+        #expect(lines[2].contains("lines 1-18 of 45"), "\(lines[2])")
+        #expect(lines[23].contains("scroll"))
+
+        _ = reduce(&state, .key(.char("j")))
+        #expect(state.rawView?.top == 1)
+        _ = reduce(&state, .key(.char("G")))
+        render(state, theme: .builtin, into: &buffer)
+        lines = (0..<buffer.height).map(buffer.line)
+        #expect(lines[2].contains("lines 28-45 of 45"), "\(lines[2])")
+        // The last line holds what is left of the 3,000 bytes: 3,000 - 41 x 72 = 48.
+        #expect(inside(20).count == 48)
+        _ = reduce(&state, .key(.pageUp))
+        #expect(state.rawView?.top == 9)
+        _ = reduce(&state, .key(.char("g")))
+        #expect(state.rawView?.top == 0)
+        _ = reduce(&state, .key(.char("k")))
+        #expect(state.rawView?.top == 0)
+
+        // A resize wraps the record again; the first line shown stays within it.
+        _ = reduce(&state, .key(.char("G")))
+        _ = reduce(&state, .resize(width: 100, height: 30))
+        let raw = try #require(state.rawView)
+        #expect(raw.lines.count == 3 + 33)  // 3,000 bytes at 92 cells a line
+        #expect(raw.top == 36 - 24)
+
+        // Any other key closes it without acting on the screen below.
+        _ = reduce(&state, .key(.char("a")))
+        #expect(state.rawView == nil)
+        #expect(state.screen == .imports)
+    }
+
+    @Test("the rejected list keeps a record's file name and place, and shows the selected reason whole")
+    func rejectedList() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .imports)
+        var record = try #require(state.rejected.first)
+        record.sourcePath = "/srv/exports/by-month/2025/verify-receipt-responses.ndjson"
+        record.message = "purchase_date_ms \"abc\" is not a number in latest_receipt_info[12]"
+        state.rejected = [record]
+        state.importsPane = 1
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        let row = try #require(lines.first { $0.contains("notANumber ") })
+        #expect(row.hasPrefix("…") && row.contains("-responses.ndjson#4 notANumber"), "\(row)")
+        #expect(!row.contains("purchase_date_ms \"abc\" is not a number in latest"), "the reason fits its column?")
+        #expect(lines[21].trimmingCharacters(in: .whitespaces) == "notANumber: " + record.message)
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -46,6 +46,16 @@ struct TextTests {
         #expect(DisplayWidth.fit("/a/b/c.ndjson", to: 12, keepEnd: true) == "…/b/c.ndjson")
     }
 
+    @Test("wrapping cuts by display width; by words at the last space that fits, else mid-word; control characters escaped first")
+    func wrapping() {
+        #expect(wrapped("x5c does not chain to a trusted root", width: 12, words: true) == ["x5c does not", "chain to a", "trusted root"])
+        #expect(wrapped("abcdefghijklmnop qr", width: 8, words: true) == ["abcdefgh", "ijklmnop", "qr"])
+        #expect(wrapped("abcdefghij", width: 4) == ["abcd", "efgh", "ij"])
+        #expect(wrapped("日本語の", width: 5) == ["日本", "語の"])
+        #expect(wrapped("a\u{1B}[2J", width: 3) == ["a\\e", "[2J"])
+        #expect(wrapped("", width: 4) == [""])
+    }
+
     @Test("the buffer pads a wide character at the right edge instead of splitting it")
     func bufferEdge() {
         var buffer = ScreenBuffer(width: 5, height: 1)

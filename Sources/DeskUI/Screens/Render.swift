@@ -34,7 +34,7 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
     }
     drawMessageLine(state, &p)
     drawFooter(state, &p)
-    if let raw = state.rawView { drawRaw(raw.id, raw.text, &p) }
+    if let raw = state.rawView { drawRaw(raw, &p) }
     if state.showHelp { drawHelp(state, &p) }
     buffer = p.buffer
 }
@@ -135,8 +135,10 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
         case .command: hints = [("Enter", "run"), ("Tab", "complete"), ("Esc", "cancel")]
         default: hints = [("Enter", "done"), ("Esc", "cancel"), ("^U", "clear")]
         }
-    } else if state.showHelp || state.rawView != nil {
+    } else if state.showHelp {
         hints = [("any key", "close")]
+    } else if state.rawView != nil {
+        hints = [("j/k", "scroll"), ("any other key", "close")]
     } else {
         hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer).map {
             ($0.keys[0].label, shortHelp($0.command))
@@ -212,24 +214,15 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
 }
 
-private func drawRaw(_ id: Int64, _ text: String, _ p: inout Painter) {
-    let box = p.overlay(title: "Rejected record \(id): raw bytes, escaped", width: p.buffer.width - 4, height: p.buffer.height - 4)
-    // Wrap the escaped text by display width.
-    var lines: [String] = []
-    var line = ""
-    var used = 0
-    for character in text {
-        let w = DisplayWidth.of(character)
-        if used + w > box.width {
-            lines.append(line)
-            line = ""
-            used = 0
-        }
-        line.append(character)
-        used += w
+private func drawRaw(_ raw: RawView, _ p: inout Painter) {
+    let (width, height) = RawView.viewport(width: p.buffer.width, height: p.buffer.height)
+    var title = "Rejected record \(raw.id), raw bytes escaped"
+    if raw.lines.count > height {
+        title += "  lines \(raw.top + 1)-\(min(raw.lines.count, raw.top + height)) of \(raw.lines.count)"
     }
-    if !line.isEmpty { lines.append(line) }
-    for (index, line) in lines.prefix(box.height).enumerated() {
-        _ = p.text(line, x: box.x, y: box.y + index, role: "ui.text", width: box.width)
+    let box = p.overlay(title: title, width: p.buffer.width - 4, height: p.buffer.height - 4)
+    for (index, line) in raw.lines.dropFirst(raw.top).prefix(min(height, box.height)).enumerated() {
+        let role = raw.top + index < raw.headerCount ? "status.warn" : "ui.text"
+        _ = p.text(line, x: box.x, y: box.y + index, role: role, width: min(width, box.width))
     }
 }

@@ -598,9 +598,12 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")
         return
     }
+    // While the list has focus its selected record's reason is whole on the last line, when the list keeps
+    // three rows.
+    let reasonLine = state.importsPane == 1 && body.height - half - 1 > 3
     p.table(
-        x: 0, y: y + 1, width: state.width, height: body.height - half - 1,
-        columns: [Column("record", 24), Column("code", 16), Column("reason", 20, flex: true), Column("bytes", 7, right: true)],
+        x: 0, y: y + 1, width: state.width, height: body.height - half - (reasonLine ? 2 : 1),
+        columns: [Column("record", 24, keepEnd: true), Column("code", 16), Column("reason", 20, flex: true), Column("bytes", 7, right: true)],
         rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
     ) { row, column in
         let r = rejected[row]
@@ -610,6 +613,9 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 2: return TableCell(r.message)
         default: return TableCell(Format.count(r.size), role: "ui.text.muted")
         }
+    }
+    if reasonLine, let r = rejected[safe: state.importPositions[1].selected] {
+        _ = p.text("\(r.code): \(r.message)", x: 1, y: body.y + body.height - 1, role: "status.warn", width: state.width - 2)
     }
 }
 

@@ -216,7 +216,7 @@ public struct AppState: Sendable {
     public static let importsPageSizes = [200, 500]
     public var importsPane = 0
     public var importPositions = [ListPosition(), ListPosition()]
-    public var rawView: (id: Int64, text: String)?
+    public var rawView: RawView?
 
     /// This session's triage changes, newest last, for `u`.
     /// Your triage actions this session, newest last; a bulk action is one entry.
@@ -276,4 +276,77 @@ public struct CustomerView: Sendable {
         facts = history.facts(at: instant)
         self.instant = instant
     }
+}
+
+/// A rejected record over the Imports screen: where it came from and why it was rejected, then its raw bytes
+/// escaped, wrapped to the overlay's width (on load and on a resize, not on every key) and scrolled by line.
+public struct RawView: Sendable {
+    public var id: Int64
+    /// The list's row for the record (source, code, reason) when it is loaded.
+    public var record: RejectedRecord?
+    /// The bytes as text: valid UTF-8 sanitised, every other byte `\xNN`.
+    public var text: String
+    public private(set) var lines: [String] = []
+    /// How many of `lines` say where the record came from and why it was rejected (before its bytes).
+    public private(set) var headerCount = 0
+    /// The first line shown.
+    public var top = 0
+
+    init(id: Int64, record: RejectedRecord?, text: String, screenWidth: Int) {
+        self.id = id
+        self.record = record
+        self.text = text
+        wrap(screenWidth: screenWidth)
+    }
+
+    /// The overlay's inside on a screen of this size (``Painter/overlay(title:width:height:)`` at 4 cells
+    /// narrower and 4 rows shorter than the screen, less its border and margins).
+    static func viewport(width: Int, height: Int) -> (width: Int, height: Int) {
+        (max(1, width - 8), max(1, height - 6))
+    }
+
+    mutating func wrap(screenWidth: Int) {
+        let width = Self.viewport(width: screenWidth, height: 0).width
+        var lines: [String] = []
+        if let record {
+            lines += wrapped("\(record.sourcePath)#\(record.index)", width: width)
+            lines += wrapped("\(record.code): \(record.message)", width: width, words: true)
+            lines.append("")
+        }
+        headerCount = lines.count
+        self.lines = lines + wrapped(text, width: width)
+    }
+
+    /// Moves the first line shown by `lines`, kept within the text.
+    mutating func scroll(by lines: Int, height: Int) {
+        let last = max(0, self.lines.count - height)
+        top = min(max(0, top + max(-last - 1, min(last + 1, lines))), last)
+    }
+}
+
+/// `text` sanitised and cut into lines of at most `width` cells (a wide character is never split); with
+/// `words`, at the last space that fits when there is one.
+func wrapped(_ text: String, width: Int, words: Bool = false) -> [String] {
+    var lines: [String] = []
+    var line = ""
+    var used = 0
+    for character in Sanitize.text(text) {
+        let cells = DisplayWidth.of(character)
+        if used + cells > width, !line.isEmpty {
+            if words, character != " ", let space = line.lastIndex(of: " "), space > line.startIndex {
+                lines.append(String(line[..<space]))
+                line = String(line[line.index(after: space)...])
+                used = DisplayWidth.of(line)
+            } else {
+                lines.append(line)
+                line = ""
+                used = 0
+            }
+            if character == " ", line.isEmpty { continue }
+        }
+        line.append(character)
+        used += cells
+    }
+    if !line.isEmpty || lines.isEmpty { lines.append(line) }
+    return lines
 }

@@ -11,8 +11,19 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         return []
     }
     if state.rawView != nil {
+        // Moving keys scroll the record; any other key closes it; Ctrl-C still quits.
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
-        state.rawView = nil
+        let page = RawView.viewport(width: state.width, height: state.height).height
+        let lines: Int? = switch key {
+        case .char("j"), .down, .wheelDown: 1
+        case .char("k"), .up, .wheelUp: -1
+        case .char(" "), .pageDown, .ctrl("f"): page
+        case .pageUp, .ctrl("b"): -page
+        case .char("g"), .home: Int.min
+        case .char("G"), .end: Int.max
+        default: nil
+        }
+        if let lines { state.rawView?.scroll(by: lines, height: page) } else { state.rawView = nil }
         return []
     }
     if case .click(_, let y) = key, state.mouse { return click(&state, row: y) }

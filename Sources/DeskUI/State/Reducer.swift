@@ -11,6 +11,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.width = width
         state.height = height
         clampPositions(&state)
+        state.rawView?.wrap(screenWidth: width)
+        state.rawView?.scroll(by: 0, height: RawView.viewport(width: width, height: height).height)
         return []
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
@@ -184,7 +186,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         return []
     case .rawLoaded(let id, let bytes):
-        state.rawView = (id, Sanitize.bytes(bytes))
+        let record = state.rejected.first { $0.id == id }
+        state.rawView = RawView(id: id, record: record, text: Sanitize.bytes(bytes), screenWidth: state.width)
         return []
     case .triaged(let changes, let undo):
         if undo {
