@@ -302,6 +302,18 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
+    @Test("/ on the timeline finds an instant as the screen shows it (2025-02-01 08:00, not the core's T…Z)")
+    func timelineSearchByShownInstant() throws {
+        var state = Fixture.state(screen: .customer)
+        let view = try #require(state.customerView)
+        let target = try #require(view.timeline.firstIndex { $0.detail.contains("2025-02-01T08:00:00Z") })
+        _ = reduce(&state, .key(.char("/")))
+        for c in "until 2025-02-01 08:00" { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.enter))
+        #expect(state.message == nil)
+        #expect(state.customerPane == 1 && state.customerPositions[1].selected == target)
+    }
+
     @Test("the environment filter applies to the customer list")
     func environment() {
         var state = Fixture.state(screen: .customers)

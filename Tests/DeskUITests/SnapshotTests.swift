@@ -243,6 +243,26 @@ struct SnapshotTests {
         #expect(lines[21].trimmingCharacters(in: .whitespaces) == "notANumber: " + record.message)
     }
 
+    @Test("short entitlement names give the why their room, and its instants read as the screen's do")
+    func entitlementColumns() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customer)
+        let active = Fixture.transaction("3001", product: "pro.monthly", purchased: -10, expires: 20, original: "3001")
+        let records = CustomerRecords(
+            id: 7, identifiers: [CustomerIdentifier(kind: .originalTransactionId, value: "3001")], transactions: [active],
+            firstSeen: ["3001": active.purchaseDate!], renewalInfos: [], notifications: [])
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+        state.screen = .customer
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        // "group G1" is 8 cells: the state starts at column 10 (it was 20), the why at 24 (it was 34).
+        let row = try #require(lines.first { $0.contains("ACTIVE") })
+        #expect(row.hasPrefix(" group G1 ACTIVE        paid through 2025-03-21 08:00"), "\(row)")
+        // The coverage strip starts under the state.
+        let strip = try #require(lines.first { $0.hasPrefix(" group G1 ") && !$0.contains("ACTIVE") })
+        #expect(strip.dropFirst(10).first.map { $0 != " " } == true, "\(strip)")
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

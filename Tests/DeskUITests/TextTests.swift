@@ -56,6 +56,19 @@ struct TextTests {
         #expect(wrapped("", width: 4) == [""])
     }
 
+    @Test("instants the core writes read as the dashboard shows them; seconds and milliseconds only when not zero", arguments: [
+        ("grace period until 2025-07-14T11:00:00Z", "grace period until 2025-07-14 11:00"),
+        ("paid through 2020-11-25T08:31:02Z; renews", "paid through 2020-11-25 08:31:02; renews"),
+        ("at 2025-01-01T00:00:00.250Z and 2025-01-02T10:30:00Z", "at 2025-01-01 00:00:00.250 and 2025-01-02 10:30"),
+        ("id 12025-07-14T11:00:00Z", "id 12025-07-14T11:00:00Z"),
+        ("2025-07-14T11:00:00 no zone", "2025-07-14T11:00:00 no zone"),
+        ("2025-07-14T11:00Z", "2025-07-14T11:00Z"),
+        ("no instant here", "no instant here"),
+    ])
+    func instants(text: String, shown: String) {
+        #expect(Format.instants(in: text) == shown)
+    }
+
     @Test("the buffer pads a wide character at the right edge instead of splitting it")
     func bufferEdge() {
         var buffer = ScreenBuffer(width: 5, height: 1)

@@ -263,16 +263,19 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section(entitlementTitle, x: 0, y: y, width: state.width, focused: state.customerPane == 0)
     y += 1
     if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
+    // Names take what the longest needs (7 to 18 cells), so that the why has the rest of the line.
+    let nameWidth = min(18, max(7, view.entitlements.map { DisplayWidth.of(Sanitize.text($0.name)) }.max() ?? 0))
+    let column = nameWidth + 2
     for (offset, e) in view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows).enumerated() {
         let index = firstEntitlement + offset
         let rowY = y + offset
-        _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: 18)
-        _ = p.text(label(e.state), x: 20, y: rowY, role: role(e.state), width: 13)
-        var why = e.reason
+        _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth)
+        _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: 13)
+        var why = Format.instants(in: e.reason)
         if let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod {
             why += willRenew ? "; renews" : "; renewal turned off"
         }
-        _ = p.text(why, x: 34, y: rowY, role: "ui.text", width: state.width - 35)
+        _ = p.text(why, x: column + 14, y: rowY, role: "ui.text", width: state.width - column - 15)
         if state.customerPane == 0, index == state.customerPositions[0].selected {
             p.buffer.restyle(x: 0, y: rowY, width: state.width) { var s = $0; s.attributes.insert(.reverse); return s }
             p.buffer.cursor = (0, rowY)
@@ -280,11 +283,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     y += entitlementRows
     // Coverage strip per subscription: what covered the customer, day by day.
-    if let coverage = coverageStrips(records, view: view, width: state.width - 22) {
+    if let coverage = coverageStrips(records, view: view, width: state.width - column - 2) {
         for strip in coverage.strips.prefix(2) {
-            _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: 18)
+            _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: nameWidth)
             for (index, kind) in strip.cells.enumerated() {
-                p.buffer.put(kind.glyph(p.glyphs), x: 20 + index, y: y, style: p.theme.style(kind.role))
+                p.buffer.put(kind.glyph(p.glyphs), x: column + index, y: y, style: p.theme.style(kind.role))
             }
             y += 1
         }
@@ -294,7 +297,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let legend =
             "\(span)   "
             + CoverageKind.allCases.filter(shownKinds.contains).map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
-        _ = p.text(legend, x: 20, y: y, role: "ui.text.muted", width: state.width - 21)
+        _ = p.text(legend, x: column, y: y, role: "ui.text.muted", width: state.width - column - 1)
         y += 1
     }
     // Timeline or transactions below, whichever pane is chosen (Tab).
@@ -372,7 +375,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
 }
 
 private func timelineDetail(_ e: TimelineEvent) -> String {
-    e.detail + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : "")
+    Format.instants(in: e.detail) + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : "")
 }
 
 /// What covered a customer in one slice of time.
@@ -548,7 +551,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The selected flag's detail whole on the last line, then its id (`y` copies it): a V2 flag's id is its rule
     // and a notification's UUID, 57 cells that put the detail past 80 columns when they came first.
     if let f = flags[safe: state.flagList.selected] {
-        _ = p.text("\(f.detail)  id \(f.id)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
+        _ = p.text("\(Format.instants(in: f.detail))  id \(f.id)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
     }
 }
 

@@ -412,7 +412,7 @@ private func nextMatch(_ state: inout AppState, forward: Bool) -> [Effect] {
     switch state.screen {
     case .customer:
         guard let view = state.customerView else { return [] }
-        let lines = view.timeline.map { "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \($0.detail)".lowercased() }
+        let lines = view.timeline.map { "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \(Format.instants(in: $0.detail))".lowercased() }
         state.customerPane = 1
         guard !lines.isEmpty else {
             state.message = StatusMessage("no match for \(needle): the timeline is empty", kind: .error)

@@ -254,6 +254,42 @@ enum Format {
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(5))
     }
 
+    /// `text` with each ISO 8601 instant the core writes (`2025-07-14T11:00:00Z`, `…:05.250Z`) as the
+    /// dashboard shows instants, `2025-07-14 11:00`, seconds and milliseconds kept only when not zero: the
+    /// reasons and details the core words for `lookup` fit 80 columns as the rest of the screen does.
+    static func instants(in text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.contains(UInt8(ascii: "T")) else { return text }
+        func digits(_ range: Range<Int>) -> Bool { range.allSatisfy { bytes[$0] >= 0x30 && bytes[$0] <= 0x39 } }
+        func at(_ index: Int, _ character: Unicode.Scalar) -> Bool { index < bytes.count && bytes[index] == UInt8(ascii: character) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            // dddd-dd-ddTdd:dd:dd then Z, or .ddd then Z
+            if i + 20 <= bytes.count, digits(i..<(i + 4)), at(i + 4, "-"), digits((i + 5)..<(i + 7)), at(i + 7, "-"),
+                digits((i + 8)..<(i + 10)), at(i + 10, "T"), digits((i + 11)..<(i + 13)), at(i + 13, ":"),
+                digits((i + 14)..<(i + 16)), at(i + 16, ":"), digits((i + 17)..<(i + 19)), i == 0 || !digits((i - 1)..<i)
+            {
+                let millis = at(i + 19, ".") && i + 24 <= bytes.count && digits((i + 20)..<(i + 23)) && at(i + 23, "Z")
+                if millis || at(i + 19, "Z") {
+                    let end = millis ? i + 24 : i + 20
+                    out += bytes[i..<(i + 10)]
+                    out.append(UInt8(ascii: " "))
+                    out += bytes[(i + 11)..<(i + 16)]
+                    let seconds = bytes[(i + 17)..<(i + 19)] != [0x30, 0x30]
+                    if seconds || millis { out += bytes[(i + 16)..<(i + 19)] }
+                    if millis { out += bytes[(i + 19)..<(i + 23)] }
+                    i = end
+                    continue
+                }
+            }
+            out.append(bytes[i])
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// A duration as `3d`, `5h`, `12m`.
     static func span(_ ms: Int64) -> String {
         let minutes = ms.magnitude / 60_000
