@@ -263,6 +263,24 @@ struct SnapshotTests {
         #expect(strip.dropFirst(10).first.map { $0 != " " } == true, "\(strip)")
     }
 
+    @Test("the transaction screen says what a revocation reason and an offer type code mean, beside the code")
+    func codedFields() throws {
+        var state = Fixture.state(width: 100, height: 40, screen: .transaction)
+        var t = Fixture.records.transactions[3]
+        t.offerType = .winBack
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.screen = .transaction
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        let reason = try #require(lines.first { $0.hasPrefix("revocationReason ") }).trimmingCharacters(in: .whitespaces)
+        #expect(reason.hasSuffix(" 1  (an issue in the app)"), "\(reason)")
+        let offer = try #require(lines.first { $0.hasPrefix("offerType ") }).trimmingCharacters(in: .whitespaces)
+        #expect(offer.hasSuffix(" 4  (win-back offer)"), "\(offer)")
+        // The export keeps Apple's code alone.
+        #expect(transactionFields(t).first { $0.key == "revocationReason" }?.value == "1")
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -464,7 +464,9 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
-    let fields = transactionFields(t)
+    let fields = transactionFields(t).map { field in
+        (key: field.key, value: fieldMeaning(field.key, of: t).map { "\(field.value)  (\($0))" } ?? field.value)
+    }
     p.table(
         x: 0, y: body.y + 1, width: state.width, height: body.height - 2,
         columns: [Column("field", 28), Column("value", 20, flex: true)], rows: fields.count, position: state.transactionScroll
@@ -481,6 +483,27 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(
             line, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2,
             keepEnd: field.key.hasPrefix("source["))
+    }
+}
+
+/// What a numeric code Apple sends means, shown beside it on the transaction screen (the export keeps the code).
+func fieldMeaning(_ key: String, of t: Transaction) -> String? {
+    switch key {
+    case "revocationReason":
+        switch t.revocationReason {
+        case .other?: "other reason, such as an accidental purchase"
+        case .appIssue?: "an issue in the app"
+        default: nil
+        }
+    case "offerType":
+        switch t.offerType {
+        case .introductory?: "introductory offer"
+        case .promotional?: "promotional offer"
+        case .offerCode?: "offer code"
+        case .winBack?: "win-back offer"
+        default: nil
+        }
+    default: nil
     }
 }
 
