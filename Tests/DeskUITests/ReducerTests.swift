@@ -312,6 +312,26 @@ struct ReducerTests {
         _ = reduce(&state, .key(.enter))
         #expect(state.message == nil)
         #expect(state.customerPane == 1 && state.customerPositions[1].selected == target)
+        // As `lookup` prints it, too.
+        _ = reduce(&state, .key(.char("g")))
+        _ = reduce(&state, .key(.char("/")))
+        _ = reduce(&state, .key(.ctrl("u")))
+        for c in "until 2025-02-01T08:00" { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.enter))
+        #expect(state.message == nil)
+        #expect(state.customerPositions[1].selected == target)
+    }
+
+    @Test("/ on the flag queue finds a detail's instant as shown and as lookup prints it")
+    func flagFilterByInstant() {
+        var state = Fixture.state(screen: .refunds)
+        var flag = Fixture.flags[2]
+        flag.detail = "refund requested; send consumption data by 2025-03-01T20:00:00Z"
+        state.flags = [Fixture.flags[0], flag]
+        for text in ["by 2025-03-01 20:00", "by 2025-03-01T20:00"] {
+            state.flagFilter = text
+            #expect(visibleFlags(state).map(\.id) == [flag.id], "\(text)")
+        }
     }
 
     @Test("the environment filter applies to the customer list")

@@ -152,11 +152,11 @@ struct SnapshotTests {
         #expect(DisplayWidth.of(line) == 78)
     }
 
-    @Test("the selected flag's detail shows whole on the last line at 80 columns, its long V2 id after it")
+    @Test("the selected flag's detail shows whole on the last line at 80 columns, its instant as the screen's, its long V2 id after it")
     func selectedFlagLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .refunds)
         let id = "consumption-request:a7d2e135-75aa-4969-b5d4-69ad5588fd02"
-        let detail = "refund requested; sample content provided, 12 h to answer"
+        let detail = "refund requested; send consumption data by 2025-07-01T02:00:00Z"
         let flag = RefundFlag(
             id: id, rule: "consumption-request", severity: .high, customerId: 5, transactionId: "8001", productId: "coins.500",
             amount: nil, currency: nil, at: Fixture.now, detail: detail)
@@ -164,21 +164,39 @@ struct SnapshotTests {
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(state, theme: .builtin, into: &buffer)
         let line = buffer.line(21).trimmingCharacters(in: .whitespaces)
-        #expect(line.hasPrefix(detail + "  id consumption-"), "\(line)")
+        #expect(line.hasPrefix("refund requested; send consumption data by 2025-07-01 02:00  id consumption-"), "\(line)")
     }
 
-    @Test("the selected spike alarm's detail shows whole on the overview's last line, and only while its pane has focus")
+    @Test("the selected spike alarm's detail shows whole under the lists, with one spike or a full list, only while its pane has focus")
     func selectedSpikeLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .overview)
         let detail = "10 refunds on 2025-05-17 against a trailing 28-day mean of 0.36/day"
         state.overview?.spikes[0].detail = detail
         var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        #expect(buffer.line(21).trimmingCharacters(in: .whitespaces) == detail)
+        func lines() -> [String] {
+            render(state, theme: .builtin, into: &buffer)
+            return (0..<buffer.height).map(buffer.line)
+        }
+        // Right under the lists, before the next section's title.
+        var shown = lines()
+        var row = try #require(shown.firstIndex { $0.hasPrefix("─ Consumption requests") })
+        #expect(shown[row - 1].trimmingCharacters(in: .whitespaces) == detail)
+        // A busy day: more spikes than the pane holds; the selected one (the last) is described.
+        let spike = try #require(state.overview?.spikes.first)
+        state.overview?.spikes = (1...12).map { n in
+            var s = spike
+            s.id += ":\(n)"
+            s.detail = "\(n) refunds on 2025-05-17 against a trailing 28-day mean of 0.36/day"
+            return s
+        }
+        _ = reduce(&state, .key(.char("G")))
+        shown = lines()
+        row = try #require(shown.firstIndex { $0.hasPrefix("─ Consumption requests") })
+        #expect(shown[row - 1].trimmingCharacters(in: .whitespaces) == "12 refunds on 2025-05-17 against a trailing 28-day mean of 0.36/day")
         // The severities pane focused: Enter there opens every product's queue, so no spike is described.
         _ = reduce(&state, .key(.tab))
-        render(state, theme: .builtin, into: &buffer)
-        #expect(!buffer.line(21).contains(detail))
+        shown = lines()
+        #expect(!shown.contains { $0.contains("refunds on 2025-05-17 against") })
     }
 
     @Test("a rejected record's raw view says where it came from and why, then scrolls through its bytes; other keys close it")

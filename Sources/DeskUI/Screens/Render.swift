@@ -137,8 +137,9 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
         }
     } else if state.showHelp {
         hints = [("any key", "close")]
-    } else if state.rawView != nil {
-        hints = [("j/k", "scroll"), ("any other key", "close")]
+    } else if let raw = state.rawView {
+        let scrolls = raw.lines.count > RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
+        hints = scrolls ? [("j/k PgDn PgUp g G", "scroll"), ("any other key", "close")] : [("any key", "close")]
     } else {
         hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer).map {
             ($0.keys[0].label, shortHelp($0.command))
@@ -215,14 +216,15 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
 }
 
 private func drawRaw(_ raw: RawView, _ p: inout Painter) {
-    let (width, height) = RawView.viewport(width: p.buffer.width, height: p.buffer.height)
-    var title = "Rejected record \(raw.id), raw bytes escaped"
+    let size = RawView.overlaySize(screenWidth: p.buffer.width, screenHeight: p.buffer.height)
+    let height = RawView.viewport(screenWidth: p.buffer.width, screenHeight: p.buffer.height).height
+    var title = "Rejected record"
     if raw.lines.count > height {
         title += "  lines \(raw.top + 1)-\(min(raw.lines.count, raw.top + height)) of \(raw.lines.count)"
     }
-    let box = p.overlay(title: title, width: p.buffer.width - 4, height: p.buffer.height - 4)
-    for (index, line) in raw.lines.dropFirst(raw.top).prefix(min(height, box.height)).enumerated() {
-        let role = raw.top + index < raw.headerCount ? "status.warn" : "ui.text"
-        _ = p.text(line, x: box.x, y: box.y + index, role: role, width: min(width, box.width))
+    let box = p.overlay(title: title, width: size.width, height: size.height)
+    for (index, line) in raw.lines.dropFirst(raw.top).prefix(box.height).enumerated() {
+        let role = raw.top + index < raw.headerCount ? (raw.top + index == raw.headerCount - 1 ? "ui.text.muted" : "status.warn") : "ui.text"
+        _ = p.text(line, x: box.x, y: box.y + index, role: role, width: box.width)
     }
 }

@@ -78,17 +78,17 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let length = count == 0 || largest == 0 ? 0 : max(1, Int((Double(count) / Double(largest) * Double(barRoom)).rounded()))
         _ = p.text(String(repeating: p.glyphs.blockFull, count: min(barRoom, length)), x: half + 18, y: y + index, role: role)
     }
-    y += max(severities.count, min(listHeight, data.spikes.count)) + 1
+    y += max(severities.count, min(listHeight, data.spikes.count))
+    // The selected spike's detail whole on the row under the lists (its row has half the width) while its pane
+    // has focus.
+    if state.overviewPane == 0, let spike = data.spikes[safe: selectedSpike] {
+        _ = p.text(spike.detail, x: 1, y: y, role: "ui.text.muted", width: state.width - 2)
+    }
+    y += 1
     p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1)
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
-    var room = max(1, body.y + body.height - y)
-    // The selected spike's detail whole on the body's last line (its row has half the width), when the panes
-    // below keep their three lines.
-    if state.overviewPane == 0, room >= 4, let spike = data.spikes[safe: selectedSpike] {
-        room -= 1
-        _ = p.text(spike.detail, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
-    }
+    let room = max(1, body.y + body.height - y)
     // Pending requests, soonest deadline first; those whose deadline passed are one line, not a list.
     let instant = state.instant.millisecondsSince1970
     let deadline = { (flag: RefundFlag) in clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
@@ -263,8 +263,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section(entitlementTitle, x: 0, y: y, width: state.width, focused: state.customerPane == 0)
     y += 1
     if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
-    // Names take what the longest needs (7 to 18 cells), so that the why has the rest of the line.
-    let nameWidth = min(18, max(7, view.entitlements.map { DisplayWidth.of(Sanitize.text($0.name)) }.max() ?? 0))
+    // Names (entitlements', and the coverage strips' below, a group's id when no entitlement names it) take what
+    // the longest needs (7 to 18 cells), so that the why has the rest of the line. The strips' names do not depend
+    // on their width: five cells are enough to learn them.
+    let stripNames = coverageStrips(records, view: view, width: 5)?.strips.prefix(2).map(\.name) ?? []
+    let nameWidth = min(18, max(7, (view.entitlements.map(\.name) + stripNames).map { DisplayWidth.of(Sanitize.text($0)) }.max() ?? 0))
     let column = nameWidth + 2
     for (offset, e) in view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows).enumerated() {
         let index = firstEntitlement + offset
@@ -624,11 +627,10 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")
         return
     }
-    // While the list has focus its selected record's reason is whole on the last line, when the list keeps
-    // three rows.
-    let reasonLine = state.importsPane == 1 && body.height - half - 1 > 3
+    // The last line holds the selected record's reason whole while the list has focus (the list keeps its
+    // height on Tab).
     p.table(
-        x: 0, y: y + 1, width: state.width, height: body.height - half - (reasonLine ? 2 : 1),
+        x: 0, y: y + 1, width: state.width, height: body.height - half - 2,
         columns: [Column("record", 24, keepEnd: true), Column("code", 16), Column("reason", 20, flex: true), Column("bytes", 7, right: true)],
         rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
     ) { row, column in
@@ -640,7 +642,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         default: return TableCell(Format.count(r.size), role: "ui.text.muted")
         }
     }
-    if reasonLine, let r = rejected[safe: state.importPositions[1].selected] {
+    if state.importsPane == 1, let r = rejected[safe: state.importPositions[1].selected] {
         _ = p.text("\(r.code): \(r.message)", x: 1, y: body.y + body.height - 1, role: "status.warn", width: state.width - 2)
     }
 }

@@ -281,40 +281,51 @@ public struct CustomerView: Sendable {
 /// A rejected record over the Imports screen: where it came from and why it was rejected, then its raw bytes
 /// escaped, wrapped to the overlay's width (on load and on a resize, not on every key) and scrolled by line.
 public struct RawView: Sendable {
-    public var id: Int64
+    public let id: Int64
     /// The list's row for the record (source, code, reason) when it is loaded.
-    public var record: RejectedRecord?
+    public let record: RejectedRecord?
     /// The bytes as text: valid UTF-8 sanitised, every other byte `\xNN`.
-    public var text: String
+    public let text: String
     public private(set) var lines: [String] = []
     /// How many of `lines` say where the record came from and why it was rejected (before its bytes).
     public private(set) var headerCount = 0
     /// The first line shown.
-    public var top = 0
+    public private(set) var top = 0
 
-    init(id: Int64, record: RejectedRecord?, text: String, screenWidth: Int) {
+    init(id: Int64, record: RejectedRecord?, text: String, screenWidth: Int, screenHeight: Int) {
         self.id = id
         self.record = record
         self.text = text
-        wrap(screenWidth: screenWidth)
+        resize(screenWidth: screenWidth, screenHeight: screenHeight)
     }
 
-    /// The overlay's inside on a screen of this size (``Painter/overlay(title:width:height:)`` at 4 cells
-    /// narrower and 4 rows shorter than the screen, less its border and margins).
-    static func viewport(width: Int, height: Int) -> (width: Int, height: Int) {
-        (max(1, width - 8), max(1, height - 6))
+    /// The overlay's size on a screen of this size (4 cells narrower and 4 rows shorter than the screen).
+    static func overlaySize(screenWidth: Int, screenHeight: Int) -> (width: Int, height: Int) {
+        (screenWidth - 4, screenHeight - 4)
     }
 
-    mutating func wrap(screenWidth: Int) {
-        let width = Self.viewport(width: screenWidth, height: 0).width
+    /// The room for lines inside the overlay on a screen of this size.
+    static func viewport(screenWidth: Int, screenHeight: Int) -> (width: Int, height: Int) {
+        let size = overlaySize(screenWidth: screenWidth, screenHeight: screenHeight)
+        let inside = Painter.overlayInside(width: size.width, height: size.height, screenWidth: screenWidth, screenHeight: screenHeight)
+        return (max(1, inside.width), max(1, inside.height))
+    }
+
+    /// Wraps the lines for a screen of this size, keeping the place: the first line shown stays as far through
+    /// the lines as it was.
+    mutating func resize(screenWidth: Int, screenHeight: Int) {
+        let viewport = Self.viewport(screenWidth: screenWidth, screenHeight: screenHeight)
+        let before = lines.count
         var lines: [String] = []
         if let record {
-            lines += wrapped("\(record.sourcePath)#\(record.index)", width: width)
-            lines += wrapped("\(record.code): \(record.message)", width: width, words: true)
-            lines.append("")
+            lines += wrapped("\(record.sourcePath)#\(record.index)", width: viewport.width)
+            lines += wrapped("\(record.code): \(record.message)", width: viewport.width, words: true)
         }
+        lines.append(record == nil ? "raw bytes, escaped:" : "its raw bytes, escaped:")
         headerCount = lines.count
-        self.lines = lines + wrapped(text, width: width)
+        self.lines = lines + wrapped(text, width: viewport.width)
+        if before > 0 { top = Int((Double(top) / Double(before) * Double(self.lines.count)).rounded()) }
+        scroll(by: 0, height: viewport.height)
     }
 
     /// Moves the first line shown by `lines`, kept within the text.

@@ -13,7 +13,7 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if state.rawView != nil {
         // Moving keys scroll the record; any other key closes it; Ctrl-C still quits.
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
-        let page = RawView.viewport(width: state.width, height: state.height).height
+        let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
         let lines: Int? = switch key {
         case .char("j"), .down, .wheelDown: 1
         case .char("k"), .up, .wheelUp: -1
@@ -412,7 +412,10 @@ private func nextMatch(_ state: inout AppState, forward: Bool) -> [Effect] {
     switch state.screen {
     case .customer:
         guard let view = state.customerView else { return [] }
-        let lines = view.timeline.map { "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \(Format.instants(in: $0.detail))".lowercased() }
+        // The detail as `lookup` prints it and as the screen shows it.
+        let lines = view.timeline.map {
+            "\($0.kind.rawValue) \($0.productId ?? "") \($0.transactionId ?? "") \($0.detail) \(Format.instants(in: $0.detail))".lowercased()
+        }
         state.customerPane = 1
         guard !lines.isEmpty else {
             state.message = StatusMessage("no match for \(needle): the timeline is empty", kind: .error)

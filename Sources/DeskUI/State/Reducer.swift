@@ -11,8 +11,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.width = width
         state.height = height
         clampPositions(&state)
-        state.rawView?.wrap(screenWidth: width)
-        state.rawView?.scroll(by: 0, height: RawView.viewport(width: width, height: height).height)
+        state.rawView?.resize(screenWidth: width, screenHeight: height)
         return []
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
@@ -187,7 +186,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .rawLoaded(let id, let bytes):
         let record = state.rejected.first { $0.id == id }
-        state.rawView = RawView(id: id, record: record, text: Sanitize.bytes(bytes), screenWidth: state.width)
+        state.rawView = RawView(id: id, record: record, text: Sanitize.bytes(bytes), screenWidth: state.width, screenHeight: state.height)
         return []
     case .triaged(let changes, let undo):
         if undo {
@@ -316,11 +315,12 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, fromStart: Boo
     state.marked = []
 }
 
-/// The flags the refunds list shows (after the `/` filter).
+/// The flags the refunds list shows (after the `/` filter). The detail matches as `lookup` prints it and as the
+/// screen shows it (`2025-07-01T02:00:00Z` and `2025-07-01 02:00`).
 public func visibleFlags(_ state: AppState) -> [RefundFlag] {
     guard let filter = state.flagFilter?.lowercased(), !filter.isEmpty else { return state.flags }
     return state.flags.filter { flag in
-        [flag.id, flag.rule, flag.productId ?? "", flag.customerId.map { "c\($0)" } ?? "", flag.detail].contains {
+        [flag.id, flag.rule, flag.productId ?? "", flag.customerId.map { "c\($0)" } ?? "", flag.detail, Format.instants(in: flag.detail)].contains {
             $0.lowercased().contains(filter)
         }
     }

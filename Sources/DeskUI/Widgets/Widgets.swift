@@ -208,12 +208,20 @@ public struct Painter {
         buffer.put(" \(text) ", x: x, y: y, style: theme.style(role))
     }
 
+    /// The inner rectangle of an ``overlay(title:width:height:)`` of that size on a screen of this size: a
+    /// reducer that scrolls what an overlay shows learns its room here, from the same arithmetic.
+    public static func overlayInside(
+        width: Int, height: Int, screenWidth: Int, screenHeight: Int
+    ) -> (x: Int, y: Int, width: Int, height: Int) {
+        let w = min(width, screenWidth - 2)
+        let h = min(height, screenHeight - 2)
+        return ((screenWidth - w) / 2 + 2, (screenHeight - h) / 2 + 1, w - 4, h - 2)
+    }
+
     /// A centred box over the screen with a title; returns the inner rectangle.
     public mutating func overlay(title: String, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
-        let w = min(width, buffer.width - 2)
-        let h = min(height, buffer.height - 2)
-        let x = (buffer.width - w) / 2
-        let y = (buffer.height - h) / 2
+        let inside = Self.overlayInside(width: width, height: height, screenWidth: buffer.width, screenHeight: buffer.height)
+        let (x, y, w, h) = (inside.x - 2, inside.y - 1, inside.width + 4, inside.height + 2)
         let border = theme.style("ui.border")
         buffer.fill(x: x, y: y, width: w, height: h, style: theme.style("ui.text"))
         for row in y..<(y + h) {
@@ -224,7 +232,7 @@ public struct Painter {
         buffer.put(glyphs.topLeft + line + glyphs.topRight, x: x, y: y, style: border)
         buffer.put(glyphs.bottomLeft + line + glyphs.bottomRight, x: x, y: y + h - 1, style: border)
         buffer.put(" \(title) ", x: x + 2, y: y, style: theme.style("ui.title"), width: w - 4)
-        return (x + 2, y + 1, w - 4, h - 2)
+        return inside
     }
 }
 
@@ -256,7 +264,9 @@ enum Format {
 
     /// `text` with each ISO 8601 instant the core writes (`2025-07-14T11:00:00Z`, `…:05.250Z`) as the
     /// dashboard shows instants, `2025-07-14 11:00`, seconds and milliseconds kept only when not zero: the
-    /// reasons and details the core words for `lookup` fit 80 columns as the rest of the screen does.
+    /// reasons and details the core words for `lookup` fit 80 columns as the rest of the screen does. Only an
+    /// instant standing as a word of its own (after a space, `(` or the start; before the end, a space or
+    /// punctuation) is rewritten: one inside an id from the data (`promo-2025-07-14T11:00:00Z`) is left as sent.
     static func instants(in text: String) -> String {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.contains(UInt8(ascii: "T")) else { return text }
@@ -269,11 +279,16 @@ enum Format {
             // dddd-dd-ddTdd:dd:dd then Z, or .ddd then Z
             if i + 20 <= bytes.count, digits(i..<(i + 4)), at(i + 4, "-"), digits((i + 5)..<(i + 7)), at(i + 7, "-"),
                 digits((i + 8)..<(i + 10)), at(i + 10, "T"), digits((i + 11)..<(i + 13)), at(i + 13, ":"),
-                digits((i + 14)..<(i + 16)), at(i + 16, ":"), digits((i + 17)..<(i + 19)), i == 0 || !digits((i - 1)..<i)
+                digits((i + 14)..<(i + 16)), at(i + 16, ":"), digits((i + 17)..<(i + 19)),
+                i == 0 || at(i - 1, " ") || at(i - 1, "(")
             {
                 let millis = at(i + 19, ".") && i + 24 <= bytes.count && digits((i + 20)..<(i + 23)) && at(i + 23, "Z")
-                if millis || at(i + 19, "Z") {
-                    let end = millis ? i + 24 : i + 20
+                let end = millis ? i + 24 : i + 20
+                // What follows ends the word: nothing, a space, `;`, `,`, `)`, or a full stop ending the sentence.
+                let endsWord =
+                    end == bytes.count || at(end, " ") || at(end, ";") || at(end, ",") || at(end, ")")
+                    || (at(end, ".") && (end + 1 == bytes.count || at(end + 1, " ")))
+                if (millis || at(i + 19, "Z")) && endsWord {
                     out += bytes[i..<(i + 10)]
                     out.append(UInt8(ascii: " "))
                     out += bytes[(i + 11)..<(i + 16)]
