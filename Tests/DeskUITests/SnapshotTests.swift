@@ -299,6 +299,19 @@ struct SnapshotTests {
         #expect(transactionFields(t).first { $0.key == "revocationReason" }?.value == "1")
     }
 
+    @Test("the sort arrow stays on a column too narrow for its title and the arrow", arguments: [
+        (CustomerSort.refunds, "refund▼"), (CustomerSort.lastActivity, "last purchas▼"), (CustomerSort.id, "id▼"),
+    ])
+    func sortArrowKept(sort: CustomerSort, header: String) throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        state.customerQuery.sort = sort
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        let row = try #require(lines.first { $0.hasPrefix("id") })
+        #expect(row.contains(header + " "), "\(row)")
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -104,7 +104,11 @@ public struct Painter {
         var column = x
         for (index, c) in columns.enumerated() {
             var title = c.title
-            if index == sortColumn { title += glyphs.arrowDown }
+            // The sort arrow stays when the column is narrow: the title gives up its last letters instead.
+            if index == sortColumn {
+                title = DisplayWidth.truncate(title, to: max(0, widths[index] - DisplayWidth.of(glyphs.arrowDown)), ellipsis: "")
+                    + glyphs.arrowDown
+            }
             buffer.putFitted(title, x: column, y: y, width: widths[index], style: header, alignRight: c.alignRight, ascii: glyphs == .ascii)
             column += widths[index] + 1
         }
