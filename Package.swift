@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "receiptdesk-fuzz",
             dependencies: [
-                "ReceiptModel", "ReceiptDecoding", "Entitlements", "DeskUI",
+                "ReceiptModel", "ReceiptDecoding", "Entitlements", "DeskUI", "LedgerQueries",
                 .product(name: "X509", package: "swift-certificates"), .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "CSV", package: "CSV.swift"),
             ],

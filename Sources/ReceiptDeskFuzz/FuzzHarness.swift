@@ -19,6 +19,9 @@ enum FuzzHarness: String, CaseIterable, Sendable {
     case catalog
     /// Theme TOML (`ThemeLoader.parse`), then resolution and colour-depth adaptation.
     case theme
+    /// The dashboard drawing data from the input on every screen at a size from the input (`ScreenHarness`):
+    /// traps when a control character from data reaches the screen.
+    case screen
 
     /// The environment variable that chooses the harness of a libFuzzer build.
     static let environmentKey = "RECEIPTDESK_FUZZ_HARNESS"
@@ -32,6 +35,7 @@ enum FuzzHarness: String, CaseIterable, Sendable {
         case .rules: TextHarnesses.rules(bytes)
         case .catalog: TextHarnesses.catalog(bytes)
         case .theme: TextHarnesses.theme(bytes)
+        case .screen: ScreenHarness.run(bytes)
         }
     }
 }

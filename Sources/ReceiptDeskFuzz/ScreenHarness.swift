@@ -1,0 +1,110 @@
+import DeskUI
+import Entitlements
+import LedgerQueries
+import ReceiptModel
+
+/// The dashboard drawing data that comes from the input, on every screen, at a size the input chooses: the
+/// promise is that no control character, escape or bidi override from data reaches the screen (DESIGN
+/// section 8), and that no text, size or instant makes drawing trap.
+///
+/// The input: a width byte, a height byte, a flags byte (demo badge, which instant, ASCII lines, which screen), then up to eight
+/// fields separated by NUL bytes: a product id, a detail or reason, a customer identifier, a source path, a
+/// rejection message, a transaction id, a `/` filter, and a rejected record's raw bytes. Missing fields are empty.
+enum ScreenHarness {
+    static func run(_ bytes: [UInt8]) {
+        guard bytes.count >= 3 else { return }
+        let width = 20 + Int(bytes[0]) % 221
+        let height = 8 + Int(bytes[1]) % 63
+        let flags = bytes[2]
+        let parts = bytes.dropFirst(3).split(separator: 0, maxSplits: 7, omittingEmptySubsequences: false)
+        func field(_ index: Int) -> String { index < parts.count ? String(decoding: parts[index], as: UTF8.self) : "" }
+        let product = field(0), detail = field(1), identifier = field(2), path = field(3)
+        let message = field(4), transactionId = field(5), filter = field(6)
+        let raw = parts.count > 7 ? Array(parts[7]) : Array(bytes)
+
+        let now = Timestamp(millisecondsSince1970: 1_751_328_000_000)
+        // An instant from the input when asked (any Int64, the ends included), else one near "now".
+        let wild = bytes.count >= 11 && flags & 2 != 0
+            ? Timestamp(millisecondsSince1970: bytes[3..<11].reduce(Int64(0)) { $0 << 8 | Int64($1) })
+            : now.adding(milliseconds: -86_400_000)
+
+        var state = AppState(
+            width: width, height: height, now: now, isDemo: flags & 1 != 0, ledgerName: path, operatorName: identifier,
+            ascii: flags & 4 != 0)
+        let flag = RefundFlag(
+            id: "rule:" + transactionId, rule: product, severity: .high, customerId: 7, transactionId: transactionId, productId: product,
+            amount: 1990, currency: identifier, at: wild, detail: detail)
+        state.overview = OverviewData(
+            counts: LedgerOverview(transactions: 3, customers: 1, sources: 1, rawRecords: 3, rejectedRecords: 1, lastImport: wild),
+            refunds90: RefundSeries(firstDay: wild, counts: raw.prefix(90).map { Int($0) }),
+            flagCounts: [FlagCount(severity: .high, status: .open, count: 1)], spikes: [flag], consumptionRequests: [flag])
+        state.customerPage = CustomerPage(
+            rows: [CustomerSummary(id: 7, identifiers: [CustomerIdentifier(kind: .external, value: identifier)], lastPurchase: wild)],
+            next: nil, total: 1)
+        state.flags = [flag]
+        state.flagFilter = filter.isEmpty ? nil : filter
+        state.sources = [
+            SourceSummary(id: 1, path: path, sha256: detail, size: Int64(raw.count), startedAt: wild, completedAt: wild, counts: ImportCounts(read: 1))
+        ]
+        state.rejected = [
+            RejectedRecord(id: 1, sourcePath: path, index: 0, offset: 0, kind: product, code: transactionId, message: message, size: raw.count)
+        ]
+
+        var bought = Transaction(transactionId: transactionId)
+        bought.productId = product
+        bought.originalTransactionId = transactionId
+        bought.subscriptionGroupIdentifier = identifier
+        bought.purchaseDate = wild
+        bought.expiresDate = now.adding(milliseconds: 86_400_000)
+        bought.type = .autoRenewableSubscription
+        var refunded = bought
+        refunded.transactionId = transactionId + "-2"
+        refunded.revocationDate = wild
+        refunded.revocationReason = .appIssue
+        refunded.sources = [Provenance(path: path, index: 1, location: detail)]
+        let records = CustomerRecords(
+            id: 7, identifiers: [CustomerIdentifier(kind: .external, value: identifier)], transactions: [bought, refunded],
+            firstSeen: [bought.transactionId: wild], renewalInfos: [], notifications: [])
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [])))
+        _ = reduce(&state, .transactionLoaded(refunded, id: refunded.transactionId))
+
+        // One screen per input (the flags byte chooses it), so that an input runs in milliseconds under ASan.
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        let screens: [ScreenID] = [.overview, .customers, .customer, .transaction, .refunds, .imports]
+        let choice = Int(flags >> 3) % (screens.count + 1)
+        if choice < screens.count {
+            state.screen = screens[choice]
+            draw(state, &buffer)
+            // The selection moved to the end, and the next pane.
+            _ = reduce(&state, .key(.char("G")))
+            _ = reduce(&state, .key(.tab))
+            draw(state, &buffer)
+        } else {
+            // The rejected record's raw view, scrolled to its end, then at another size.
+            state.screen = .imports
+            _ = reduce(&state, .rawLoaded(id: 1, bytes: raw))
+            draw(state, &buffer)
+            _ = reduce(&state, .key(.char("G")))
+            _ = reduce(&state, .resize(width: height + 12, height: max(8, width / 3)))
+            draw(state, &buffer)
+        }
+    }
+
+    /// Renders, and traps when a drawn cell holds a character that would move the cursor, change colours or
+    /// reorder the line.
+    private static func draw(_ state: AppState, _ buffer: inout ScreenBuffer) {
+        render(state, theme: .builtin, into: &buffer)
+        for y in 0..<buffer.height {
+            for scalar in buffer.line(y).unicodeScalars where isControl(scalar.value) {
+                fatalError("U+\(String(scalar.value, radix: 16)) from data reached row \(y) of \(state.screen)")
+            }
+        }
+    }
+
+    private static func isControl(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x00..<0x20, 0x7F..<0xA0, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFFF9...0xFFFB: true
+        default: false
+        }
+    }
+}
