@@ -183,7 +183,22 @@ enum Queries {
         try c.scalar("SELECT COALESCE(merged_into, id) FROM customers WHERE id = ?", [.int(id)])?.int ?? id
     }
 
+    /// The customer an id names (see ``customerId(_:exactly:)``); an id pasted with what surrounded it in a message
+    /// (`#1500…,`, `"1500…"`, `(acct-9).`) is tried again without those characters when it matches nothing as it is.
     static func customerId(_ c: any SQLConnection, matching id: String) throws -> Int64? {
+        if let found = try customerId(c, exactly: id) { return found }
+        let around = { (character: Character) in character.isWhitespace || pastedAround.contains(character) }
+        let trimmed = String(id.drop(while: around).reversed().drop(while: around).reversed())
+        guard trimmed != id, !trimmed.isEmpty else { return nil }
+        return try customerId(c, exactly: trimmed)
+    }
+
+    /// The punctuation a message puts around an id.
+    private static let pastedAround: Set<Character> = ["\"", "'", "`", "#", ",", ".", ";", ":", "!", "?", "(", ")", "[", "]", "{", "}", "<", ">"]
+
+    /// The customer of an id of any kind, as it is: an identifier the ledger links (original transaction id,
+    /// app account token, external id), a transaction or web order line item id, or the display id `C42`.
+    static func customerId(_ c: any SQLConnection, exactly id: String) throws -> Int64? {
         if let found = try c.scalar("SELECT customer_id FROM customer_ids WHERE value = ? LIMIT 1", [.text(id)])?.int {
             return try resolve(c, found)
         }

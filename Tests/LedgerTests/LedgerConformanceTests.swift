@@ -112,6 +112,15 @@ struct LedgerConformanceTests {
         #expect(found.count == 1)
         #expect(found.first == before)
         #expect(try await ledger.customerId(matching: "nobody") == nil)
+        // An id pasted with what surrounded it in a message is found without it; an id that holds such a
+        // character is found as it is first.
+        for pasted in ["#t1,", "\"o1\"", " (tok-A). ", "account-42:", "`w1`"] {
+            #expect(try await ledger.customerId(matching: pasted) == before, "\(pasted)")
+        }
+        #expect(try await ledger.customerId(matching: "#t9") == stranger)
+        #expect(try await ledger.customerId(matching: "#,.") == nil)
+        try await ledger.linkExternal("#vip", kind: .originalTransactionId, value: "o9", now: testNow)
+        #expect(try await ledger.customerId(matching: "#vip") == stranger)
         let customer = try #require(found.first)
         let records = try await ledger.customerRecords(customer)
         #expect(records.transactions.map(\.transactionId) == ["t1", "t2"])
