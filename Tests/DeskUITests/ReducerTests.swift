@@ -543,6 +543,40 @@ struct ReducerTests {
         #expect(reduce(&kept, .flagsLoaded([flag(6, "p")], next: next, append: true)).isEmpty)
     }
 
+    @Test("the overview's pending consumption requests take a selection (Tab, j/k), soonest deadline first; Enter opens the customer")
+    func consumptionRequestOpensItsCustomer() throws {
+        var state = Fixture.state(screen: .overview)
+        func request(_ customer: Int64, sentHoursAgo hours: Int64) -> RefundFlag {
+            RefundFlag(
+                id: "consumption-request:\(customer)", rule: "consumption-request", severity: .high, customerId: customer,
+                transactionId: "\(customer)", productId: "coins.\(customer)", amount: nil, currency: nil,
+                at: Fixture.now.adding(milliseconds: -hours * 3_600_000), detail: "refund requested")
+        }
+        var data = try #require(state.overview)
+        // Sent 2 h, 11 h and 13 h ago: two pending, the 11-hour one (1 h left) listed first; one past its deadline.
+        data.consumptionRequests = [request(5, sentHoursAgo: 2), request(8, sentHoursAgo: 11), request(9, sentHoursAgo: 13)]
+        _ = reduce(&state, .overviewLoaded(data))
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.tab))
+        #expect(state.overviewPane == 2)
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.cursor.map { buffer.line($0.y).contains("left  C8 ") } == true, "the soonest deadline is not selected first")
+        _ = reduce(&state, .key(.char("j")))
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.cursor.map { buffer.line($0.y).contains("C5 coins.5") } == true)
+        // Past the last pending one the selection stays (the missed one is a count, not a row).
+        _ = reduce(&state, .key(.char("j")))
+        #expect(state.consumptionList.selected == 1)
+        // A refresh keeps the selected request, though another arrived with a sooner deadline.
+        data.consumptionRequests.append(request(3, sentHoursAgo: 11))
+        _ = reduce(&state, .overviewLoaded(data))
+        #expect(reduce(&state, .key(.enter)) == [.loadCustomer(5)])
+        // Tab goes round the three panes.
+        _ = reduce(&state, .key(.tab))
+        #expect(state.overviewPane == 0)
+    }
+
     @Test("Enter on a spike alarm opens the refund queue filtered to its product; on the severities, the whole queue")
     func spikeOpensItsFlags() throws {
         var state = Fixture.state(screen: .overview)

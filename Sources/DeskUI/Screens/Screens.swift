@@ -85,23 +85,30 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(spike.detail, x: 1, y: y, role: "ui.text.muted", width: state.width - 2)
     }
     y += 1
-    p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1)
+    p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1, focused: state.overviewPane == 2)
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
     let room = max(1, body.y + body.height - y)
-    // Pending requests, soonest deadline first; those whose deadline passed are one line, not a list.
+    // Pending requests, soonest deadline first (j/k select one while the pane has focus, Enter opens its customer);
+    // those whose deadline passed are one line, not a list.
     let instant = state.instant.millisecondsSince1970
-    let deadline = { (flag: RefundFlag) in clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
-    let pending = data.consumptionRequests.filter { deadline($0) > instant && $0.at.millisecondsSince1970 <= instant }.sorted { deadline($0) < deadline($1) }
-    let missed = data.consumptionRequests.filter { deadline($0) <= instant }.count
+    let pending = pendingConsumptionRequests(data, at: state.instant)
+    let missed = data.consumptionRequests.filter { consumptionDeadline($0) <= instant }.count
     if pending.isEmpty {
         _ = p.text("none pending", x: 1, y: y, role: "status.ok", width: half - 2)
     }
     let pendingRows = missed > 0 ? max(0, room - 1) : room
-    for (index, flag) in pending.prefix(pendingRows).enumerated() {
-        let left = clampedDifference(deadline(flag), instant)
+    let selectedRequest = state.consumptionList.selected
+    let firstRequest = min(max(0, selectedRequest - pendingRows + 1), max(0, pending.count - pendingRows))
+    for (offset, flag) in pending.dropFirst(firstRequest).prefix(pendingRows).enumerated() {
+        let rowY = y + offset
+        let left = clampedDifference(consumptionDeadline(flag), instant)
         let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
-        _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: y + index, role: role, width: half - 2)
+        _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: rowY, role: role, width: half - 2)
+        if state.overviewPane == 2, firstRequest + offset == selectedRequest {
+            p.buffer.restyle(x: 0, y: rowY, width: half - 1) { var s = $0; s.attributes.insert(.reverse); return s }
+            p.buffer.cursor = (0, rowY)
+        }
     }
     if missed > 0 {
         let line = "\(Format.count(missed)) open past deadline (5 shows them)"

@@ -172,6 +172,8 @@ public struct AppState: Sendable {
     public var overviewPane = 0
     /// The selected spike alarm (the overview's first pane).
     public var spikeList = ListPosition()
+    /// The selected pending consumption request (the overview's third pane).
+    public var consumptionList = ListPosition()
 
     public var customerPage = CustomerPage(rows: [], next: nil, total: 0)
     /// Where the loaded customers start in the whole list: 0 from the top, more once `G` loaded its end.
@@ -361,3 +363,15 @@ func wrapped(_ text: String, width: Int, words: Bool = false) -> [String] {
     if !line.isEmpty || lines.isEmpty { lines.append(line) }
     return lines
 }
+
+/// The consumption requests whose 12 hours to answer are still running at `instant`, soonest deadline first, as
+/// the overview lists them.
+func pendingConsumptionRequests(_ data: OverviewData, at instant: Timestamp) -> [RefundFlag] {
+    let now = instant.millisecondsSince1970
+    return data.consumptionRequests
+        .filter { consumptionDeadline($0) > now && $0.at.millisecondsSince1970 <= now }
+        .sorted { consumptionDeadline($0) < consumptionDeadline($1) }
+}
+
+/// When Apple stops waiting for a consumption request's answer: 12 hours after it was sent.
+func consumptionDeadline(_ flag: RefundFlag) -> Int64 { clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }

@@ -120,7 +120,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         switch state.screen {
         case .customer: state.customerPane = (state.customerPane + step + 3) % 3
         case .imports: state.importsPane = (state.importsPane + step + 2) % 2
-        case .overview: state.overviewPane = (state.overviewPane + step + 2) % 2
+        case .overview: state.overviewPane = (state.overviewPane + step + 3) % 3
         default: break
         }
         return []
@@ -293,8 +293,14 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
             ]
         }
     case .overview:
-        guard state.overviewPane == 0, let spikes = state.overview?.spikes else { break }
-        state.spikeList.move(by: delta, count: spikes.count, visible: spikes.count)
+        guard let data = state.overview else { break }
+        switch state.overviewPane {
+        case 0: state.spikeList.move(by: delta, count: data.spikes.count, visible: data.spikes.count)
+        case 2:
+            let count = pendingConsumptionRequests(data, at: state.instant).count
+            state.consumptionList.move(by: delta, count: count, visible: count)
+        default: break
+        }
     }
     return []
 }
@@ -324,6 +330,12 @@ private func open(_ state: inout AppState) -> [Effect] {
     case .imports:
         guard state.importsPane == 1, let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
         return [.loadRaw(record.id)]
+    case .overview where state.overviewPane == 2:
+        // Enter on a pending consumption request opens its customer: the answer is due within hours.
+        guard let data = state.overview,
+            let customer = pendingConsumptionRequests(data, at: state.instant)[safe: state.consumptionList.selected]?.customerId
+        else { return [] }
+        return [.loadCustomer(customer)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
         // the figure; on the severities, the open flags they count. Either is the queue from its start, unfiltered,

@@ -16,13 +16,19 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
     case .overviewLoaded(let data):
-        // The selected spike kept while it is still alarmed.
+        // The selected spike kept while it is still alarmed, the selected consumption request while it is pending.
         let selectedSpike = state.overview?.spikes[safe: state.spikeList.selected]?.id
+        let selectedRequest = state.overview.flatMap { pendingConsumptionRequests($0, at: state.instant)[safe: state.consumptionList.selected]?.id }
         state.overview = data
         if let index = selectedSpike.flatMap({ id in data.spikes.firstIndex { $0.id == id } }) {
             state.spikeList.selected = index
         }
         state.spikeList.move(by: 0, count: data.spikes.count, visible: data.spikes.count)
+        let pending = pendingConsumptionRequests(data, at: state.instant)
+        if let index = selectedRequest.flatMap({ id in pending.firstIndex { $0.id == id } }) {
+            state.consumptionList.selected = index
+        }
+        state.consumptionList.move(by: 0, count: pending.count, visible: pending.count)
         return []
     case .customersLoaded(let page, let append, .backward):
         state.customersLoading = false
