@@ -44,6 +44,10 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in try Queries.customerId(c, matching: id) }
     }
 
+    public func customerId(pasted text: String) async throws -> (customer: Int64, matched: String)? {
+        try await database.read { c in try Queries.customerId(c, pasted: text) }
+    }
+
     public func customerRecords(_ id: Int64) async throws -> CustomerRecords {
         try await database.read { c in try Queries.records(c, customer: id) }
     }
@@ -183,18 +187,39 @@ enum Queries {
         try c.scalar("SELECT COALESCE(merged_into, id) FROM customers WHERE id = ?", [.int(id)])?.int ?? id
     }
 
-    /// The customer an id names (see ``customerId(_:exactly:)``); an id pasted with what surrounded it in a message
-    /// (`#1500…,`, `"1500…"`, `(acct-9).`) is tried again without those characters when it matches nothing as it is.
     static func customerId(_ c: any SQLConnection, matching id: String) throws -> Int64? {
-        if let found = try customerId(c, exactly: id) { return found }
-        let around = { (character: Character) in character.isWhitespace || pastedAround.contains(character) }
-        let trimmed = String(id.drop(while: around).reversed().drop(while: around).reversed())
-        guard trimmed != id, !trimmed.isEmpty else { return nil }
-        return try customerId(c, exactly: trimmed)
+        try customerId(c, exactly: id)
     }
 
-    /// The punctuation a message puts around an id.
-    private static let pastedAround: Set<Character> = ["\"", "'", "`", "#", ",", ".", ";", ":", "!", "?", "(", ")", "[", "]", "{", "}", "<", ">"]
+    /// The customer of an id as a person pasted it: as it is first; else with the punctuation a message puts
+    /// around an id (`#1500…,`, `"o1"`, `(tok-A).`) taken off one character at a time, the fewest first, so that
+    /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
+    /// the id that matched, for the caller to show when it is not what was pasted.
+    static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
+        let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        guard !id.isEmpty else { return nil }
+        if let found = try customerId(c, exactly: id) { return (found, id) }
+        let characters = Array(id)
+        // How many characters at each end could be punctuation around the id (at most four each).
+        let leading = min(4, characters.prefix { pastedAround.contains($0) }.count)
+        let trailing = min(4, characters.reversed().prefix { pastedAround.contains($0) }.count)
+        guard leading + trailing > 0 else { return nil }
+        for total in 1...(leading + trailing) {
+            for front in max(0, total - trailing)...min(total, leading) {
+                let back = total - front
+                guard front + back < characters.count else { continue }
+                let candidate = String(characters[front..<(characters.count - back)])
+                if let found = try customerId(c, exactly: candidate) { return (found, candidate) }
+            }
+        }
+        return nil
+    }
+
+    /// The punctuation a message puts around an id, straight and curly quotes included.
+    private static let pastedAround: Set<Character> = [
+        "\"", "'", "`", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}", "\u{00AB}", "\u{00BB}", "#", ",", ".", ";", ":", "!", "?",
+        "(", ")", "[", "]", "{", "}", "<", ">", "\u{2026}",
+    ]
 
     /// The customer of an id of any kind, as it is: an identifier the ledger links (original transaction id,
     /// app account token, external id), a transaction or web order line item id, or the display id `C42`.

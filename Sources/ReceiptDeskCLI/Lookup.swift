@@ -39,8 +39,13 @@ struct Lookup: AsyncParsableCommand {
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
         let catalog = try data.loadCatalog()
-        guard let customer = try await ledger.customerId(matching: id) else {
+        guard let found = try await ledger.customerId(pasted: id) else {
             throw CLIError.notFound("no customer matches \(safe(id))")
+        }
+        let customer = found.customer
+        // Found with the punctuation around a pasted id taken off: said on standard error, the output stays data.
+        if found.matched != id {
+            FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
         }
         let records = try await ledger.customerRecords(customer)
         let history = records.history

@@ -112,15 +112,24 @@ struct LedgerConformanceTests {
         #expect(found.count == 1)
         #expect(found.first == before)
         #expect(try await ledger.customerId(matching: "nobody") == nil)
-        // An id pasted with what surrounded it in a message is found without it; an id that holds such a
-        // character is found as it is first.
-        for pasted in ["#t1,", "\"o1\"", " (tok-A). ", "account-42:", "`w1`"] {
-            #expect(try await ledger.customerId(matching: pasted) == before, "\(pasted)")
+        // An id pasted with what surrounded it in a message is found without it, and says by which id; matching
+        // (which `note` writes by) takes ids only as they are.
+        for (pasted, id) in [("#t1,", "t1"), ("\"o1\"", "o1"), (" (tok-A). ", "tok-A"), ("account-42:", "account-42"), ("\u{201C}w1\u{201D}", "w1")] {
+            let found = try await ledger.customerId(pasted: pasted)
+            #expect(found?.customer == before && found?.matched == id, "\(pasted)")
+            #expect(try await ledger.customerId(matching: pasted) == nil, "\(pasted)")
         }
-        #expect(try await ledger.customerId(matching: "#t9") == stranger)
-        #expect(try await ledger.customerId(matching: "#,.") == nil)
+        #expect(try await ledger.customerId(pasted: "t9")?.matched == "t9")
+        #expect(try await ledger.customerId(pasted: "#,.") == nil)
+        // The fewest characters taken off win: "(acct-9.)" is the customer of "acct-9.", not of "acct-9"; "#vip," is
+        // "#vip"'s.
+        try await ledger.linkExternal("acct-9.", kind: .originalTransactionId, value: "o9", now: testNow)
+        try await ledger.linkExternal("acct-9", kind: .originalTransactionId, value: "o1", now: testNow)
         try await ledger.linkExternal("#vip", kind: .originalTransactionId, value: "o9", now: testNow)
-        #expect(try await ledger.customerId(matching: "#vip") == stranger)
+        #expect(try await ledger.customerId(pasted: "(acct-9.)")?.customer == stranger)
+        #expect(try await ledger.customerId(pasted: "(acct-9)")?.customer == before)
+        let vip = try await ledger.customerId(pasted: "#vip,")
+        #expect(vip?.customer == stranger && vip?.matched == "#vip")
         let customer = try #require(found.first)
         let records = try await ledger.customerRecords(customer)
         #expect(records.transactions.map(\.transactionId) == ["t1", "t2"])

@@ -36,6 +36,13 @@ struct LookupCommandTests {
         #expect(human.stdout.contains("REVOKED"))
         #expect(human.stdout.contains("refunded"))
         #expect(try Binary.run(["lookup", "nobody", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        // An id pasted with punctuation around it: found, and standard error says by which id; the JSON is unchanged.
+        let pasted = try Binary.run(["lookup", "(502).", "--ledger", "sqlite:\(ledger)", "--at", "1743638400000", "--json"])
+        #expect(pasted.status == 0)
+        #expect(pasted.stderr.contains("no id is (502). as given; found by 502"), "\(pasted.stderr)")
+        #expect(try Binary.json(pasted.stdout)["entitlements"] as? [[String: Any]] != nil)
+        // note writes: it takes an id only as it is.
+        #expect(try Binary.run(["note", "(w501)", "x", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 1)
         #expect(try Binary.run(["note", "w501", "called about a double charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
         let noted = try Binary.json(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)
         let notes = try #require(noted["notes"] as? [[String: Any]])

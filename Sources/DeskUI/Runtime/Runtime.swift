@@ -127,8 +127,11 @@ public final class Runtime {
             case .loadCustomers(let query, let append):
                 return [.customersLoaded(try await handlers.reader.customers(query), append: append, direction: query.direction)]
             case .openCustomer(let text):
-                guard let id = try await handlers.reader.customerId(matching: text) else { return [.customerNotFound(text)] }
-                return [.customerLoaded(try await handlers.customer(id))]
+                guard let found = try await handlers.reader.customerId(pasted: text) else { return [.customerNotFound(text)] }
+                let loaded = Action.customerLoaded(try await handlers.customer(found.customer))
+                // Found with the punctuation around the pasted id taken off: say by which id.
+                guard found.matched != text else { return [loaded] }
+                return [loaded, .message(StatusMessage("found by \(found.matched): no id is \"\(text)\" as pasted"))]
             case .loadCustomer(let id):
                 return [.customerLoaded(try await handlers.customer(id))]
             case .loadTransaction(let id):
