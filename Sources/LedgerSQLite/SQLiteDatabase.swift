@@ -72,8 +72,10 @@ public final class SQLiteDatabase: SQLDatabase {
             // moves them in and empties the -wal file, which otherwise keeps its largest size (16 MB beside the
             // demo's 2.6 MB ledger). Without waiting: when another process reads an older snapshot, SQLite
             // checkpoints what it can, as PASSIVE does, and leaves the rest to a later checkpoint. An emptied log gets
-            // one frame back (page 1 rewritten as it is): GRDB writes a table into a ledger whose log is empty when
-            // it next opens it (groue/GRDB.swift#102), and a reading command must leave the files as they were.
+            // one frame back (page 1 with the same user_version; only SQLite's change counter in it moves): GRDB
+            // writes a table into a ledger whose log is empty when it next opens it (groue/GRDB.swift#102), and a
+            // reading command must leave the files as they were. The -wal file outlives this close because the
+            // pool's read-only readers close after its writer, and a reader was opened (SQLLedger.open reads).
             // Only when this connection changed rows: a reading command's close changes nothing either.
             if !pool.configuration.readonly {
                 try? await pool.writeWithoutTransaction { db in

@@ -7,9 +7,13 @@ import ReceiptModel
 /// promise is that no control character, escape or bidi override from data reaches the screen (DESIGN
 /// section 8), and that no text, size or instant makes drawing trap.
 ///
-/// The input: a width byte, a height byte, a flags byte (demo badge, which instant, ASCII lines, which screen), then up to eight
+/// The input: a width byte (20 + its value mod 221 columns: 0x3C is 80), a height byte (8 + its value mod 63
+/// rows: 0x10 is 24; below 60x16 the dashboard only says the terminal is too small), a flags byte (bit 0 the
+/// demo badge, bit 1 an instant from the input, bit 2 ASCII lines, bits 3 up the screen), then up to eight
 /// fields separated by NUL bytes: a product id, a detail or reason, a customer identifier, a source path, a
-/// rejection message, a transaction id, a `/` filter, and a rejected record's raw bytes. Missing fields are empty.
+/// rejection message, a transaction id, a `/` filter, and a rejected record's raw bytes. A missing field is
+/// empty, but for the raw bytes: without them the whole input is the rejected record. The instant from the
+/// input is its bytes 3 to 10 read as a big-endian Int64 (the start of the first field too).
 enum ScreenHarness {
     static func run(_ bytes: [UInt8]) {
         guard bytes.count >= 3 else { return }
