@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"]),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "ReceiptDecoding", "Entitlements", "Ledger", "LedgerSQLite", "ReceiptDeskCLI"]),
-        .testTarget(name: "DeskUITests", dependencies: ["DeskUI", "Entitlements", "LedgerQueries"], exclude: ["Snapshots"]),
+        .testTarget(name: "DeskUITests", dependencies: ["DeskUI", "Entitlements", "LedgerQueries"], exclude: ["Snapshots", "Fixtures"]),
         .testTarget(name: "ReceiptDecodingTests", dependencies: ["ReceiptDecoding", "Samples"], exclude: ["Fixtures"]),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements", "ReceiptDecoding", "Samples"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerSQLite", "LedgerPostgres", "Entitlements", "Samples"]),

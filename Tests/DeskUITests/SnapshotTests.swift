@@ -312,6 +312,29 @@ struct SnapshotTests {
         #expect(row.contains(header + " "), "\(row)")
     }
 
+    @Test("instants at the ends of Int64 draw without trapping (the screen fuzz harness's finding)")
+    func extremeInstants() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .overview)
+        // The refunds series of an instant near the end of time: its first shown day is pinned, not overflowed.
+        state.overview?.refunds90 = RefundSeries(firstDay: Timestamp(millisecondsSince1970: .max - 1_000), counts: Array(repeating: 1, count: 90))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("Refunds per day"))
+        // A customer whose last period ended just before an instant near the end of time: the coverage strip's
+        // margin past it is pinned too.
+        let last = Timestamp(millisecondsSince1970: .max - 86_400_000)
+        var t = Fixture.transaction("4001", product: "pro.monthly", purchased: 0, expires: nil)
+        t.purchaseDate = Timestamp(millisecondsSince1970: .max - 3 * 86_400_000)
+        t.expiresDate = last
+        let records = CustomerRecords(
+            id: 8, identifiers: [], transactions: [t], firstSeen: ["4001": t.purchaseDate!], renewalInfos: [], notifications: [])
+        state.now = Timestamp(millisecondsSince1970: .max - 1)
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+        state.screen = .customer
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("C8"))
+    }
+
     @Test("the hardware cursor sits on the selected row")
     func cursor() {
         var state = Fixture.state(screen: .customers)

@@ -35,9 +35,10 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, role: "status.warn")
     _ = p.text("max \(maximum)/day", x: sparkWidth + 2, y: y, role: "ui.text.muted")
     y += 1
+    // Pinned at the end of Int64 rather than trapping: the series starts at a day from the instant asked about.
     let first = Timestamp(
-        millisecondsSince1970: data.refunds90.firstDay.millisecondsSince1970
-            + Int64(max(0, data.refunds90.counts.count - sparkWidth)) * 86_400_000)
+        millisecondsSince1970: clampedSum(
+            data.refunds90.firstDay.millisecondsSince1970, Int64(max(0, data.refunds90.counts.count - sparkWidth)) * 86_400_000))
     _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
     let lastLabel = "today " + Format.day(state.instant)
     _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
@@ -438,7 +439,8 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
     let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds).max() ?? start
     let day: Int64 = 86_400_000
     let margin = max(clampedDifference(lastCovered, start) / 4, 7 * day)
-    let end = lastCovered < instant && lastCovered.addingReportingOverflow(margin).partialValue < instant ? lastCovered + margin : instant
+    let pastLast = clampedSum(lastCovered, margin)
+    let end = lastCovered < instant && pastLast < instant ? pastLast : instant
     let slice = max(1, clampedDifference(end, start) / Int64(width))
     let strips = order.map { key in
         let transactions = groups[key] ?? []
