@@ -66,10 +66,23 @@ enum ScreenHarness {
         refunded.revocationDate = wild
         refunded.revocationReason = .appIssue
         refunded.sources = [Provenance(path: path, index: 1, location: detail)]
+        refunded.storefront = message
+        refunded.appAccountToken = identifier
+        // Renewal info: billing failed, grace until the wild instant, renewing to the product from the input.
+        var renewal = RenewalInfo()
+        renewal.originalTransactionId = transactionId
+        renewal.productId = product
+        renewal.autoRenewProductId = filter
+        renewal.isInBillingRetryPeriod = true
+        renewal.gracePeriodExpiresDate = wild
+        renewal.offerIdentifier = detail
         let records = CustomerRecords(
             id: 7, identifiers: [CustomerIdentifier(kind: .external, value: identifier)], transactions: [bought, refunded],
-            firstSeen: [bought.transactionId: wild], renewalInfos: [], notifications: [])
-        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [])))
+            firstSeen: [bought.transactionId: wild], renewalInfos: [(info: renewal, seenAt: wild)], notifications: [])
+        // A note an agent left, in the operator's name, both from the input.
+        let note = TriageEntry(
+            flagId: nil, customerId: 7, at: wild, operatorName: path, action: .note, note: message, fromStatus: nil, toStatus: nil)
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [note])))
         _ = reduce(&state, .transactionLoaded(refunded, id: refunded.transactionId))
 
         // One screen per input (the flags byte chooses it), so that an input runs in milliseconds under ASan.
