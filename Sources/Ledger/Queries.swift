@@ -187,18 +187,15 @@ enum Queries {
         try c.scalar("SELECT COALESCE(merged_into, id) FROM customers WHERE id = ?", [.int(id)])?.int ?? id
     }
 
-    static func customerId(_ c: any SQLConnection, matching id: String) throws -> Int64? {
-        try customerId(c, exactly: id)
-    }
-
     /// The customer of an id as a person pasted it: as it is first; else with the punctuation a message puts
     /// around an id (`#1500…,`, `"o1"`, `(tok-A).`) taken off one character at a time, the fewest first, so that
     /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
-    /// the id that matched, for the caller to show when it is not what was pasted.
+    /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
+    /// the caller to show when it is not what was pasted.
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
-        if let found = try customerId(c, exactly: id) { return (found, id) }
+        if let found = try customerId(c, matching: id) { return (found, id) }
         let characters = Array(id)
         // How many characters at each end could be punctuation around the id (at most four each).
         let leading = min(4, characters.prefix { pastedAround.contains($0) }.count)
@@ -209,7 +206,7 @@ enum Queries {
                 let back = total - front
                 guard front + back < characters.count else { continue }
                 let candidate = String(characters[front..<(characters.count - back)])
-                if let found = try customerId(c, exactly: candidate) { return (found, candidate) }
+                if let found = try customerId(c, matching: candidate) { return (found, candidate) }
             }
         }
         return nil
@@ -223,7 +220,7 @@ enum Queries {
 
     /// The customer of an id of any kind, as it is: an identifier the ledger links (original transaction id,
     /// app account token, external id), a transaction or web order line item id, or the display id `C42`.
-    static func customerId(_ c: any SQLConnection, exactly id: String) throws -> Int64? {
+    static func customerId(_ c: any SQLConnection, matching id: String) throws -> Int64? {
         if let found = try c.scalar("SELECT customer_id FROM customer_ids WHERE value = ? LIMIT 1", [.text(id)])?.int {
             return try resolve(c, found)
         }

@@ -44,7 +44,7 @@ struct Lookup: AsyncParsableCommand {
         }
         let customer = found.customer
         // Found with the punctuation around a pasted id taken off: said on standard error, the output stays data.
-        if found.matched != id {
+        if found.matched != id.trimmingCharacters(in: .whitespacesAndNewlines) {
             FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
         }
         let records = try await ledger.customerRecords(customer)

@@ -53,15 +53,12 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     // The selected spike stays in view (j/k move it; Enter opens its product's flags).
     let selectedSpike = state.spikeList.selected
-    let firstSpike = min(max(0, selectedSpike - listHeight + 1), max(0, data.spikes.count - listHeight))
+    let firstSpike = firstShownRow(selected: selectedSpike, count: data.spikes.count, rows: listHeight)
     for (offset, flag) in data.spikes.dropFirst(firstSpike).prefix(listHeight).enumerated() {
         let rowY = y + offset
         let line = "\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)"
         _ = p.text(line, x: 1, y: rowY, role: "status.danger", width: half - 2)
-        if state.overviewPane == 0, firstSpike + offset == selectedSpike {
-            p.buffer.restyle(x: 0, y: rowY, width: half - 1) { var s = $0; s.attributes.insert(.reverse); return s }
-            p.buffer.cursor = (0, rowY)
-        }
+        if state.overviewPane == 0, firstSpike + offset == selectedSpike { p.markSelected(y: rowY, width: half - 1) }
     }
     // Every severity with an open flag (high, medium and low always), so the lines add up to the tile above;
     // bars scaled to the largest count.
@@ -100,16 +97,13 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let pendingRows = missed > 0 ? max(0, room - 1) : room
     let selectedRequest = state.consumptionList.selected
-    let firstRequest = min(max(0, selectedRequest - pendingRows + 1), max(0, pending.count - pendingRows))
+    let firstRequest = firstShownRow(selected: selectedRequest, count: pending.count, rows: pendingRows)
     for (offset, flag) in pending.dropFirst(firstRequest).prefix(pendingRows).enumerated() {
         let rowY = y + offset
         let left = clampedDifference(consumptionDeadline(flag), instant)
         let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
         _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: rowY, role: role, width: half - 2)
-        if state.overviewPane == 2, firstRequest + offset == selectedRequest {
-            p.buffer.restyle(x: 0, y: rowY, width: half - 1) { var s = $0; s.attributes.insert(.reverse); return s }
-            p.buffer.cursor = (0, rowY)
-        }
+        if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
     if missed > 0 {
         let line = "\(Format.count(missed)) open past deadline (5 shows them)"
@@ -263,7 +257,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // At most four rows; more scroll with the selection, and the title says how many there are.
     let entitlementRows = min(max(1, view.entitlements.count), 4)
     let selectedEntitlement = state.customerPositions[0].selected
-    let firstEntitlement = min(max(0, selectedEntitlement - entitlementRows + 1), max(0, view.entitlements.count - entitlementRows))
+    let firstEntitlement = firstShownRow(selected: selectedEntitlement, count: view.entitlements.count, rows: entitlementRows)
     var entitlementTitle = "Entitlements as of \(Format.minute(view.instant))"
     if view.entitlements.count > entitlementRows {
         entitlementTitle += "  \(firstEntitlement + 1)-\(firstEntitlement + entitlementRows) of \(view.entitlements.count)"
@@ -272,9 +266,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     y += 1
     if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
     // Names (entitlements', and the coverage strips' below, a group's id when no entitlement names it) take what
-    // the longest needs (7 to 18 cells), so that the why has the rest of the line. The strips' names do not depend
-    // on their width: five cells are enough to learn them.
-    let stripNames = coverageStrips(records, view: view, width: 5)?.strips.prefix(2).map(\.name) ?? []
+    // the longest needs (7 to 18 cells), so that the why has the rest of the line.
+    let groups = coverageGroups(records, view: view)
+    let stripNames = groups.prefix(2).map(\.name)
     let nameWidth = min(18, max(7, (view.entitlements.map(\.name) + stripNames).map { DisplayWidth.of(Sanitize.text($0)) }.max() ?? 0))
     let column = nameWidth + 2
     for (offset, e) in view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows).enumerated() {
@@ -287,14 +281,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             why += willRenew ? "; renews" : "; renewal turned off"
         }
         _ = p.text(why, x: column + 14, y: rowY, role: "ui.text", width: state.width - column - 15)
-        if state.customerPane == 0, index == state.customerPositions[0].selected {
-            p.buffer.restyle(x: 0, y: rowY, width: state.width) { var s = $0; s.attributes.insert(.reverse); return s }
-            p.buffer.cursor = (0, rowY)
-        }
+        if state.customerPane == 0, index == state.customerPositions[0].selected { p.markSelected(y: rowY, width: state.width) }
     }
     y += entitlementRows
     // Coverage strip per subscription: what covered the customer, day by day.
-    if let coverage = coverageStrips(records, view: view, width: state.width - column - 2) {
+    if let coverage = coverageStrips(records, view: view, groups: groups, width: state.width - column - 2) {
         for strip in coverage.strips.prefix(2) {
             _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: nameWidth)
             for (index, kind) in strip.cells.enumerated() {
@@ -420,19 +411,34 @@ struct CoverageStrips {
     var strips: [CoverageStrip]
 }
 
-/// One strip per subscription group over a shared span: from the first purchase to the instant, or, when
-/// everything lapsed long before the instant, to a quarter of the span past the last expiry, so the
-/// history stays readable instead of shrinking into a few cells of a long gap.
-func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) -> CoverageStrips? {
-    let subscriptions = records.transactions.filter { $0.expiresDate != nil }
-    guard width > 4, !subscriptions.isEmpty else { return nil }
+/// A customer's subscriptions by group, in the order first bought, each named by the entitlement one of its
+/// transactions decided (else the group's id).
+struct CoverageGroup {
+    var name: String
+    var transactions: [Transaction]
+}
+
+func coverageGroups(_ records: CustomerRecords, view: CustomerView) -> [CoverageGroup] {
     var groups: [String: [Transaction]] = [:]
     var order: [String] = []
-    for t in subscriptions {
+    for t in records.transactions where t.expiresDate != nil {
         let key = t.subscriptionGroupIdentifier ?? t.productId ?? "?"
         if groups[key] == nil { order.append(key) }
         groups[key, default: []].append(t)
     }
+    return order.map { key in
+        let transactions = groups[key] ?? []
+        let name = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name ?? key
+        return CoverageGroup(name: name, transactions: transactions)
+    }
+}
+
+/// One strip per subscription group over a shared span: from the first purchase to the instant, or, when
+/// everything lapsed long before the instant, to a quarter of the span past the last expiry, so the
+/// history stays readable instead of shrinking into a few cells of a long gap.
+func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [CoverageGroup], width: Int) -> CoverageStrips? {
+    let subscriptions = groups.flatMap(\.transactions)
+    guard width > 4, !subscriptions.isEmpty else { return nil }
     let instant = view.instant.millisecondsSince1970
     guard let start = subscriptions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < instant else { return nil }
     let graceEnds = records.renewalInfos.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
@@ -442,8 +448,8 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
     let pastLast = clampedSum(lastCovered, margin)
     let end = lastCovered < instant && pastLast < instant ? pastLast : instant
     let slice = max(1, clampedDifference(end, start) / Int64(width))
-    let strips = order.map { key in
-        let transactions = groups[key] ?? []
+    let strips = groups.map { group in
+        let transactions = group.transactions
         let renewal = records.renewalInfos.last { info in transactions.contains { $0.originalTransactionId == info.info.originalTransactionId } }?.info
         let lastExpiry = transactions.compactMap(\.expiresDate).max()?.millisecondsSince1970 ?? start
         let cells: [CoverageKind] = (0..<width).map { index in
@@ -462,8 +468,7 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, width: Int) 
             }
             return .gap
         }
-        let name = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name ?? key
-        return CoverageStrip(name: name, cells: cells)
+        return CoverageStrip(name: group.name, cells: cells)
     }
     return CoverageStrips(start: Timestamp(millisecondsSince1970: start), end: Timestamp(millisecondsSince1970: end), strips: strips)
 }
@@ -491,10 +496,7 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The selected field whole on the last line, as far as it fits. A source (`path#record location`) too long for
     // the line keeps its end: the file's name, the record and where in it.
     if let field = fields[safe: state.transactionScroll.selected] {
-        let line = "\(field.key): \(field.value)"
-        _ = p.text(
-            line, x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2,
-            keepEnd: field.key.hasPrefix("source["))
+        drawSelectedLine("\(field.key): \(field.value)", &p, body, width: state.width, keepEnd: field.key.hasPrefix("source["))
     }
 }
 
@@ -586,7 +588,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The selected flag's detail whole on the last line, then its id (`y` copies it): a V2 flag's id is its rule
     // and a notification's UUID, 57 cells that put the detail past 80 columns when they came first.
     if let f = flags[safe: state.flagList.selected] {
-        _ = p.text("\(Format.instants(in: f.detail))  id \(f.id)", x: 1, y: body.y + body.height - 1, role: "ui.text.muted", width: state.width - 2)
+        drawSelectedLine("\(Format.instants(in: f.detail))  id \(f.id)", &p, body, width: state.width)
     }
 }
 
@@ -652,8 +654,19 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         }
     }
     if state.importsPane == 1, let r = rejected[safe: state.importPositions[1].selected] {
-        _ = p.text("\(r.code): \(r.message)", x: 1, y: body.y + body.height - 1, role: "status.warn", width: state.width - 2)
+        drawSelectedLine("\(r.code): \(r.message)", &p, body, width: state.width, role: "status.warn")
     }
+}
+
+/// The selected item whole on the body's last line, as far as the line holds it: a list's cells cut it at 80
+/// columns.
+func drawSelectedLine(_ text: String, _ p: inout Painter, _ body: Body, width: Int, role: String = "ui.text.muted", keepEnd: Bool = false) {
+    _ = p.text(text, x: 1, y: body.y + body.height - 1, role: role, width: width - 2, keepEnd: keepEnd)
+}
+
+/// The first row a list of `rows` rows shows so that the selected one is in view, scrolled no further than needed.
+func firstShownRow(selected: Int, count: Int, rows: Int) -> Int {
+    min(max(0, selected - rows + 1), max(0, count - rows))
 }
 
 /// `a + b`, pinned at the ends of Int64 instead of trapping: instants from data can be anything.

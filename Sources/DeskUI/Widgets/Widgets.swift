@@ -206,6 +206,12 @@ public struct Painter {
         return maximum
     }
 
+    /// Marks the selected row of a list drawn by hand (not by ``table``): reversed, with the hardware cursor on it.
+    public mutating func markSelected(y: Int, width: Int) {
+        buffer.restyle(x: 0, y: y, width: width) { var s = $0; s.attributes.insert(.reverse); return s }
+        buffer.cursor = (0, y)
+    }
+
     /// A badge: ` DEMO ` in its role.
     @discardableResult
     public mutating func badge(_ text: String, x: Int, y: Int, role: String = "ui.badge") -> Int {
