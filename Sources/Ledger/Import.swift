@@ -51,14 +51,33 @@ struct BatchWriter {
             let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
             before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
         }
-        // Raw records a second importer of the same file already wrote are left alone (not counted again).
+        // Raw records a second importer of the same file already wrote are left alone (not counted again), but for
+        // a record stored as rejected that decodes now (the trust roots or the decoder changed since) or is refused
+        // for another reason: its row is rewritten in place (`retried`, by record index: the row's id).
         var alreadyWritten = Set<Int>()
+        var retried: [Int: Int64] = [:]
         if let low = records.map(\.index).min(), let high = records.map(\.index).max() {
+            var storedRejections: [Int: (id: Int64, code: String?, message: String?)] = [:]
             for row in try c.query(
-                "SELECT record_index FROM raw_records WHERE source_id = ? AND record_index >= ? AND record_index <= ?",
+                """
+                SELECT record_index, status, id, error_code, error_message FROM raw_records
+                WHERE source_id = ? AND record_index >= ? AND record_index <= ?
+                """,
                 [.int(sourceId), .of(low), .of(high)])
             {
-                if let index = row[0].int { alreadyWritten.insert(Int(index)) }
+                guard let index = row[0].int.map(Int.init) else { continue }
+                alreadyWritten.insert(index)
+                if try row[1].decode(RecordStatus.self, column: "raw_records.status") == .rejected, let id = row[2].int {
+                    storedRejections[index] = (id, row[3].text, row[4].text)
+                }
+            }
+            for input in records {
+                guard let stored = storedRejections[input.index] else { continue }
+                let error = input.record.error
+                if error == nil || error?.code != stored.code || error?.message != stored.message {
+                    retried[input.index] = stored.id
+                    alreadyWritten.remove(input.index)
+                }
             }
         }
         // Notifications already stored (by UUID) are not stored twice.
@@ -75,10 +94,14 @@ struct BatchWriter {
         // Records whose renewal infos or notification refer to their raw row get ids now, in one query.
         var rawIds = try c.reserveIds(
             in: "raw_records",
-            count: records.count { $0.record.isOK && (!$0.record.renewalInfos.isEmpty || $0.record.notification != nil) }
+            count: records.count {
+                $0.record.isOK && (!$0.record.renewalInfos.isEmpty || $0.record.notification != nil) && retried[$0.index] == nil
+            }
         ).makeIterator()
         var rawRows: [[SQLValue]] = []
         var rawRowsWithId: [[SQLValue]] = []
+        /// Rewritten rows of retried records, id first.
+        var rawRowsRetried: [[SQLValue]] = []
         var renewalRows: [[SQLValue]] = []
         var notificationRows: [[SQLValue]] = []
         var added = (raw: 0, rejected: 0, renewals: 0, notifications: 0)
@@ -109,7 +132,11 @@ struct BatchWriter {
             ]
             let needsId = status == .imported && (!input.record.renewalInfos.isEmpty || input.record.notification != nil)
             var rawId: Int64 = 0
-            if needsId {
+            if let id = retried[input.index] {
+                // Its row keeps its id; the rejection it replaces is counted out below.
+                rawId = id
+                rawRowsRetried.append([.int(id)] + rawValues)
+            } else if needsId {
                 // A second importer of the same file may have written this record already: it is theirs.
                 guard !writtenBefore.contains(input.index), let id = rawIds.next() else { continue }
                 rawId = id
@@ -121,8 +148,8 @@ struct BatchWriter {
             }
             if !alreadyWritten.contains(input.index) {
                 alreadyWritten.insert(input.index)
-                added.raw += 1
-                if status == .rejected { added.rejected += 1 }
+                added.raw += retried[input.index] == nil ? 1 : 0
+                added.rejected += (status == .rejected ? 1 : 0) - (retried[input.index] == nil ? 0 : 1)
             }
             counts.read += 1
             switch status {
@@ -237,6 +264,7 @@ struct BatchWriter {
         // Writers are serialised and every row of this batch's range was read above: none of these can collide.
         try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
         try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
+        try c.updateRows(in: "raw_records", key: "id", columns: rawColumns, rows: rawRowsRetried)
         try c.insertRows(
             into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
             rows: renewalRows, onConflict: "")

@@ -17,10 +17,15 @@ public struct SourceInfo: Sendable {
 
 /// How an import of a source begins.
 public enum SourceStart: Sendable, Equatable {
-    /// The same content was imported completely before: every record is a duplicate, nothing changes.
+    /// The same content was imported completely before and none of its records was rejected: every record is a
+    /// duplicate, nothing changes.
     case alreadyImported(ImportCounts)
     /// Import records into this source; records up to `resumeAfter` were committed by an earlier, interrupted run.
     case started(sourceId: Int64, resumeAfter: Int?)
+    /// The same content was imported completely before and these records of it (indexes, ascending) were
+    /// rejected: decode them again (the trust roots or the decoder may have changed since) and import what now
+    /// decodes; every other record is a duplicate.
+    case retrying(sourceId: Int64, rejected: [Int])
 }
 
 /// One decoded record with the bytes it came from, ready to import.

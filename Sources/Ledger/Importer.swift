@@ -49,7 +49,9 @@ public struct Importer: Sendable {
     ///   - info: the source's path, content hash and size (hash it before importing).
     ///   - nextPieces: the next records from the splitter; `nil` at the end.
     ///   - progress: called after each batch.
-    /// - Returns: the source's reconciliation, including records an interrupted earlier run committed.
+    /// - Returns: the source's reconciliation, including records an interrupted earlier run committed; for a
+    ///   source imported completely before, this run's: the records it rejected then and accepts now are imported
+    ///   (or duplicates of a record imported since), those still refused rejected, and every other a duplicate.
     /// - Throws: ``ImportInterrupted`` when the import stops after the source was begun, with what it committed;
     ///   before that (the ledger cannot be written at all), the ledger's error.
     public func run(
@@ -58,12 +60,21 @@ public struct Importer: Sendable {
     ) async throws -> ImportCounts {
         let sourceId: Int64
         let resumeAfter: Int?
+        /// The rejected records of a source imported before, which alone are decoded again.
+        let retrying: Set<Int>?
         switch try await ledger.beginSource(info, now: now) {
         case .alreadyImported(let counts): return counts
         case .started(let id, let after):
             sourceId = id
             resumeAfter = after
+            retrying = nil
+        case .retrying(let id, let rejected):
+            sourceId = id
+            resumeAfter = nil
+            retrying = Set(rejected)
         }
+        /// Records of a source imported before that are not decoded again.
+        var settled = 0
         var batch: [RecordSplitter.Piece] = []
         var pendingWrite: Task<ImportCounts, Error>?
         var committed = ImportCounts()
@@ -92,6 +103,10 @@ public struct Importer: Sendable {
                     records += 1
                     bytes = piece.offset + Int64(piece.bytes.count)
                     if let resumeAfter, piece.index <= resumeAfter { continue }
+                    if let retrying, !retrying.contains(piece.index) {
+                        settled += 1
+                        continue
+                    }
                     batch.append(piece)
                     if batch.count >= batchSize { try await flush() }
                 }
@@ -99,7 +114,11 @@ public struct Importer: Sendable {
             if !batch.isEmpty { try await flush() }
             try await settle()
             progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
-            return try await ledger.completeSource(sourceId, now: now)
+            let source = try await ledger.completeSource(sourceId, now: now)
+            guard retrying != nil else { return source }
+            return ImportCounts(
+                read: settled + committed.read, imported: committed.imported, duplicate: settled + committed.duplicate,
+                rejected: committed.rejected)
         } catch {
             // A batch still being written may yet commit: it is counted if it does, and the first failure is
             // the one reported.

@@ -87,14 +87,22 @@ public final class SQLLedger: Sendable {
 
     // MARK: Import
 
-    /// Starts importing a source: refuses nothing, resumes an interrupted import, and recognises a finished one.
+    /// Starts importing a source: refuses nothing, resumes an interrupted import, recognises a finished one, and
+    /// retries the records a finished one rejected.
     public func beginSource(_ info: SourceInfo, now: Timestamp) async throws -> SourceStart {
         try await write { c in
             if let row = try c.query(
-                "SELECT id, completed_at, records_read FROM sources WHERE sha256 = ?", [.text(info.sha256)]
+                "SELECT id, completed_at, records_read, rejected FROM sources WHERE sha256 = ?", [.text(info.sha256)]
             ).first {
                 let id = row[0].int!
                 if !row[1].isNull {
+                    if (row[3].int ?? 0) > 0 {
+                        let rejected = try c.query(
+                            "SELECT record_index FROM raw_records WHERE source_id = ? AND status = \(RecordStatus.rejected.sql) ORDER BY record_index",
+                            [.int(id)]
+                        ).compactMap { $0[0].int.map(Int.init) }
+                        if !rejected.isEmpty { return .retrying(sourceId: id, rejected: rejected) }
+                    }
                     let read = Int(row[2].int ?? 0)
                     return .alreadyImported(ImportCounts(read: read, duplicate: read))
                 }

@@ -32,10 +32,11 @@ public enum PostgresRoles {
     ]
 
     /// What an import writes (`import`, `refunds --refresh`, account links): rows in, customers merged, flags
-    /// refreshed, the figures kept in step. No DELETE but a merged customer's figures row.
+    /// refreshed, the figures kept in step, a rejected record's row rewritten when a later import of its file
+    /// accepts it. No DELETE but a merged customer's figures row.
     static let importerWrites: [(privileges: String, tables: [String])] = [
-        ("INSERT, UPDATE", ["sources", "customers", "customer_ids", "transactions", "flags", "customer_stats"]),
-        ("INSERT", ["raw_records", "renewal_infos", "notifications"]),
+        ("INSERT, UPDATE", ["sources", "raw_records", "customers", "customer_ids", "transactions", "flags", "customer_stats"]),
+        ("INSERT", ["renewal_infos", "notifications"]),
         ("UPDATE", ["ledger_counters"]),
         ("DELETE", ["customer_stats"]),
     ]

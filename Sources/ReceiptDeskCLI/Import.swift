@@ -11,8 +11,10 @@ struct Import: AsyncParsableCommand {
         discussion: """
             Every record ends up imported, a duplicate, or rejected with its reason; each file ends with \
             `read N = imported I + duplicate D + rejected R`, also stored with the source. Importing the same \
-            files again changes nothing. An interrupted import resumes where it stopped. Exits 1 when any \
-            record was rejected, 3 when the ledger cannot be opened.
+            files again changes nothing but their rejected records, which are decoded again (after a \
+            --trust-root was added, say): those accepted now are imported, the others stay rejected. An \
+            interrupted import resumes where it stopped. Exits 1 when any record was rejected, 3 when the \
+            ledger cannot be opened.
             """
     )
 

@@ -6,11 +6,12 @@ import ReceiptDecoding
 import ReceiptModel
 import Samples
 import Testing
+import X509
 
 /// One suite, every backend: what a ledger means does not depend on where it is stored.
 @Suite("Ledger conformance", .serialized, .ownThreads)
 struct LedgerConformanceTests {
-    @Test("importing the whole corpus twice: identical counts, the second run all duplicates", arguments: Backend.available)
+    @Test("importing the whole corpus twice: identical counts, the second run all duplicates but the rejected", arguments: Backend.available)
     func corpusTwice(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
         let files = try Corpus.files
@@ -45,9 +46,13 @@ struct LedgerConformanceTests {
         var second = ImportCounts()
         for file in files { second = second + (try await importFile(file, into: ledger)) }
         #expect(second.read == first.read)
-        #expect(second.duplicate == second.read)
-        #expect(second.imported == 0 && second.rejected == 0)
+        // The rejected records are decoded again, and refused again for the same reasons: their rows stay as
+        // they were.
+        #expect(second.rejected == first.rejected)
+        #expect(second.duplicate == second.read - second.rejected)
+        #expect(second.imported == 0)
         #expect(try await ledger.overview() == overview)
+        #expect(try await ledger.rejectedRecords(after: nil, limit: 100).sorted { $0.sourcePath < $1.sourcePath } == rejected)
         #expect(overview.sources == files.count)
         #expect(overview.rejectedRecords == first.rejected)
         let sources = try await ledger.sources(after: nil, limit: 100)
@@ -73,6 +78,75 @@ struct LedgerConformanceTests {
         #expect(rejected[0].size == (try await ledger.rejectedRaw(rejected[0].id)).count)
         #expect(try await ledger.transaction("11")?.productId == "p")
         #expect(try await ledger.transaction("12") == nil)
+        try await ledger.close()
+    }
+
+    @Test(
+        "a file imported again decodes its rejected records again: a root added since imports them, a new reason replaces the old",
+        arguments: Backend.available)
+    func rejectedRetried(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let ca = try TestCA()
+        let signer = JWSSigner(ca: ca)
+        let transaction = #"{"transactionId":"3000000101","originalTransactionId":"3000000100","productId":"pro.monthly","purchaseDate":1740816000000,"expiresDate":1743494400000,"signedDate":1740816000000,"environment":"Production"}"#
+        let notification = #"{"notificationType":"DID_RENEW","notificationUUID":"5a1e0000-0000-4000-8000-000000000001","version":"2.0","signedDate":1740816000000,"data":{"environment":"Production","bundleId":"com.example","signedTransactionInfo":"\#(signer.sign(json: transaction))"}}"#
+        let lines = [
+            #"{"status":0,"latest_receipt_info":[{"transaction_id":"3000000201","original_transaction_id":"3000000200","product_id":"p","purchase_date_ms":"1000"}]}"#,
+            #"{"signedTransactions":["\#(signer.sign(json: transaction))"],"environment":"Production","hasMore":false}"#,
+            #"{"signedPayload":"\#(signer.sign(json: notification))"}"#,
+            #"{"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}"#,
+        ]
+        let bytes = Array(lines.joined(separator: "\n").utf8)
+        func decoder(roots: [[UInt8]], environment: Environment? = nil) throws -> RecordDecoder {
+            let trusted = try ([AppleRoots.rootCAG3DER] + roots).map { try Certificate(derEncoded: $0) }
+            return RecordDecoder(
+                verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: trusted, environment: environment)),
+                receiptRoots: [AppleRoots.incRootDER], now: testNow)
+        }
+        func rejections() async throws -> [RejectedRecord] { try await ledger.rejectedRecords(after: nil, limit: 10) }
+
+        // Without the test root: the two signed records are refused.
+        var counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: []), batchSize: 2)
+        #expect(counts == ImportCounts(read: 4, imported: 1, duplicate: 0, rejected: 3))
+        let first = try await rejections()
+        #expect(first.map(\.code) == ["chainInvalid", "chainInvalid", "notANumber"])
+        try await expectFiguresAgree(ledger)
+
+        // Again, the same way: nothing changes, the three are counted rejected again.
+        let overview = try await ledger.overview()
+        counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: []), batchSize: 2)
+        #expect(counts == ImportCounts(read: 4, imported: 0, duplicate: 1, rejected: 3))
+        #expect(try await rejections() == first)
+        #expect(try await ledger.overview() == overview)
+
+        // With the root but only sandbox data allowed: refused for another reason, which replaces the first in place.
+        counts = try await importBytes(
+            bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: [ca.rootDER], environment: .sandbox), batchSize: 2)
+        #expect(counts == ImportCounts(read: 4, imported: 0, duplicate: 1, rejected: 3))
+        let second = try await rejections()
+        #expect(second.map(\.id) == first.map(\.id))
+        #expect(second.map(\.code) != first.map(\.code))
+        #expect(second.last == first.last)
+        try await expectFiguresAgree(ledger)
+
+        // With the root: both are imported (the notification's row keeps its id, which it refers to); the
+        // broken record stays rejected as it was, and the source's stored reconciliation follows.
+        counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: [ca.rootDER]), batchSize: 2)
+        #expect(counts == ImportCounts(read: 4, imported: 2, duplicate: 1, rejected: 1))
+        #expect(try await rejections() == [first[2]])
+        #expect(try await ledger.transaction("3000000101")?.verification == .verified)
+        let overviewAfter = try await ledger.overview()
+        #expect(overviewAfter.notifications == 1 && overviewAfter.rejectedRecords == 1 && overviewAfter.transactions == 2)
+        let source = try #require(try await ledger.sources(after: nil, limit: 10).first)
+        #expect(source.counts == ImportCounts(read: 4, imported: 3, duplicate: 0, rejected: 1))
+        #expect(try await ledger.sources(after: nil, limit: 10).count == 1)
+        let notificationRow = try await ledger.database.read { c in
+            try c.query(
+                "SELECT r.id, r.status FROM notifications n JOIN raw_records r ON r.id = n.raw_record_id", [])
+        }
+        #expect(notificationRow.map { $0[0].int } == [second[1].id])
+        #expect(notificationRow.map { $0[1].text } == ["imported"])
+        try await expectFiguresAgree(ledger)
         try await ledger.close()
     }
 
