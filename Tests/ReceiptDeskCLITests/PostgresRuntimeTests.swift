@@ -72,10 +72,19 @@ struct PostgresRuntimeTests {
         // A second poll while still down changes nothing.
         await runtime.pollChanges()
         #expect(runtime.state.unavailable == unavailable)
+        // A screen not read before the stop says so, not that the ledger holds nothing.
+        await runtime.handle(.key(.char("6")))
+        #expect(runtime.state.screen == .imports)
+        let unread = Self.screen(runtime)
+        #expect(unread.contains("not read: the ledger is unavailable") && !unread.contains("nothing imported yet"), "\(unread)")
 
         try server.startServer()
         await runtime.pollChanges()
         #expect(runtime.state.unavailable == nil, "the first poll after the restart did not recover")
+        // The failures while it was away are over, and the screen says so.
+        #expect(runtime.state.message == StatusMessage("the ledger answers again: reloaded"))
+        #expect(runtime.state.sources.count == 1)
+        #expect(!Self.screen(runtime).contains("not read"))
         #expect(runtime.state.overview?.counts.transactions == 3)
         await runtime.handle(.key(.char("2")))
         #expect(runtime.state.customerPage.total == 2)

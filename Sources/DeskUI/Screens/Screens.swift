@@ -4,11 +4,17 @@ import ReceiptModel
 
 typealias Body = (y: Int, height: Int)
 
+/// What a screen with nothing to show says while the ledger cannot be reached: that it has not been read, not
+/// that the ledger holds nothing (a screen read before keeps its rows).
+func notLoaded(_ state: AppState) -> String? {
+    state.unavailable == nil ? nil : "not read: the ledger is unavailable; this loads when it answers again"
+}
+
 // MARK: Overview
 
 func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     guard let data = state.overview else {
-        _ = p.text("loading the overview…", x: 1, y: body.y + 1, role: "ui.text.muted")
+        _ = p.text(notLoaded(state) ?? "loading the overview…", x: 1, y: body.y + 1, role: "ui.text.muted")
         return
     }
     let c = data.counts
@@ -138,7 +144,8 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let rows = page.rows
     if rows.isEmpty {
-        _ = p.text(state.customersLoading ? "loading…" : "no customers match", x: 1, y: body.y + 2, role: "ui.text.muted")
+        _ = p.text(
+            notLoaded(state) ?? (state.customersLoading ? "loading…" : "no customers match"), x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
     p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: rows.count, total: page.total, totalIsLowerBound: page.totalIsLowerBound, offset: state.customerOffset, position: state.customerList, sortColumn: sortColumn) { row, column in
@@ -190,7 +197,7 @@ func label(_ state: EntitlementState) -> String {
 
 func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     guard let detail = state.customer, let view = state.customerView else {
-        _ = p.text("no customer open", x: 1, y: body.y + 1, role: "ui.text.muted")
+        _ = p.text(notLoaded(state) ?? "no customer open", x: 1, y: body.y + 1, role: "ui.text.muted")
         return
     }
     let records = detail.records
@@ -477,7 +484,7 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
 
 func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     guard let t = state.transaction else {
-        _ = p.text("no transaction open", x: 1, y: body.y + 1, role: "ui.text.muted")
+        _ = p.text(notLoaded(state) ?? "no transaction open", x: 1, y: body.y + 1, role: "ui.text.muted")
         return
     }
     p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
@@ -527,6 +534,7 @@ func fieldMeaning(_ key: String, of t: Transaction) -> String? {
 /// and the `/` filter matches none of them, that and the key that reads more of the queue.
 private func emptyQueueText(_ state: AppState) -> String {
     let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
+    if state.flags.isEmpty, let text = notLoaded(state) { return text }
     if state.flags.isEmpty {
         if let product = state.flagProduct { return "no \(status)flags of \(product) here (5 shows every product's)" }
         return "no flags \(status)here (f changes the status shown)"
@@ -610,7 +618,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section("Sources (\(importsCount(state, pane: 0)), newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
     let sources = state.sources
     if sources.isEmpty {
-        _ = p.text("nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
+        _ = p.text(notLoaded(state) ?? "nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
     } else {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,

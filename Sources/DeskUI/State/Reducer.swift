@@ -252,6 +252,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .recovered:
         state.unavailable = nil
+        // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over.
+        state.message = StatusMessage("the ledger answers again: reloaded")
         return reloadEffects(state, keepSelection: true)
     }
 }
