@@ -148,8 +148,9 @@ struct Dashboard {
                             flagId: id, action: action, operatorName: who, note: note, now: at, expecting: expecting)
                         changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
                     } catch let error as LedgerError where error.code == .noChange {
-                        // Already there: nothing to write. An undo reports it (someone put it back first).
-                        if expecting != nil, let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
+                        // Already there (someone else moved it since the queue was read): nothing is written, and
+                        // the change comes back unmoved for the status line to say so.
+                        if let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
                     }
                 }
                 return changes

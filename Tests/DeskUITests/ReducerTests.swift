@@ -159,6 +159,35 @@ struct ReducerTests {
         #expect(state.message?.kind == .error)
     }
 
+    @Test("a triage of a flag someone else moved there first says nothing was written for it, and undoes only the rest")
+    func triageAlreadyThere() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(
+            &state,
+            .triaged(
+                [
+                    TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved),
+                    TriageChange(flagId: "app-issue:2004", from: .resolved, to: .resolved),
+                ], undo: false))
+        #expect(
+            state.message
+                == StatusMessage(
+                    "1 flag resolved (u undoes); app-issue:2004 was already resolved, set by someone else since: nothing written for it",
+                    kind: .error))
+        #expect(state.undoStack == [[TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)]])
+        _ = reduce(
+            &state,
+            .triaged(
+                [
+                    TriageChange(flagId: "quick-refund:2004", from: .acknowledged, to: .acknowledged),
+                    TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .acknowledged),
+                ], undo: false))
+        #expect(
+            state.message?.text
+                == "2 flags (quick-refund:2004, …) were already acknowledged, set by someone else since: nothing written for them")
+        #expect(state.undoStack.count == 1)
+    }
+
     @Test("a live refresh keeps the selected customer selected")
     func liveRefreshKeepsSelection() {
         var state = Fixture.state(screen: .customers)

@@ -12,14 +12,17 @@ import Testing
 @Suite("Runtime: scripted keys over a real ledger", .ownThreads)
 struct RuntimeTests {
     /// A runtime as `receiptdesk` builds it, over `url`, read-only.
-    static func runtime(_ url: String, width: Int = 120, height: Int = 40) async throws -> (Runtime, SQLLedger) {
+    static func runtime(
+        _ url: String, width: Int = 120, height: Int = 40, readOnly: Bool = true, operatorName: String = "test"
+    ) async throws -> (Runtime, SQLLedger) {
         let now = currentTimestamp()
-        let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: true, mustExist: true)
+        let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true)
         let opened = Dashboard.Opened(ledger: ledger, name: url, now: now, isDemo: false)
-        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: true, operatorName: "test", mouse: false)
+        let dashboard = Dashboard(
+            data: try DataOptions.parse([]), themeName: nil, readOnly: readOnly, operatorName: operatorName, mouse: false)
         let themes = ThemeLoader(environment: [:])
         let state = AppState(
-            width: width, height: height, now: now, isDemo: false, ledgerName: url, operatorName: "test", readOnly: true,
+            width: width, height: height, now: now, isDemo: false, ledgerName: url, operatorName: operatorName, readOnly: readOnly,
             mouse: false, themeName: "default", themeNames: themes.names, catalog: .init())
         let runtime = Runtime(
             state: state, theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: width, height: height),
@@ -51,6 +54,36 @@ struct RuntimeTests {
         await runtime.handle(.key(.char("Q")))
         #expect(runtime.state.quitting)
         #expect(runtime.keyMilliseconds.count == 4)
+    }
+
+    @Test("two agents resolve the same flag: the second is told it was resolved already and that its note was not written")
+    func triageRace() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (ana, anaLedger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "ana")
+        defer { Task { try? await anaLedger.close() } }
+        let (bob, bobLedger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "bob")
+        defer { Task { try? await bobLedger.close() } }
+        for runtime in [ana, bob] { await runtime.handle(.key(.char("5"))) }
+        let flag = try #require(ana.state.flags.first?.id)
+        #expect(bob.state.flags.first?.id == flag)
+        func resolve(_ runtime: Runtime, note: String) async {
+            await runtime.handle(.key(.char("r")))
+            for c in note { await runtime.handle(.key(.char(c))) }
+            await runtime.handle(.key(.enter))
+        }
+        await resolve(ana, note: "refunded by Apple, told her")
+        #expect(ana.state.message?.text == "1 flag resolved (u undoes)")
+        // Bob's queue was read before Ana's change (no poll since).
+        #expect(bob.state.flags.first?.id == flag && bob.state.flags.first?.status == .open)
+        await resolve(bob, note: "me too")
+        #expect(
+            bob.state.message
+                == StatusMessage("\(flag) was already resolved, set by someone else since: nothing written for it", kind: .error))
+        #expect(bob.state.undoStack.isEmpty)
+        let log = try await bobLedger.triageLog(flagId: flag, customerId: nil)
+        #expect(log.map(\.operatorName) == ["ana"])
+        #expect(log.map(\.note) == ["refunded by Apple, told her"])
     }
 
     @Test("another process's import shows at the next poll and the selected customer stays selected")

@@ -212,10 +212,22 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.message = StatusMessage(
                 parts.isEmpty ? "nothing to undo: the flags were already back" : parts.joined(separator: "; "),
                 kind: left.isEmpty ? .info : .error)
-        } else if case let changes = changes.filter({ $0.from != $0.to }), !changes.isEmpty {
-            state.undoStack.append(changes)
-            let verb = changes.first.map { $0.to.rawValue } ?? "changed"
-            state.message = StatusMessage("\(changes.count) flag\(changes.count == 1 ? "" : "s") \(verb) (u undoes)")
+        } else {
+            let moved = changes.filter { $0.from != $0.to }
+            // Flags someone else had moved there since the queue was read: nothing was written for them (nor the note).
+            let already = changes.filter { $0.from == $0.to }
+            var parts: [String] = []
+            if !moved.isEmpty {
+                state.undoStack.append(moved)
+                parts.append("\(moved.count) flag\(moved.count == 1 ? "" : "s") \(moved[0].to.rawValue) (u undoes)")
+            }
+            if let first = already.first {
+                let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
+                parts.append(
+                    "\(which) \(already.count == 1 ? "was" : "were") already \(first.to.rawValue), set by someone else since: "
+                        + "nothing written for \(already.count == 1 ? "it" : "them")")
+            }
+            if !parts.isEmpty { state.message = StatusMessage(parts.joined(separator: "; "), kind: already.isEmpty ? .info : .error) }
         }
         state.marked = []
         return reloadEffects(state, keepSelection: true)
