@@ -132,6 +132,9 @@ struct Dashboard {
         let readOnly = readOnly
         let who = operatorName ?? environment["USER"] ?? "unknown"
         let isDemo = opened.isDemo
+        // The demo's now is the end of its data, and stays there.
+        let wallClock: @Sendable () -> Timestamp = { currentTimestamp() }
+        let clock = isDemo ? nil : wallClock
         let demoNow = opened.now
         return EffectHandlers(
             reader: ledger,
@@ -164,7 +167,8 @@ struct Dashboard {
                 guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)) else {
                     throw CLIError.usage("cannot write \(path)")
                 }
-            })
+            },
+            clock: clock)
     }
 }
 

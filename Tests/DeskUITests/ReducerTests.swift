@@ -188,6 +188,20 @@ struct ReducerTests {
         #expect(state.undoStack.count == 1)
     }
 
+    @Test("a new minute moves now and reads the screen again, keeping its selection; time travel pins the instant")
+    func clockAdvanced() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("j")))
+        let later = state.now.adding(milliseconds: 60_000)
+        #expect(reduce(&state, .clockAdvanced(later)) == reloadEffects(state, keepSelection: true))
+        #expect(state.now == later && state.instant == later)
+        #expect(state.customerList.selected == 1)
+        state.asOf = Timestamp(millisecondsSince1970: 0)
+        #expect(reduce(&state, .clockAdvanced(later.adding(milliseconds: 60_000))).isEmpty)
+        #expect(state.now == later.adding(milliseconds: 60_000))
+        #expect(state.instant == Timestamp(millisecondsSince1970: 0))
+    }
+
     @Test("a live refresh keeps the selected customer selected")
     func liveRefreshKeepsSelection() {
         var state = Fixture.state(screen: .customers)

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerSQLite
 import ReceiptModel
+import Synchronization
 import Testing
 
 @testable import DeskUI
@@ -12,10 +13,11 @@ import Testing
 @Suite("Runtime: scripted keys over a real ledger", .ownThreads)
 struct RuntimeTests {
     /// A runtime as `receiptdesk` builds it, over `url`, read-only.
+    /// (`clock`: the wall clock the runtime follows; none by default, so that "now" stays where the test put it.)
     static func runtime(
-        _ url: String, width: Int = 120, height: Int = 40, readOnly: Bool = true, operatorName: String = "test"
+        _ url: String, width: Int = 120, height: Int = 40, readOnly: Bool = true, operatorName: String = "test",
+        now: Timestamp = currentTimestamp(), clock: (@Sendable () -> Timestamp)? = nil
     ) async throws -> (Runtime, SQLLedger) {
-        let now = currentTimestamp()
         let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true)
         let opened = Dashboard.Opened(ledger: ledger, name: url, now: now, isDemo: false)
         let dashboard = Dashboard(
@@ -24,9 +26,12 @@ struct RuntimeTests {
         let state = AppState(
             width: width, height: height, now: now, isDemo: false, ledgerName: url, operatorName: operatorName, readOnly: readOnly,
             mouse: false, themeName: "default", themeNames: themes.names, catalog: .init())
+        var handlers = dashboard.handlers(opened, themes: themes)
+        #expect(handlers.clock != nil, "a dashboard over a ledger follows the wall clock")
+        handlers.clock = clock
         let runtime = Runtime(
             state: state, theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: width, height: height),
-            handlers: dashboard.handlers(opened, themes: themes))
+            handlers: handlers)
         // The dashboard polls the change signal twice a second, so a change shows within a second; the tests
         // poll by hand.
         #expect(runtime.pollMilliseconds <= 500)
@@ -54,6 +59,34 @@ struct RuntimeTests {
         await runtime.handle(.key(.char("Q")))
         #expect(runtime.state.quitting)
         #expect(runtime.keyMilliseconds.count == 4)
+    }
+
+    @Test("a dashboard left open follows the wall clock: a new minute moves now and the overview's days; :at pins them")
+    func clockAdvances() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        // One minute before midnight, then the clock passes it.
+        let start = Timestamp(millisecondsSince1970: 1_744_329_570_000)  // 2025-04-10T23:59:30Z
+        let wall = Mutex(start)
+        let (runtime, ledger) = try await Self.runtime(fixture.url, now: start, clock: { wall.withLock { $0 } })
+        defer { Task { try? await ledger.close() } }
+        let firstDay = try #require(runtime.state.overview?.refunds90.firstDay)
+        await runtime.pollChanges()
+        #expect(runtime.state.now == start, "the same minute moved now")
+        wall.withLock { $0 = start.adding(milliseconds: 60_000) }
+        await runtime.pollChanges()
+        #expect(runtime.state.now == start.adding(milliseconds: 60_000))
+        #expect(runtime.state.overview?.refunds90.firstDay == firstDay.adding(milliseconds: 86_400_000))
+        #expect(PostgresRuntimeTests.screen(runtime).contains("now 2025-04-11 00:00"))
+        // Time travel pins the instant shown: the header's clock moves, what is shown does not.
+        await runtime.handle(.key(.char("t")))
+        for c in "2025-03-01" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        let pinned = try #require(runtime.state.overview?.refunds90)
+        wall.withLock { $0 = start.adding(milliseconds: 86_400_000) }
+        await runtime.pollChanges()
+        #expect(runtime.state.now == start.adding(milliseconds: 86_400_000))
+        #expect(runtime.state.overview?.refunds90 == pinned)
     }
 
     @Test("two agents resolve the same flag: the second is told it was resolved already and that its note was not written")

@@ -16,19 +16,24 @@ public struct EffectHandlers: Sendable {
     public var loadTheme: @Sendable (String) throws -> Theme
     /// Writes an export.
     public var writeFile: @Sendable (_ path: String, _ contents: String) throws -> Void
+    /// The wall clock, read at each poll: "now" follows it. `nil` where time stands still (the demo's now is
+    /// the end of its data).
+    public var clock: (@Sendable () -> Timestamp)?
 
     public init(
         reader: any LedgerReading,
         triage: @escaping @Sendable ([String], TriageAction, String?, FlagStatus?) async throws -> [TriageChange],
         parseInstant: @escaping @Sendable (String) -> Timestamp?,
         loadTheme: @escaping @Sendable (String) throws -> Theme,
-        writeFile: @escaping @Sendable (String, String) throws -> Void
+        writeFile: @escaping @Sendable (String, String) throws -> Void,
+        clock: (@Sendable () -> Timestamp)? = nil
     ) {
         self.reader = reader
         self.triage = triage
         self.parseInstant = parseInstant
         self.loadTheme = loadTheme
         self.writeFile = writeFile
+        self.clock = clock
     }
 
     /// Everything the overview shows of one environment or all, in a few bounded queries.

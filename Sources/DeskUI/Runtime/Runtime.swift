@@ -99,6 +99,14 @@ public final class Runtime {
         let now = ContinuousClock.now
         guard now - lastPoll >= .milliseconds(pollMilliseconds) else { return }
         lastPoll = now
+        // A new minute on the wall clock moves "now" (not while the ledger is away: the recovery reloads first).
+        if let clock = handlers.clock, state.unavailable == nil {
+            let wall = clock()
+            if wall.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 {
+                await dispatch(.clockAdvanced(wall))
+                draw()
+            }
+        }
         do {
             let token = try await handlers.reader.changeToken()
             if state.unavailable != nil {

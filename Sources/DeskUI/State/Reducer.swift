@@ -15,6 +15,18 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
+    case .clockAdvanced(let now):
+        state.now = now
+        // Time travel pins the instant shown: then only the header's clock moves.
+        guard state.asOf == nil else { return [] }
+        // What holds now moves with it (an expiry, a deadline, "covered now"): the screen on view is read again at
+        // the new instant, keeping its selection as a live refresh does.
+        if let detail = state.customer {
+            state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+            clampPositions(&state)
+        }
+        if state.customerQuery.activeAt != nil { state.customerQuery.activeAt = now }
+        return reloadEffects(state, keepSelection: true)
     case .overviewLoaded(let data):
         // The selected spike kept while it is still alarmed, the selected consumption request while it is pending.
         let selectedSpike = state.overview?.spikes[safe: state.spikeList.selected]?.id
