@@ -167,6 +167,33 @@ struct SnapshotTests {
         #expect(line.hasPrefix("refund requested; send consumption data by 2025-07-01 02:00  id consumption-"), "\(line)")
     }
 
+    @Test("a sandbox spike or consumption request says sbx on the overview of every environment, not on one environment's")
+    func sandboxMarked() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .overview)
+        let production = try #require(state.overview?.spikes.first)
+        var sandbox = production
+        sandbox.id += ":sandbox"
+        sandbox.environment = .sandbox
+        state.overview?.spikes = [production, sandbox]
+        var request = try #require(state.overview?.consumptionRequests.first)
+        request.environment = .sandbox
+        request.customerId = 5
+        request.productId = "coins.500"
+        state.overview?.consumptionRequests = [request]
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        func lines() -> [String] {
+            render(state, theme: .builtin, into: &buffer)
+            return (0..<buffer.height).map(buffer.line)
+        }
+        var shown = lines()
+        #expect(shown.contains { $0.hasPrefix(" 2025-02-20 pro.monthly  40 refunds") }, "\(shown)")
+        #expect(shown.contains { $0.hasPrefix(" 2025-02-20 pro.monthly sbx  40 refund") }, "\(shown)")
+        #expect(shown.contains { $0.contains("left  C5 coins.500 sbx") }, "\(shown)")
+        state.environment = .sandbox
+        shown = lines()
+        #expect(!shown.contains { $0.contains(" sbx") }, "\(shown)")
+    }
+
     @Test("the selected spike alarm's detail shows whole under the lists, with one spike or a full list, only while its pane has focus")
     func selectedSpikeLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .overview)

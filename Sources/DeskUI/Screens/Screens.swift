@@ -62,7 +62,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let firstSpike = firstShownRow(selected: selectedSpike, count: data.spikes.count, rows: listHeight)
     for (offset, flag) in data.spikes.dropFirst(firstSpike).prefix(listHeight).enumerated() {
         let rowY = y + offset
-        let line = "\(Format.day(flag.at)) \(flag.productId ?? "-")  \(flag.detail)"
+        let line = "\(Format.day(flag.at)) \(flag.productId ?? "-")\(environmentMark(state, flag))  \(flag.detail)"
         _ = p.text(line, x: 1, y: rowY, role: "status.danger", width: half - 2)
         if state.overviewPane == 0, firstSpike + offset == selectedSpike { p.markSelected(y: rowY, width: half - 1) }
     }
@@ -108,7 +108,9 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let rowY = y + offset
         let left = clampedDifference(consumptionDeadline(flag), instant)
         let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
-        _ = p.text("\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")", x: 1, y: rowY, role: role, width: half - 2)
+        _ = p.text(
+            "\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")\(environmentMark(state, flag))", x: 1, y: rowY,
+            role: role, width: half - 2)
         if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
     if missed > 0 {
@@ -687,6 +689,13 @@ func clampedSum(_ a: Int64, _ b: Int64) -> Int64 {
 func clampedDifference(_ a: Int64, _ b: Int64) -> Int64 {
     let (difference, overflow) = a.subtractingReportingOverflow(b)
     return overflow ? (b < 0 ? .max : .min) : difference
+}
+
+/// " sbx" after an overview line's product while every environment is shown and the flag is not about production (a
+/// sandbox spike is a test, and the same product and day can alarm in both).
+func environmentMark(_ state: AppState, _ flag: RefundFlag) -> String {
+    guard state.environment == .all, let environment = flag.environment, environment != .production else { return "" }
+    return " " + environmentLabel(environment)
 }
 
 /// An environment as a list column shows it: `prod`, `sbx`, the first letters of another, `-` when unknown.
