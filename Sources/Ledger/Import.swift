@@ -8,7 +8,9 @@ struct BatchWriter {
     let now: Timestamp
     static let chunk = 400
 
-    func write(sourceId: Int64, _ records: [RecordInput]) throws -> ImportCounts {
+    /// Returns what became of each record, and whether the batch wrote any row: one that did not (every record
+    /// written before, each rejected one refused again with the same code) leaves the ledger as it was.
+    func write(sourceId: Int64, _ records: [RecordInput]) throws -> (counts: ImportCounts, wrote: Bool) {
         let c = connection
         // Records are compared by the first 128 bits of their SHA-256.
         let hashes = records.map(\.contentHash)
@@ -52,29 +54,31 @@ struct BatchWriter {
             before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
         }
         // Raw records a second importer of the same file already wrote are left alone (not counted again), but for
-        // a record stored as rejected that decodes now (the trust roots or the decoder changed since) or is refused
-        // for another reason: its row is rewritten in place (`retried`, by record index: the row's id).
+        // one stored as rejected that decodes now (the trust roots or the decoder changed since) or is refused with
+        // another code: its row is rewritten in place (`retried`, by record index: the row's id). It must be the
+        // same record (its content hash), and a reason worded otherwise under the same code (an instant in it) is
+        // left as it is, so that importing a file again changes nothing when nothing decodes differently.
         var alreadyWritten = Set<Int>()
         var retried: [Int: Int64] = [:]
         if let low = records.map(\.index).min(), let high = records.map(\.index).max() {
-            var storedRejections: [Int: (id: Int64, code: String?, message: String?)] = [:]
-            for row in try c.query(
-                """
-                SELECT record_index, status, id, error_code, error_message FROM raw_records
-                WHERE source_id = ? AND record_index >= ? AND record_index <= ?
-                """,
-                [.int(sourceId), .of(low), .of(high)])
-            {
+            // A batch of a retry is the file's rejected records only: its indexes are read one by one, never the
+            // whole range between them.
+            let columns = "SELECT record_index, status, id, error_code, content_hash FROM raw_records WHERE source_id = ?"
+            let stored =
+                high - low + 1 == records.count
+                ? try c.query(columns + " AND record_index >= ? AND record_index <= ?", [.int(sourceId), .of(low), .of(high)])
+                : try c.queryIn(columns + " AND record_index IN (?*)", [.int(sourceId)], list: records.map { .of($0.index) })
+            var storedRejections: [Int: (id: Int64, code: String?, hash: [UInt8]?)] = [:]
+            for row in stored {
                 guard let index = row[0].int.map(Int.init) else { continue }
                 alreadyWritten.insert(index)
                 if try row[1].decode(RecordStatus.self, column: "raw_records.status") == .rejected, let id = row[2].int {
-                    storedRejections[index] = (id, row[3].text, row[4].text)
+                    storedRejections[index] = (id, row[3].text, row[4].blob)
                 }
             }
             for input in records {
-                guard let stored = storedRejections[input.index] else { continue }
-                let error = input.record.error
-                if error == nil || error?.code != stored.code || error?.message != stored.message {
+                guard let stored = storedRejections[input.index], stored.hash == input.contentHash else { continue }
+                if input.record.isOK || input.record.error?.code != stored.code {
                     retried[input.index] = stored.id
                     alreadyWritten.remove(input.index)
                 }
@@ -100,8 +104,9 @@ struct BatchWriter {
         ).makeIterator()
         var rawRows: [[SQLValue]] = []
         var rawRowsWithId: [[SQLValue]] = []
-        /// Rewritten rows of retried records, id first.
+        /// Rewritten rows of retried records, id first (``retriedColumns``), and how they move their source's counts.
         var rawRowsRetried: [[SQLValue]] = []
+        var retriedSource = ImportCounts()
         var renewalRows: [[SQLValue]] = []
         var notificationRows: [[SQLValue]] = []
         var added = (raw: 0, rejected: 0, renewals: 0, notifications: 0)
@@ -133,9 +138,16 @@ struct BatchWriter {
             let needsId = status == .imported && (!input.record.renewalInfos.isEmpty || input.record.notification != nil)
             var rawId: Int64 = 0
             if let id = retried[input.index] {
-                // Its row keeps its id; the rejection it replaces is counted out below.
+                // Its row keeps its id, source, index, offset and hash; the rejection it replaces is counted out
+                // below, in the ledger's counters and in its source's reconciliation.
                 rawId = id
-                rawRowsRetried.append([.int(id)] + rawValues)
+                rawRowsRetried.append([.int(id)] + Self.retriedColumnIndexes.map { rawValues[$0] })
+                retriedSource.rejected -= 1
+                switch status {
+                case .imported: retriedSource.imported += 1
+                case .duplicate: retriedSource.duplicate += 1
+                case .rejected: retriedSource.rejected += 1
+                }
             } else if needsId {
                 // A second importer of the same file may have written this record already: it is theirs.
                 guard !writtenBefore.contains(input.index), let id = rawIds.next() else { continue }
@@ -264,7 +276,21 @@ struct BatchWriter {
         // Writers are serialised and every row of this batch's range was read above: none of these can collide.
         try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
         try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
-        try c.updateRows(in: "raw_records", key: "id", columns: rawColumns, rows: rawRowsRetried)
+        try c.updateRows(in: "raw_records", key: "id", columns: Self.retriedColumns, rows: rawRowsRetried)
+        // A finished source's reconciliation and time follow its rewritten rows in the same transaction (an
+        // unfinished one is counted when it finishes), so that a retry cut short leaves them right.
+        if !rawRowsRetried.isEmpty {
+            try c.execute(
+                """
+                UPDATE sources SET imported = imported + ?, duplicates = duplicates + ?, rejected = rejected + ?,
+                completed_at = CASE WHEN completed_at < ? THEN ? ELSE completed_at END
+                WHERE id = ? AND completed_at IS NOT NULL
+                """,
+                [
+                    .of(retriedSource.imported), .of(retriedSource.duplicate), .of(retriedSource.rejected), .of(now), .of(now),
+                    .int(sourceId),
+                ])
+        }
         try c.insertRows(
             into: "renewal_infos", columns: ["original_transaction_id", "signed_date", "seen_at", "raw_record_id", "canonical"],
             rows: renewalRows, onConflict: "")
@@ -286,7 +312,8 @@ struct BatchWriter {
         try Counters.add(c, .renewalInfos, added.renewals)
         try Counters.add(c, .notifications, added.notifications)
         try c.flush()
-        return counts
+        // (A record is imported only with its raw row written, so no raw row means no other row either.)
+        return (counts, !(rawRows.isEmpty && rawRowsWithId.isEmpty && rawRowsRetried.isEmpty))
     }
 
     /// New transactions add to their customer's figures; a stored transaction whose figures or customer
@@ -318,6 +345,10 @@ struct BatchWriter {
         try StatsWriter.apply(connection, link: link, additions: additions, recount: recount)
     }
 
+    static let retriedColumns = Schema.rewrittenRawRecordColumns
+    /// Where ``retriedColumns`` are in a raw row's values.
+    private static let retriedColumnIndexes = [3, 4, 5, 7, 8, 9]
+
     static let transactionColumns = [
         "original_transaction_id", "web_order_line_item_id", "app_account_token", "product_id", "type", "purchase_date",
         "expires_date", "revocation_date", "revocation_reason", "revocation_kind", "environment", "price", "currency", "signed_date",
@@ -334,6 +365,12 @@ struct BatchWriter {
             .text(t.verification.rawValue), .of(firstSeen), .text(CanonicalJSON.encode(t, with: &writer)),
         ]
     }
+}
+
+extension Schema {
+    /// The columns of `raw_records` that importing a rejected record again rewrites; its source, index, offset and
+    /// hash never change (a PostgreSQL importer role may UPDATE these columns only).
+    public static let rewrittenRawRecordColumns = ["kind", "status", "verification", "error_code", "error_message", "raw"]
 }
 
 /// A record's customer identifiers, each once: a verifyReceipt response names the same original transaction and

@@ -114,8 +114,8 @@ public struct Importer: Sendable {
             if !batch.isEmpty { try await flush() }
             try await settle()
             progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
-            let source = try await ledger.completeSource(sourceId, now: now)
-            guard retrying != nil else { return source }
+            // A retry's batches kept the finished source's reconciliation (and left its completion time) as it is.
+            guard retrying != nil else { return try await ledger.completeSource(sourceId, now: now) }
             return ImportCounts(
                 read: settled + committed.read, imported: committed.imported, duplicate: settled + committed.duplicate,
                 rejected: committed.rejected)

@@ -96,9 +96,14 @@ public final class SQLLedger: Sendable {
             ).first {
                 let id = row[0].int!
                 if !row[1].isNull {
+                    // (Its reconciliation follows a retry's rewrites batch by batch, so its rejected count is
+                    // right even after a retry that was cut short.)
                     if (row[3].int ?? 0) > 0 {
                         let rejected = try c.query(
-                            "SELECT record_index FROM raw_records WHERE source_id = ? AND status = \(RecordStatus.rejected.sql) ORDER BY record_index",
+                            """
+                            SELECT record_index FROM raw_records WHERE source_id = ? AND status = \(RecordStatus.rejected.sql)
+                            ORDER BY record_index
+                            """,
                             [.int(id)]
                         ).compactMap { $0[0].int.map(Int.init) }
                         if !rejected.isEmpty { return .retrying(sourceId: id, rejected: rejected) }
@@ -124,7 +129,8 @@ public final class SQLLedger: Sendable {
     public func importBatch(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws -> ImportCounts {
         guard !records.isEmpty else { return ImportCounts() }
         return try await write { c in
-            let counts = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
+            let (counts, wrote) = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
+            guard wrote else { return counts }
             try Counters.raiseLastImport(c, to: now)
             try Counters.bump(c)
             try c.flush()

@@ -336,8 +336,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             return LedgerError(
                 code: .readOnly,
                 message: "\(role) may not make this change to the ledger at \(redactedURL) (\(reason)): its rights are those "
-                    + "receiptdesk ledger grant gave it (importer imports, agent triages and notes, viewer reads); "
-                    + "creating or upgrading the schema is its owner's")
+                    + "receiptdesk ledger grant gave it (importer imports, agent triages and notes, viewer reads; a role "
+                    + "granted by an earlier receiptdesk may need the grant again); creating or upgrading the schema is its owner's")
         }
         return LedgerError(
             code: .permissionDenied,

@@ -32,11 +32,12 @@ public enum PostgresRoles {
     ]
 
     /// What an import writes (`import`, `refunds --refresh`, account links): rows in, customers merged, flags
-    /// refreshed, the figures kept in step, a rejected record's row rewritten when a later import of its file
-    /// accepts it. No DELETE but a merged customer's figures row.
+    /// refreshed, the figures kept in step, a rejected record's outcome rewritten when a later import of its file
+    /// decodes it again (never its source, index or hash). No DELETE but a merged customer's figures row.
     static let importerWrites: [(privileges: String, tables: [String])] = [
-        ("INSERT, UPDATE", ["sources", "raw_records", "customers", "customer_ids", "transactions", "flags", "customer_stats"]),
-        ("INSERT", ["renewal_infos", "notifications"]),
+        ("INSERT, UPDATE", ["sources", "customers", "customer_ids", "transactions", "flags", "customer_stats"]),
+        ("INSERT", ["raw_records", "renewal_infos", "notifications"]),
+        ("UPDATE (\(Schema.rewrittenRawRecordColumns.joined(separator: ", ")))", ["raw_records"]),
         ("UPDATE", ["ledger_counters"]),
         ("DELETE", ["customer_stats"]),
     ]

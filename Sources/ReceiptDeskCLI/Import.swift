@@ -10,11 +10,11 @@ struct Import: AsyncParsableCommand {
         abstract: "Import files or directories into the ledger.",
         discussion: """
             Every record ends up imported, a duplicate, or rejected with its reason; each file ends with \
-            `read N = imported I + duplicate D + rejected R`, also stored with the source. Importing the same \
-            files again changes nothing but their rejected records, which are decoded again (after a \
-            --trust-root was added, say): those accepted now are imported, the others stay rejected. An \
-            interrupted import resumes where it stopped. Exits 1 when any record was rejected, 3 when the \
-            ledger cannot be opened.
+            `read N = imported I + duplicate D + rejected R` for this run (the source keeps its own). \
+            Importing the same files again decodes only the records they had rejected (after a --trust-root \
+            was added, say): those accepted now are imported (or duplicates of a record imported since), the \
+            others stay rejected and are counted rejected again; nothing else changes. An interrupted import \
+            resumes where it stopped. Exits 1 when any record was rejected, 3 when the ledger cannot be opened.
             """
     )
 

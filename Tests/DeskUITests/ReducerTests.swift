@@ -192,14 +192,35 @@ struct ReducerTests {
     func clockAdvanced() {
         var state = Fixture.state(screen: .customers)
         _ = reduce(&state, .key(.char("j")))
+        state.customerQuery.activeAt = state.now
         let later = state.now.adding(milliseconds: 60_000)
-        #expect(reduce(&state, .clockAdvanced(later)) == reloadEffects(state, keepSelection: true))
+        var query = state.customerQuery
+        query.activeAt = later
+        query.limit = 100
+        #expect(reduce(&state, .clockAdvanced(later)) == [.loadCustomers(query, append: false)])
         #expect(state.now == later && state.instant == later)
+        #expect(state.customerQuery.activeAt == later, "\"covered now\" moves with now")
         #expect(state.customerList.selected == 1)
         state.asOf = Timestamp(millisecondsSince1970: 0)
         #expect(reduce(&state, .clockAdvanced(later.adding(milliseconds: 60_000))).isEmpty)
         #expect(state.now == later.adding(milliseconds: 60_000))
         #expect(state.instant == Timestamp(millisecondsSince1970: 0))
+    }
+
+    @Test("a triage key on the queue skips a flag shown in that status already, and says so when that is every one chosen")
+    func triageSkipsShownStatus() {
+        var state = Fixture.state(screen: .refunds)
+        var flags = Fixture.flags
+        flags[0].status = .resolved
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        #expect(reduce(&state, .key(.char("r"))).isEmpty)
+        #expect(state.prompt == nil)
+        #expect(state.message == StatusMessage("quick-refund:2004 is resolved already", kind: .error))
+        _ = reduce(&state, .key(.char(" ")))
+        _ = reduce(&state, .key(.char(" ")))
+        #expect(state.marked == ["quick-refund:2004", "app-issue:2004"])
+        _ = reduce(&state, .key(.char("r")))
+        #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]))
     }
 
     @Test("a live refresh keeps the selected customer selected")

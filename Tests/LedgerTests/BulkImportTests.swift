@@ -170,6 +170,41 @@ struct BulkImportTests {
     }
 
     @Test(
+        "a file imported again with the root its records lacked rewrites each rejected row in place (PostgreSQL: one UPDATE from COPY)",
+        arguments: Backend.available)
+    func bulkRetry(_ backend: Backend) async throws {
+        let count = 60  // above the backend's bulk threshold
+        let ca = try TestCA()
+        let signer = JWSSigner(ca: ca)
+        let lines = (0..<count).map { n in
+            #"{"signedTransactions":[""#
+                + signer.sign(json: #"{"transactionId":"s\#(n)","originalTransactionId":"s\#(n)","productId":"gems","purchaseDate":1740000000000,"type":"Consumable","quantity":1,"environment":"Production","signedDate":1740000000000}"#)
+                + #""]}"#
+        }
+        // A record that is not signed at all, between them: decoded again, refused again, left as it was.
+        let bytes = Array((lines.prefix(30) + [#"{"status":0,"latest_receipt_info":[{"transaction_id":"x","purchase_date_ms":"abc"}]}"#] + lines.dropFirst(30))
+            .joined(separator: "\n").utf8)
+        let ledger = try await backend.ledger()
+        #expect(try await importBytes(bytes, path: "signed.ndjson", into: ledger, batchSize: 500).rejected == count + 1)
+        let before = try await ledger.rejectedRecords(after: nil, limit: 100)
+        let counts = try await importBytes(
+            bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER]), batchSize: 500)
+        #expect(counts == ImportCounts(read: count + 1, imported: count, duplicate: 0, rejected: 1))
+        let rows = try await ledger.database.read { c in
+            try c.query("SELECT id, record_index, status, verification, error_code, raw IS NULL FROM raw_records ORDER BY record_index", [])
+        }
+        #expect(rows.map { $0[0].int } == before.sorted { $0.index < $1.index }.map(\.id), "every row kept its id")
+        for row in rows where row[1].int != 30 {
+            #expect(row[2].text == "imported" && row[3].text == "verified" && row[4].isNull && row[5].int == 1, "\(row)")
+        }
+        #expect(try await ledger.rejectedRecords(after: nil, limit: 100) == [before.first { $0.index == 30 }!])
+        #expect(try await ledger.overview().transactions == count)
+        #expect(try await ledger.sources(after: nil, limit: 10).map(\.counts) == [ImportCounts(read: count + 1, imported: count, rejected: 1)])
+        try await expectFiguresAgree(ledger)
+        try await ledger.close()
+    }
+
+    @Test(
         "a batch that changes many stored transactions updates each of them (PostgreSQL: one UPDATE from COPY)",
         arguments: Backend.available)
     func bulkTransactionUpdates(_ backend: Backend) async throws {

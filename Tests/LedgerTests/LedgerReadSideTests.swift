@@ -553,6 +553,21 @@ func expectFiguresAgree(_ ledger: SQLLedger, sourceLocation: SourceLocation = #_
     var wrong: [Int64] = []
     for id in survivors where kept[id] != (recounted[id] ?? CustomerStats()) { wrong.append(id) }
     #expect(wrong.isEmpty, "customer_stats differs from a recount for \(wrong.prefix(10).map { "C\($0)" })", sourceLocation: sourceLocation)
+    // Each finished source's reconciliation, as stored, against its records.
+    let sources = try await ledger.database.read { c in
+        try c.query(
+            """
+            SELECT s.id, s.records_read, s.imported, s.duplicates, s.rejected,
+              (SELECT COUNT(*) FROM raw_records r WHERE r.source_id = s.id),
+              (SELECT COUNT(*) FROM raw_records r WHERE r.source_id = s.id AND r.status = 'imported'),
+              (SELECT COUNT(*) FROM raw_records r WHERE r.source_id = s.id AND r.status = 'duplicate'),
+              (SELECT COUNT(*) FROM raw_records r WHERE r.source_id = s.id AND r.status = 'rejected')
+            FROM sources s WHERE s.completed_at IS NOT NULL
+            """, [])
+    }
+    for row in sources {
+        #expect(row[1...4].map(\.int) == row[5...8].map(\.int), "source \(row[0]): stored \(row[1...4]) vs its records", sourceLocation: sourceLocation)
+    }
 }
 
 extension Optional {

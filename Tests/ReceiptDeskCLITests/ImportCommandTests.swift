@@ -50,7 +50,7 @@ struct ImportCommandTests {
         #expect(deferred == 0)
         #expect(indexes.contains("customer_stats_activity") && indexes.contains("transactions_refund_day"), "\(indexes)")
         let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
-        // The six Apple would reject are decoded again and refused again; nothing else is read twice.
+        // The six Apple would reject are decoded again and refused again; no other record is decoded again.
         #expect(second.status == 1)
         #expect(second.stdout.contains("total: read 36 = imported 0 + duplicate 30 + rejected 6"), "\(second.stdout)")
     }

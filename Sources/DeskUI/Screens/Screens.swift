@@ -4,10 +4,10 @@ import ReceiptModel
 
 typealias Body = (y: Int, height: Int)
 
-/// What a screen with nothing to show says while the ledger cannot be reached: that it has not been read, not
-/// that the ledger holds nothing (a screen read before keeps its rows).
+/// What a screen with nothing to show says while the ledger cannot be reached, rather than that the ledger holds
+/// nothing (a screen read before keeps its rows).
 func notLoaded(_ state: AppState) -> String? {
-    state.unavailable == nil ? nil : "not read: the ledger is unavailable; this loads when it answers again"
+    state.unavailable == nil ? nil : "the ledger is unavailable: this screen is read again when it answers"
 }
 
 // MARK: Overview

@@ -133,16 +133,17 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.message = StatusMessage("copied \(id)")
         return [.copy(id)]
     case .acknowledge, .reopen:
-        let ids = triageTargets(state, toward: command == .acknowledge ? .acknowledged : .open)
+        let target: FlagStatus = command == .acknowledge ? .acknowledged : .open
+        let ids = triageTargets(state, toward: target)
         guard !ids.isEmpty else {
-            state.message = StatusMessage("no flag selected", kind: .error)
+            state.message = StatusMessage(noTriageTarget(state, toward: target), kind: .error)
             return []
         }
         return [.triage(flagIds: ids, action: command == .acknowledge ? .ack : .reopen, note: nil, undo: false)]
     case .resolve:
         let ids = triageTargets(state, toward: .resolved)
         guard !ids.isEmpty else {
-            state.message = StatusMessage("no flag selected", kind: .error)
+            state.message = StatusMessage(noTriageTarget(state, toward: .resolved), kind: .error)
             return []
         }
         state.prompt = Prompt(kind: .note(flagIds: ids))
@@ -391,14 +392,13 @@ func selectedId(_ state: AppState) -> String? {
     }
 }
 
-/// The flags a triage key acts on: the marked ones, else the selected one.
-/// The flags a triage key acts on: the marked flags or the selected one on the queue; on a customer, every flag of
-/// theirs the action would move (acknowledge: the open ones; resolve: those not resolved; reopen: those not open).
+/// The flags a triage key acts on: those of the marked flags or the selected one on the queue that the action
+/// moves (one shown already in that status is not asked for again); on a customer, every flag of theirs the action
+/// would move (acknowledge: the open ones; resolve: those not resolved; reopen: those not open).
 private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [String] {
     switch state.screen {
     case .refunds:
-        if !state.marked.isEmpty { return state.flags.map(\.id).filter { state.marked.contains($0) } }
-        return visibleFlags(state)[safe: state.flagList.selected].map { [$0.id] } ?? []
+        return chosenFlags(state).filter { $0.status != target }.map(\.id)
     case .customer:
         let flags = state.customer?.flags ?? []
         switch target {
@@ -408,6 +408,26 @@ private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [Str
         }
     default:
         return []
+    }
+}
+
+/// The marked flags on the queue, else the selected one.
+private func chosenFlags(_ state: AppState) -> [RefundFlag] {
+    if !state.marked.isEmpty { return state.flags.filter { state.marked.contains($0.id) } }
+    return visibleFlags(state)[safe: state.flagList.selected].map { [$0] } ?? []
+}
+
+/// Why a triage key found no flag to move.
+private func noTriageTarget(_ state: AppState, toward target: FlagStatus) -> String {
+    switch state.screen {
+    case .refunds:
+        let chosen = chosenFlags(state)
+        if chosen.count == 1 { return "\(chosen[0].id) is \(target.rawValue) already" }
+        return chosen.isEmpty ? "no flag selected" : "the \(chosen.count) marked flags are \(target.rawValue) already"
+    case .customer:
+        return "no flag of this customer to make \(target.rawValue)"
+    default:
+        return "no flag selected"
     }
 }
 
