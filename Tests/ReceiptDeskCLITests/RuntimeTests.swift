@@ -78,15 +78,30 @@ struct RuntimeTests {
         #expect(runtime.state.now == start.adding(milliseconds: 60_000))
         #expect(runtime.state.overview?.refunds90.firstDay == firstDay.adding(milliseconds: 86_400_000))
         #expect(PostgresRuntimeTests.screen(runtime).contains("now 2025-04-11 00:00"))
-        // Time travel pins the instant shown: the header's clock moves, what is shown does not.
+        // Another process's import and a new minute in the same poll: the one read shows both.
+        func importOne(_ id: Int) throws {
+            let file = fixture.directory.appendingPathComponent("more-\(id).ndjson")
+            let line = #"{"transactionId":"\#(id)","originalTransactionId":"\#(id)","productId":"gems.100","purchaseDate":1741000000000,"type":"Consumable","environment":"Production"}"#
+            try Data((line + "\n").utf8).write(to: file)
+            let imported = try Binary.run(["import", "--no-verify", "--ledger", fixture.url, file.path])
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        try importOne(7101)
+        wall.withLock { $0 = start.adding(milliseconds: 120_000) }
+        await runtime.pollChanges()
+        #expect(runtime.state.overview?.counts.transactions == 4)
+        // Time travel pins the instant shown: the header's clock moves, what is shown does not; a commit in the same
+        // poll is still read.
         await runtime.handle(.key(.char("t")))
         for c in "2025-03-01" { await runtime.handle(.key(.char(c))) }
         await runtime.handle(.key(.enter))
         let pinned = try #require(runtime.state.overview?.refunds90)
+        try importOne(7102)
         wall.withLock { $0 = start.adding(milliseconds: 86_400_000) }
         await runtime.pollChanges()
         #expect(runtime.state.now == start.adding(milliseconds: 86_400_000))
         #expect(runtime.state.overview?.refunds90 == pinned)
+        #expect(runtime.state.overview?.counts.transactions == 5)
     }
 
     @Test("two agents resolve the same flag: the second is told it was resolved already and that its note was not written")

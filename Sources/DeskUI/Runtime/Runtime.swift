@@ -99,19 +99,23 @@ public final class Runtime {
         let now = ContinuousClock.now
         guard now - lastPoll >= .milliseconds(pollMilliseconds) else { return }
         lastPoll = now
-        // A new minute on the wall clock moves "now" (not while the ledger is away: the recovery reloads first).
-        if let clock = handlers.clock, state.unavailable == nil {
-            let wall = clock()
-            if wall.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 {
-                await dispatch(.clockAdvanced(wall))
-                draw()
-            }
-        }
         do {
             let token = try await handlers.reader.changeToken()
+            // A new minute on the wall clock moves "now", which reads the screen again: another process's commit
+            // (the token read first) is in that read too, so one read serves both.
+            let wall = handlers.clock?()
+            let newMinute = wall.map { $0.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 } ?? false
             if state.unavailable != nil {
                 lastToken = token
                 await dispatch(.recovered)
+                draw()
+            } else if let wall, newMinute {
+                let changed = token != lastToken
+                lastToken = token
+                // (Time travel pins the instant: then the clock reads nothing again, and a commit still must.)
+                let pinned = state.asOf != nil
+                await dispatch(.clockAdvanced(wall))
+                if pinned && changed { await dispatch(.ledgerChanged) }
                 draw()
             } else if token != lastToken {
                 lastToken = token
