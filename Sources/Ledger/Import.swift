@@ -269,10 +269,7 @@ struct BatchWriter {
         try c.updateRows(in: "transactions", key: "transaction_id", columns: Self.transactionColumns.dropLast(), rows: updatedRows)
         try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
         try updateStats(link: link, changed: changed, before: before)
-        let rawColumns = [
-            "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message",
-            "raw",
-        ]
+        let rawColumns = Self.rawColumns
         // Writers are serialised and every row of this batch's range was read above: none of these can collide.
         try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
         try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
@@ -280,7 +277,7 @@ struct BatchWriter {
         // A finished source's reconciliation and time follow its rewritten rows in the same transaction (an
         // unfinished one is counted when it finishes), so that a retry cut short leaves them right.
         if !rawRowsRetried.isEmpty {
-            try c.execute(
+            try c.executeDeferred(
                 """
                 UPDATE sources SET imported = imported + ?, duplicates = duplicates + ?, rejected = rejected + ?,
                 completed_at = CASE WHEN completed_at < ? THEN ? ELSE completed_at END
@@ -312,8 +309,10 @@ struct BatchWriter {
         try Counters.add(c, .renewalInfos, added.renewals)
         try Counters.add(c, .notifications, added.notifications)
         try c.flush()
-        // (A record is imported only with its raw row written, so no raw row means no other row either.)
-        return (counts, !(rawRows.isEmpty && rawRowsWithId.isEmpty && rawRowsRetried.isEmpty))
+        let wrote = [rawRows, rawRowsWithId, rawRowsRetried, transactionRows, updatedRows, renewalRows, notificationRows].contains {
+            !$0.isEmpty
+        }
+        return (counts, wrote)
     }
 
     /// New transactions add to their customer's figures; a stored transaction whose figures or customer
@@ -345,9 +344,13 @@ struct BatchWriter {
         try StatsWriter.apply(connection, link: link, additions: additions, recount: recount)
     }
 
+    /// A raw row's columns, in the order of its values.
+    static let rawColumns = [
+        "source_id", "record_index", "byte_offset", "kind", "status", "verification", "content_hash", "error_code", "error_message", "raw",
+    ]
     static let retriedColumns = Schema.rewrittenRawRecordColumns
     /// Where ``retriedColumns`` are in a raw row's values.
-    private static let retriedColumnIndexes = [3, 4, 5, 7, 8, 9]
+    private static let retriedColumnIndexes = retriedColumns.map { rawColumns.firstIndex(of: $0)! }
 
     static let transactionColumns = [
         "original_transaction_id", "web_order_line_item_id", "app_account_token", "product_id", "type", "purchase_date",

@@ -240,6 +240,7 @@ public final class SQLLedger: Sendable {
                 }
             }
             var opened = 0
+            var updated = 0
             var recount = Set<Int64>()
             var newRows: [[SQLValue]] = []
             for flag in flags {
@@ -248,6 +249,7 @@ public final class SQLLedger: Sendable {
                         before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
                         && before.amount == flag.amount && before.environment == flag.environment?.rawValue
                     if unchanged { continue }
+                    updated += 1
                     if before.open && before.customer != flag.customerId {
                         if let old = before.customer { recount.insert(old) }
                         if let new = flag.customerId { recount.insert(new) }
@@ -285,7 +287,8 @@ public final class SQLLedger: Sendable {
                 rows: newRows, onConflict: "")
             try Counters.add(c, .openFlags, opened)
             try StatsWriter.recountOpenFlags(c, recount)
-            if opened > 0 || !recount.isEmpty || newRows.count < flags.count { try Counters.bump(c) }
+            // (Flags found again as they are stored change nothing: importing the same files again moves no signal.)
+            if opened > 0 || updated > 0 || !recount.isEmpty { try Counters.bump(c) }
             try c.flush()
         }
     }

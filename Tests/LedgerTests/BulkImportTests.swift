@@ -181,25 +181,34 @@ struct BulkImportTests {
                 + signer.sign(json: #"{"transactionId":"s\#(n)","originalTransactionId":"s\#(n)","productId":"gems","purchaseDate":1740000000000,"type":"Consumable","quantity":1,"environment":"Production","signedDate":1740000000000}"#)
                 + #""]}"#
         }
-        // A record that is not signed at all, between them: decoded again, refused again, left as it was.
-        let bytes = Array((lines.prefix(30) + [#"{"status":0,"latest_receipt_info":[{"transaction_id":"x","purchase_date_ms":"abc"}]}"#] + lines.dropFirst(30))
-            .joined(separator: "\n").utf8)
+        // A broken record between them: decoded again, refused again, left as it was; and one that imports the first
+        // time, so that the retry's batch is not one run of indexes.
+        let broken = #"{"status":0,"latest_receipt_info":[{"transaction_id":"x","purchase_date_ms":"abc"}]}"#
+        let fine = #"{"status":0,"latest_receipt_info":[{"transaction_id":"y","original_transaction_id":"y","product_id":"p","purchase_date_ms":"1000"}]}"#
+        let bytes = Array((lines.prefix(30) + [broken] + lines.dropFirst(30).prefix(10) + [fine] + lines.dropFirst(40)).joined(separator: "\n").utf8)
         let ledger = try await backend.ledger()
         #expect(try await importBytes(bytes, path: "signed.ndjson", into: ledger, batchSize: 500).rejected == count + 1)
         let before = try await ledger.rejectedRecords(after: nil, limit: 100)
+        let fineRow = try await ledger.database.read { c in try c.query("SELECT * FROM raw_records WHERE record_index = 41", []) }
         let counts = try await importBytes(
-            bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER]), batchSize: 500)
-        #expect(counts == ImportCounts(read: count + 1, imported: count, duplicate: 0, rejected: 1))
+            bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER]), batchSize: 500,
+            now: testNow.adding(milliseconds: 60_000))
+        #expect(counts == ImportCounts(read: count + 2, imported: count, duplicate: 1, rejected: 1))
         let rows = try await ledger.database.read { c in
-            try c.query("SELECT id, record_index, status, verification, error_code, raw IS NULL FROM raw_records ORDER BY record_index", [])
+            try c.query(
+                "SELECT id, record_index, status, verification, error_code, raw IS NULL FROM raw_records WHERE record_index <> 41 ORDER BY record_index",
+                [])
         }
         #expect(rows.map { $0[0].int } == before.sorted { $0.index < $1.index }.map(\.id), "every row kept its id")
         for row in rows where row[1].int != 30 {
             #expect(row[2].text == "imported" && row[3].text == "verified" && row[4].isNull && row[5].int == 1, "\(row)")
         }
+        #expect(try await ledger.database.read { c in try c.query("SELECT * FROM raw_records WHERE record_index = 41", []) } == fineRow)
         #expect(try await ledger.rejectedRecords(after: nil, limit: 100) == [before.first { $0.index == 30 }!])
-        #expect(try await ledger.overview().transactions == count)
-        #expect(try await ledger.sources(after: nil, limit: 10).map(\.counts) == [ImportCounts(read: count + 1, imported: count, rejected: 1)])
+        #expect(try await ledger.overview().transactions == count + 1)
+        let source = try #require(try await ledger.sources(after: nil, limit: 10).first)
+        #expect(source.counts == ImportCounts(read: count + 2, imported: count + 1, rejected: 1))
+        #expect(source.completedAt == testNow.adding(milliseconds: 60_000), "the source's time moves with what its retry imported")
         try await expectFiguresAgree(ledger)
         try await ledger.close()
     }

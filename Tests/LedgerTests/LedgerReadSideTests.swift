@@ -232,6 +232,12 @@ extension LedgerConformanceTests {
             amount: 1, currency: "USD", at: testNow, detail: "d")
         try await ledger.saveFlags([flag], now: testNow)
         try await expectChange("saving flags")
+        try await ledger.saveFlags([flag], now: testNow.adding(milliseconds: 86_400_000))
+        try await expectNoChange("saving the same flags again (every import refreshes them)")
+        var changed = flag
+        changed.detail = "d, and more"
+        try await ledger.saveFlags([changed], now: testNow)
+        try await expectChange("a flag's detail changed")
         _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
         try await expectChange("triage")
         try await ledger.noteCustomer(1, operatorName: "ana", note: "called", now: testNow)
