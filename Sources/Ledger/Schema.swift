@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 8
+    public static let version = 9
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -369,6 +369,39 @@ public enum Schema {
             ],
             sqliteOnly: [],
             postgresOnly: []
+        ),
+        Migration(
+            id: "v9-raw-record-outcome-only",
+            statements: [],
+            // A raw record is the ledger's account of what came in: once imported or a duplicate it never changes,
+            // and a rejected one changes only its outcome (importing its file again decodes it anew), never which
+            // record of which source it is. (Portable SQL has no triggers: there the importer role's column rights
+            // are the guard.)
+            sqliteOnly: [
+                """
+                CREATE TRIGGER raw_records_outcome_only BEFORE UPDATE ON raw_records
+                WHEN OLD.status <> 'rejected' OR NEW.id IS NOT OLD.id OR NEW.source_id IS NOT OLD.source_id
+                    OR NEW.record_index IS NOT OLD.record_index OR NEW.byte_offset IS NOT OLD.byte_offset
+                    OR NEW.content_hash IS NOT OLD.content_hash
+                BEGIN SELECT RAISE(ABORT, 'a raw record changes only its outcome, and only while it is rejected'); END
+                """
+            ],
+            postgresOnly: [],
+            postgresTriggers: [
+                """
+                CREATE FUNCTION raw_records_outcome_only() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF OLD.status <> 'rejected' OR NEW.id IS DISTINCT FROM OLD.id OR NEW.source_id IS DISTINCT FROM OLD.source_id
+                        OR NEW.record_index IS DISTINCT FROM OLD.record_index OR NEW.byte_offset IS DISTINCT FROM OLD.byte_offset
+                        OR NEW.content_hash IS DISTINCT FROM OLD.content_hash
+                    THEN
+                        RAISE EXCEPTION 'a raw record changes only its outcome, and only while it is rejected (raw record %)', OLD.id;
+                    END IF;
+                    RETURN NEW;
+                END $$
+                """,
+                "CREATE TRIGGER raw_records_outcome_only BEFORE UPDATE ON raw_records FOR EACH ROW EXECUTE FUNCTION raw_records_outcome_only()",
+            ]
         ),
     ]
 

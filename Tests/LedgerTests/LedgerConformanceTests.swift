@@ -157,6 +157,37 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a raw record is the ledger's account of what came in: an imported one never changes, a rejected one only its outcome", arguments: Backend.available)
+    func rawRecordsOutcomeOnly(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let text = """
+            {"status":0,"latest_receipt_info":[{"transaction_id":"11","original_transaction_id":"10","product_id":"p","purchase_date_ms":"1000"}]}
+            {"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}
+            """
+        try await importText(text, path: "two.ndjson", into: ledger)
+        let portable = try await ledger.database.read { c in c.portableSQL }
+        // Portable SQL has no triggers (README "Beyond one server"): there the importer role's column rights guard it.
+        guard !portable else { return }
+        for statement in [
+            "UPDATE raw_records SET status = 'rejected' WHERE record_index = 0",
+            "UPDATE raw_records SET error_message = 'edited' WHERE record_index = 0",
+            "UPDATE raw_records SET record_index = 7 WHERE record_index = 1",
+            "UPDATE raw_records SET content_hash = content_hash || content_hash WHERE record_index = 1",
+        ] {
+            do {
+                try await ledger.database.write { c in try c.execute(statement) }
+                Issue.record("the ledger's owner could \(statement)")
+            } catch let error as LedgerError {
+                #expect(error.message.contains("a raw record changes only its outcome"), "\(statement): \(error.message)")
+            }
+        }
+        try await ledger.database.write { c in
+            try c.execute("UPDATE raw_records SET error_message = 'reworded' WHERE record_index = 1")
+        }
+        #expect(try await ledger.rejectedRecords(after: nil, limit: 10).map(\.message) == ["reworded"])
+        try await ledger.close()
+    }
+
     @Test("a retry cut short after one batch leaves the source's reconciliation right, and running it again finishes it", arguments: Backend.available)
     func retryInterrupted(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
