@@ -177,9 +177,9 @@ struct BulkImportTests {
         let ca = try TestCA()
         let signer = JWSSigner(ca: ca)
         let lines = (0..<count).map { n in
-            #"{"signedTransactions":[""#
-                + signer.sign(json: #"{"transactionId":"s\#(n)","originalTransactionId":"s\#(n)","productId":"gems","purchaseDate":1740000000000,"type":"Consumable","quantity":1,"environment":"Production","signedDate":1740000000000}"#)
-                + #""]}"#
+            signedHistoryRecord(
+                #"{"transactionId":"s\#(n)","originalTransactionId":"s\#(n)","productId":"gems","purchaseDate":1740000000000,"type":"Consumable","quantity":1,"environment":"Production","signedDate":1740000000000}"#,
+                signedBy: signer)
         }
         // A broken record between them: decoded again, refused again, left as it was; and one that imports the first
         // time, so that the retry's batch is not one run of indexes.

@@ -6,7 +6,6 @@ import ReceiptDecoding
 import ReceiptModel
 import Samples
 import Testing
-import X509
 
 /// One suite, every backend: what a ledger means does not depend on where it is stored.
 @Suite("Ledger conformance", .serialized, .ownThreads)
@@ -60,14 +59,16 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    /// A verifyReceipt response that imports, then one whose purchase date is not a number.
+    static let importedAndBroken = """
+        {"status":0,"latest_receipt_info":[{"transaction_id":"11","original_transaction_id":"10","product_id":"p","purchase_date_ms":"1000"}]}
+        {"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}
+        """
+
     @Test("rejected records keep their reason and raw bytes; the others in the file import", arguments: Backend.available)
     func rejected(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
-        let text = """
-            {"status":0,"latest_receipt_info":[{"transaction_id":"11","original_transaction_id":"10","product_id":"p","purchase_date_ms":"1000"}]}
-            {"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}
-            {"status":21007}
-            """
+        let text = Self.importedAndBroken + "\n" + #"{"status":21007}"#
         let counts = try await importText(text, path: "mixed.ndjson", into: ledger)
         #expect(counts == ImportCounts(read: 3, imported: 1, duplicate: 0, rejected: 2))
         let rejected = try await ledger.rejectedRecords(after: nil, limit: 10)
@@ -92,21 +93,15 @@ struct LedgerConformanceTests {
         let notification = #"{"notificationType":"DID_RENEW","notificationUUID":"5a1e0000-0000-4000-8000-000000000001","version":"2.0","signedDate":1740816000000,"data":{"environment":"Production","bundleId":"com.example","signedTransactionInfo":"\#(signer.sign(json: transaction))"}}"#
         let lines = [
             #"{"status":0,"latest_receipt_info":[{"transaction_id":"3000000201","original_transaction_id":"3000000200","product_id":"p","purchase_date_ms":"1000"}]}"#,
-            #"{"signedTransactions":["\#(signer.sign(json: transaction))"],"environment":"Production","hasMore":false}"#,
+            signedHistoryRecord(transaction, signedBy: signer),
             #"{"signedPayload":"\#(signer.sign(json: notification))"}"#,
             #"{"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}"#,
         ]
         let bytes = Array(lines.joined(separator: "\n").utf8)
-        func decoder(roots: [[UInt8]], environment: Environment? = nil) throws -> RecordDecoder {
-            let trusted = try ([AppleRoots.rootCAG3DER] + roots).map { try Certificate(derEncoded: $0) }
-            return RecordDecoder(
-                verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: trusted, environment: environment)),
-                receiptRoots: [AppleRoots.incRootDER], now: testNow)
-        }
         func rejections() async throws -> [RejectedRecord] { try await ledger.rejectedRecords(after: nil, limit: 10) }
 
         // Without the test root: the two signed records are refused.
-        var counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: []), batchSize: 2)
+        var counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(), batchSize: 2)
         #expect(counts == ImportCounts(read: 4, imported: 1, duplicate: 0, rejected: 3))
         let first = try await rejections()
         #expect(first.map(\.code) == ["chainInvalid", "chainInvalid", "notANumber"])
@@ -118,7 +113,7 @@ struct LedgerConformanceTests {
         let change = try await ledger.changeToken()
         let sources = try await ledger.sources(after: nil, limit: 10)
         counts = try await importBytes(
-            bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: []), batchSize: 2, now: testNow.adding(milliseconds: 86_400_000))
+            bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(), batchSize: 2, now: testNow.adding(milliseconds: 86_400_000))
         #expect(counts == ImportCounts(read: 4, imported: 0, duplicate: 1, rejected: 3))
         #expect(try await rejections() == first)
         #expect(try await ledger.overview() == overview)
@@ -127,7 +122,7 @@ struct LedgerConformanceTests {
 
         // With the root but only sandbox data allowed: refused for another reason, which replaces the first in place.
         counts = try await importBytes(
-            bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: [ca.rootDER], environment: .sandbox), batchSize: 2)
+            bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER], environment: .sandbox), batchSize: 2)
         #expect(counts == ImportCounts(read: 4, imported: 0, duplicate: 1, rejected: 3))
         let second = try await rejections()
         #expect(second.map(\.id) == first.map(\.id))
@@ -137,7 +132,7 @@ struct LedgerConformanceTests {
 
         // With the root: both are imported (the notification's row keeps its id, which it refers to); the
         // broken record stays rejected as it was, and the source's stored reconciliation follows.
-        counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try decoder(roots: [ca.rootDER]), batchSize: 2)
+        counts = try await importBytes(bytes, path: "signed.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER]), batchSize: 2)
         #expect(counts == ImportCounts(read: 4, imported: 2, duplicate: 1, rejected: 1))
         #expect(try await rejections() == [first[2]])
         #expect(try await ledger.transaction("3000000101")?.verification == .verified)
@@ -160,11 +155,7 @@ struct LedgerConformanceTests {
     @Test("a raw record is the ledger's account of what came in: an imported one never changes, a rejected one only its outcome", arguments: Backend.available)
     func rawRecordsOutcomeOnly(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
-        let text = """
-            {"status":0,"latest_receipt_info":[{"transaction_id":"11","original_transaction_id":"10","product_id":"p","purchase_date_ms":"1000"}]}
-            {"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}
-            """
-        try await importText(text, path: "two.ndjson", into: ledger)
+        try await importText(Self.importedAndBroken, path: "two.ndjson", into: ledger)
         let portable = try await ledger.database.read { c in c.portableSQL }
         // Portable SQL has no triggers (README "Beyond one server"): there the importer role's column rights guard it.
         guard !portable else { return }
@@ -194,9 +185,9 @@ struct LedgerConformanceTests {
         let ca = try TestCA()
         let signer = JWSSigner(ca: ca)
         let lines = (0..<3).map { n in
-            #"{"signedTransactions":[""#
-                + signer.sign(json: #"{"transactionId":"k\#(n)","originalTransactionId":"k\#(n)","productId":"p","purchaseDate":1740000000000,"environment":"Production"}"#)
-                + #""]}"#
+            signedHistoryRecord(
+                #"{"transactionId":"k\#(n)","originalTransactionId":"k\#(n)","productId":"p","purchaseDate":1740000000000,"environment":"Production"}"#,
+                signedBy: signer)
         }
         let bytes = Array(lines.joined(separator: "\n").utf8)
         #expect(try await importBytes(bytes, path: "k.ndjson", into: ledger).rejected == 3)

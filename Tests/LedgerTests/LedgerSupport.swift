@@ -4,6 +4,7 @@ import LedgerPostgres
 import LedgerSQLite
 import ReceiptDecoding
 import ReceiptModel
+import Samples
 import Testing
 import X509
 
@@ -97,11 +98,17 @@ enum Corpus {
     }
 }
 
-func testDecoder(extraRoots: [[UInt8]] = []) throws -> RecordDecoder {
+/// (`environment`: the one environment signed data must come from, as `--environment` sets it.)
+func testDecoder(extraRoots: [[UInt8]] = [], environment: Environment? = nil) throws -> RecordDecoder {
     let roots = try ([AppleRoots.rootCAG3DER] + extraRoots).map { try Certificate(derEncoded: $0) }
     return RecordDecoder(
-        verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: roots)), receiptRoots: [AppleRoots.incRootDER] + extraRoots,
-        now: testNow)
+        verifier: JWSVerifier(policy: VerificationPolicy(trustRoots: roots, environment: environment)),
+        receiptRoots: [AppleRoots.incRootDER] + extraRoots, now: testNow)
+}
+
+/// A Server API transaction history holding one transaction (its JSON), signed by `signer`: one input record.
+func signedHistoryRecord(_ transaction: String, signedBy signer: JWSSigner) -> String {
+    #"{"signedTransactions":[""# + signer.sign(json: transaction) + #""]}"#
 }
 
 /// Imports bytes as one source through the real importer, in small batches (decoded by ``testDecoder(extraRoots:)``

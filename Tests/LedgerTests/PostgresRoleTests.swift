@@ -161,8 +161,10 @@ struct PostgresRoleTests {
         // rejected row is rewritten (UPDATE on raw_records).
         let ca = try TestCA()
         let signed = Array(
-            (#"{"signedTransactions":[""# + JWSSigner(ca: ca).sign(json: #"{"transactionId":"t-signed","originalTransactionId":"o-signed","productId":"pro.monthly","purchaseDate":1760000000000,"environment":"Production"}"#)
-                + #""]}"#).utf8)
+            signedHistoryRecord(
+                #"{"transactionId":"t-signed","originalTransactionId":"o-signed","productId":"pro.monthly","purchaseDate":1760000000000,"environment":"Production"}"#,
+                signedBy: JWSSigner(ca: ca)
+            ).utf8)
         #expect(try await importBytes(signed, path: "signed.json", into: importer).rejected == 1)
         #expect(try await importBytes(signed, path: "signed.json", into: importer, decoder: try testDecoder(extraRoots: [ca.rootDER])).imported == 1)
         #expect(try await importer.overview().rejectedRecords == 0)

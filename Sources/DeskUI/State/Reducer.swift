@@ -21,10 +21,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         guard state.asOf == nil else { return [] }
         // What holds now moves with it (an expiry, a deadline, "covered now"): the screen on view is read again at
         // the new instant, keeping its selection as a live refresh does.
-        if let detail = state.customer {
-            state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
-            clampPositions(&state)
-        }
+        viewCustomerAtInstant(&state)
         if state.customerQuery.activeAt != nil { state.customerQuery.activeAt = now }
         return reloadEffects(state, keepSelection: true)
     case .overviewLoaded(let data):
@@ -246,10 +243,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .instantParsed(let instant):
         state.asOf = instant
         state.message = StatusMessage(instant.map { "as of \($0.iso8601)" } ?? "as of now")
-        if let detail = state.customer {
-            state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
-            clampPositions(&state)
-        }
+        viewCustomerAtInstant(&state)
         // "Covered at" (A) is covered at the instant shown: it moves with it, and the list is read again.
         var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
         if state.customerQuery.activeAt != nil {
@@ -280,6 +274,13 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.message = StatusMessage("the ledger answers again: reloaded")
         return reloadEffects(state, keepSelection: true)
     }
+}
+
+/// The open customer's entitlements, coverage and timeline computed again at the instant shown (after it moved).
+private func viewCustomerAtInstant(_ state: inout AppState) {
+    guard let detail = state.customer else { return }
+    state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+    clampPositions(&state)
 }
 
 /// Loads what a screen shows.
