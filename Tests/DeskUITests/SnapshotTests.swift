@@ -136,6 +136,21 @@ struct SnapshotTests {
         #expect(cell.prefix(10).wholeMatch(of: #/\d{4}-\d{2}-\d{2}/#) != nil && !cell.contains("…"), "\(row)")
     }
 
+    @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
+    func timelineMinuteKept() throws {
+        var state = Fixture.state(width: 60, height: 20, screen: .customer)
+        state.customerPane = 1
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        let headerIndex = try #require(lines.firstIndex { $0.hasPrefix("at ") })
+        let rows = lines.dropFirst(headerIndex + 1).prefix { $0.hasPrefix("20") }
+        #expect(!rows.isEmpty)
+        for row in rows {
+            #expect(row.prefix(17).wholeMatch(of: #/\d{4}-\d{2}-\d{2} \d{2}:\d{2} /#) != nil, "\(row)")
+        }
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

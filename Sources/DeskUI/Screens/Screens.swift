@@ -365,7 +365,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             state.customerPane == 1 && rows > 3 ? events[safe: state.customerPositions[1].selected] : nil
         p.table(
             x: 0, y: y + 1, width: state.width, height: selectedEvent == nil ? rows : rows - 1,
-            columns: [Column("at", 16), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
+            columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
             rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
         ) { row, column in
             let e = events[row]
