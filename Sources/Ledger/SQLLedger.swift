@@ -58,12 +58,18 @@ public final class SQLLedger: Sendable {
     }
 
     /// Sets or clears the stored read-only setting. The one write a read-only ledger takes: the operator
-    /// who set it is the one who lifts it.
+    /// who set it is the one who lifts it. It moves the change signal, so an open dashboard shows the setting
+    /// (and hides or shows its triage keys) at its next poll.
     public func setReadOnly(_ on: Bool) async throws {
         try await database.write { c in
             try c.execute(
                 "INSERT INTO ledger_meta (key, value) VALUES ('read_only', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [.text(on ? "1" : "0")])
+            // (A ledger older than the change signal, opened for its settings alone, has no counter to move.)
+            let version = try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text.flatMap { Int($0) }
+            if (version ?? 0) >= 2 {
+                try c.execute("UPDATE ledger_counters SET value = value + 1 WHERE name = 'change'", [])
+            }
         }
     }
 

@@ -36,6 +36,9 @@ public protocol LedgerReading: Sendable {
     func rejectedRaw(_ id: Int64) async throws -> [UInt8]
     /// A number that changes whenever another process commits to the ledger (cheap: polled every second).
     func changeToken() async throws -> Int64
+    /// Whether the ledger is set read-only (`receiptdesk ledger read-only on`): writes are refused until it is
+    /// lifted. Setting or lifting it moves the change token.
+    func isSetReadOnly() async throws -> Bool
 }
 
 extension LedgerReading {

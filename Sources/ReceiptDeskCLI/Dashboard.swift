@@ -66,11 +66,9 @@ struct Dashboard {
         let now = currentTimestamp()
         // Everything that can fail for a reason a person must read happens before the screen is taken.
         let opened = try await open(now: now)
-        // The ledger's own read-only setting hides the write keys as --read-only does.
-        var session = self
+        // The ledger's own read-only setting hides the write keys as --read-only does, for as long as it is set
+        // (the runtime follows it; the ledger refuses the writes itself).
         let setReadOnly = try await opened.ledger.isSetReadOnly()
-        session.readOnly = readOnly || setReadOnly
-        let readOnly = session.readOnly
         var catalogOptions = data
         if catalogOptions.catalog == nil { catalogOptions.catalog = opened.catalogPath }
         let catalog = try catalogOptions.loadCatalog()
@@ -86,10 +84,10 @@ struct Dashboard {
         }
         var state = AppState(
             width: 80, height: 24, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
-            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, mouse: mouse,
-            themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, ledgerReadOnly: setReadOnly,
+            mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
         if let warning { state.message = StatusMessage(warning, kind: .error) }
-        let runtime = Runtime(state: state, theme: theme, backend: backend, handlers: session.handlers(opened, themes: themes))
+        let runtime = Runtime(state: state, theme: theme, backend: backend, handlers: handlers(opened, themes: themes))
         await runtime.start()
         await runtime.run()
         backend.end()

@@ -41,6 +41,26 @@ struct ReducerTests {
         #expect(!Keymap.standard.bindings(on: .refunds, readOnly: true).contains { $0.writes })
     }
 
+    @Test("the ledger's read-only setting followed: said when it changes what may be done; --read-only stays so when it is lifted")
+    func ledgerReadOnlyFollowed() {
+        var state = Fixture.state(screen: .refunds)
+        #expect(reduce(&state, .ledgerReadOnly(true)).isEmpty)
+        #expect(state.readOnly && state.message?.kind == .error)
+        state.message = nil
+        #expect(reduce(&state, .ledgerReadOnly(true)).isEmpty)
+        #expect(state.message == nil, "an unchanged setting says nothing")
+        _ = reduce(&state, .ledgerReadOnly(false))
+        #expect(!state.readOnly && state.message?.kind == .info)
+
+        var opened = Fixture.state(screen: .refunds)
+        opened.readOnly = true
+        _ = reduce(&opened, .ledgerReadOnly(true))
+        _ = reduce(&opened, .ledgerReadOnly(false))
+        #expect(opened.readOnly && opened.message == nil, "opened --read-only: the ledger's setting changes nothing")
+        _ = reduce(&opened, .key(.char("a")))
+        #expect(opened.message?.text == "read-only: this ledger is opened for reading; triage is refused")
+    }
+
     @Test("q goes back through history and quits on the top screen")
     func backAndQuit() {
         var state = Fixture.state(screen: .overview)

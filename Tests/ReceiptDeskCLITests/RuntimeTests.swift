@@ -134,6 +134,37 @@ struct RuntimeTests {
         #expect(log.map(\.note) == ["refunded by Apple, told her"])
     }
 
+    @Test("the ledger set read-only by another process hides the triage keys at the next poll; lifted, they are back")
+    func readOnlyFollowed() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (runtime, ledger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "ana")
+        defer { Task { try? await ledger.close() } }
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(runtime.state.flags.first)
+        #expect(!runtime.state.readOnly && !PostgresRuntimeTests.screen(runtime).contains("READ-ONLY"))
+        func setting(_ value: String) throws {
+            let set = try Binary.run(["ledger", "read-only", value, "--ledger", fixture.url])
+            #expect(set.status == 0, "\(set.stderr)")
+        }
+        try setting("on")
+        await runtime.pollChanges()
+        #expect(runtime.state.readOnly)
+        #expect(runtime.state.message?.kind == .error && runtime.state.message?.text.contains("set read-only") == true)
+        #expect(PostgresRuntimeTests.screen(runtime).contains("READ-ONLY"))
+        await runtime.handle(.key(.char("a")))
+        #expect(
+            runtime.state.message?.text
+                == "read-only: this ledger is set read-only (receiptdesk ledger read-only off lifts it); triage is refused")
+        #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).isEmpty)
+        try setting("off")
+        await runtime.pollChanges()
+        #expect(!runtime.state.readOnly && !PostgresRuntimeTests.screen(runtime).contains("READ-ONLY"))
+        #expect(runtime.state.message?.text == "the ledger's read-only setting was lifted: triage is back")
+        await runtime.handle(.key(.char("a")))
+        #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).map(\.operatorName) == ["ana"])
+    }
+
     @Test("another process's import shows at the next poll and the selected customer stays selected")
     func liveRefresh() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

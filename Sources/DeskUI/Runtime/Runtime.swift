@@ -105,6 +105,10 @@ public final class Runtime {
             // (the token read first) is in that read too, so one read serves both.
             let wall = handlers.clock?()
             let newMinute = wall.map { $0.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 } ?? false
+            // Setting the ledger read-only or lifting it moves the token: read the setting when it moved.
+            if state.unavailable != nil || token != lastToken {
+                await dispatch(.ledgerReadOnly(try await handlers.reader.isSetReadOnly()))
+            }
             if state.unavailable != nil {
                 lastToken = token
                 await dispatch(.recovered)

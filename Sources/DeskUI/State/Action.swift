@@ -34,6 +34,8 @@ public enum Action: Sendable {
     case clockAdvanced(Timestamp)
     /// The ledger answered again after being unavailable.
     case recovered
+    /// The ledger's read-only setting, read after the change signal moved (another process set or lifted it).
+    case ledgerReadOnly(Bool)
 }
 
 /// What the reducer asks the outside world to do. Run by ``EffectHandlers``; results come back as actions.

@@ -148,7 +148,15 @@ public struct AppState: Sendable {
     public var isDemo: Bool
     public var ledgerName: String
     public var operatorName: String
-    public var readOnly: Bool
+    /// Opened for reading (`--read-only`): writes are refused for the whole session.
+    public var openedReadOnly: Bool
+    /// The ledger's own setting (`receiptdesk ledger read-only on`), followed while the dashboard is open.
+    public var ledgerReadOnly: Bool
+    /// Whether triage is refused: the keys that write are hidden and the header says READ-ONLY.
+    public var readOnly: Bool {
+        get { openedReadOnly || ledgerReadOnly }
+        set { openedReadOnly = newValue }
+    }
     public var ascii: Bool
     public var mouse: Bool
     public var themeName: String
@@ -228,7 +236,7 @@ public struct AppState: Sendable {
 
     public init(
         width: Int, height: Int, now: Timestamp, isDemo: Bool = false, ledgerName: String = "", operatorName: String = "",
-        readOnly: Bool = false, ascii: Bool = false, mouse: Bool = false, themeName: String = "default",
+        readOnly: Bool = false, ledgerReadOnly: Bool = false, ascii: Bool = false, mouse: Bool = false, themeName: String = "default",
         themeNames: [String] = [], catalog: Catalog = Catalog(), keymap: Keymap = .standard
     ) {
         self.width = width
@@ -237,7 +245,8 @@ public struct AppState: Sendable {
         self.isDemo = isDemo
         self.ledgerName = ledgerName
         self.operatorName = operatorName
-        self.readOnly = readOnly
+        self.openedReadOnly = readOnly
+        self.ledgerReadOnly = ledgerReadOnly
         self.ascii = ascii
         self.mouse = mouse
         self.themeName = themeName

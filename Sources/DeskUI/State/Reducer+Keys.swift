@@ -29,7 +29,10 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if case .click(_, let y) = key, state.mouse { return click(&state, row: y) }
     guard let command = state.keymap.command(for: key, on: state.screen, readOnly: state.readOnly) else {
         if state.readOnly, Keymap.standard.command(for: key, on: state.screen, readOnly: false) != nil {
-            state.message = StatusMessage("read-only: this ledger is opened for reading; triage is refused", kind: .error)
+            let why =
+                state.openedReadOnly
+                ? "this ledger is opened for reading" : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
+            state.message = StatusMessage("read-only: \(why); triage is refused", kind: .error)
         }
         return []
     }

@@ -273,6 +273,18 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over.
         state.message = StatusMessage("the ledger answers again: reloaded")
         return reloadEffects(state, keepSelection: true)
+    case .ledgerReadOnly(let on):
+        guard on != state.ledgerReadOnly else { return [] }
+        let before = state.readOnly
+        state.ledgerReadOnly = on
+        // Said only when it changes what this dashboard may do (one opened --read-only stays so).
+        if state.readOnly != before {
+            state.message =
+                on
+                ? StatusMessage("the ledger was set read-only (receiptdesk ledger read-only on): triage is refused until it is lifted", kind: .error)
+                : StatusMessage("the ledger's read-only setting was lifted: triage is back")
+        }
+        return []
     }
 }
 
