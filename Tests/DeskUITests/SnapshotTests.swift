@@ -151,6 +151,21 @@ struct SnapshotTests {
         }
     }
 
+    @Test("a count of one is said in the singular: the customer list's title, the overview's import health")
+    func singularCounts() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        state.customerPage.rows = Array(state.customerPage.rows.prefix(1))
+        state.customerPage.total = 1
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).hasPrefix("─ 1 customer  sorted by"), "\(buffer.line(1))")
+        state.screen = .overview
+        state.overview?.counts.sources = 1
+        state.overview?.counts.rawRecords = 1
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("1 source, 1 record"), "\(buffer.text)")
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

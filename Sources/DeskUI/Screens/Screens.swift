@@ -118,7 +118,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
-        "last import \(Format.minute(c.lastImport))", "\(Format.count(c.sources)) sources, \(Format.count(c.rawRecords)) records",
+        "last import \(Format.minute(c.lastImport))", "\(Format.count(c.sources)) source\(c.sources == 1 ? "" : "s"), \(Format.count(c.rawRecords)) record\(c.rawRecords == 1 ? "" : "s")",
         "\(Format.count(c.rejectedRecords)) rejected (6 shows them)",
     ]
     for (index, line) in health.prefix(room).enumerated() {
@@ -131,7 +131,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let atLeast = page.totalIsLowerBound ? "+" : ""
-    var title = "\(Format.count(max(page.total, page.rows.count)))\(atLeast) customers  sorted by \(state.customerQuery.sort.label)"
+    let count = max(page.total, page.rows.count)
+    var title = "\(Format.count(count))\(atLeast) customer\(count == 1 && atLeast.isEmpty ? "" : "s")  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
