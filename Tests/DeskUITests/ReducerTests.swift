@@ -227,6 +227,23 @@ struct ReducerTests {
         #expect(state.instant == Timestamp(millisecondsSince1970: 0))
     }
 
+    @Test("the ledger back after an outage that crossed a minute: now moves in the one read that follows")
+    func recoveredAcrossMinute() {
+        var state = Fixture.state(screen: .customers)
+        state.customerQuery.activeAt = state.now
+        _ = reduce(&state, .failed("connection refused", unavailable: true))
+        let later = state.now.adding(milliseconds: 120_000)
+        var query = state.customerQuery
+        query.activeAt = later
+        query.limit = 100
+        #expect(reduce(&state, .recovered(now: later)) == [.loadCustomers(query, append: false)])
+        #expect(state.now == later && state.unavailable == nil)
+        #expect(state.message?.text == "the ledger answers again: reloaded")
+        // Within the same minute: the read is the same, now stays.
+        #expect(reduce(&state, .recovered(now: nil)) == [.loadCustomers(query, append: false)])
+        #expect(state.now == later)
+    }
+
     @Test("a triage key on the queue skips a flag shown in that status already, and says so when that is every one chosen")
     func triageSkipsShownStatus() {
         var state = Fixture.state(screen: .refunds)
@@ -347,7 +364,7 @@ struct ReducerTests {
         let exact = CustomerPage(rows: [CustomerSummary(id: 1)], next: nil, total: 1)
         _ = reduce(&state, .customersLoaded(exact, append: false))
         render(state, theme: .builtin, into: &buffer)
-        #expect(!buffer.text.contains("+ customers") && buffer.text.contains("1 customers"))
+        #expect(!buffer.text.contains("+ customers") && buffer.text.contains("─ 1 customer  sorted"))
     }
 
     @Test(":export csv writes the view with a header naming filter, instant and operator, formulas neutralised")

@@ -111,7 +111,7 @@ public final class Runtime {
             }
             if state.unavailable != nil {
                 lastToken = token
-                await dispatch(.recovered)
+                await dispatch(.recovered(now: newMinute ? wall : nil))
                 draw()
             } else if let wall, newMinute {
                 let changed = token != lastToken

@@ -32,8 +32,9 @@ public enum Action: Sendable {
     case failed(String, unavailable: Bool)
     /// The wall clock reached another minute (a dashboard over a live ledger; the demo's time stands still).
     case clockAdvanced(Timestamp)
-    /// The ledger answered again after being unavailable.
-    case recovered
+    /// The ledger answered again after being unavailable; `now`, the wall clock when it reached another minute
+    /// meanwhile.
+    case recovered(now: Timestamp?)
     /// The ledger's read-only setting, read after the change signal moved (another process set or lifted it).
     case ledgerReadOnly(Bool)
 }

@@ -16,13 +16,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .ledgerChanged:
         return reloadEffects(state, keepSelection: true)
     case .clockAdvanced(let now):
-        state.now = now
         // Time travel pins the instant shown: then only the header's clock moves.
-        guard state.asOf == nil else { return [] }
+        guard moveNow(&state, to: now) else { return [] }
         // What holds now moves with it (an expiry, a deadline, "covered now"): the screen on view is read again at
         // the new instant, keeping its selection as a live refresh does.
-        viewCustomerAtInstant(&state)
-        if state.customerQuery.activeAt != nil { state.customerQuery.activeAt = now }
         return reloadEffects(state, keepSelection: true)
     case .overviewLoaded(let data):
         // The selected spike kept while it is still alarmed, the selected consumption request while it is pending.
@@ -268,7 +265,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.customersLoading = false
         state.importsLoading = false
         return []
-    case .recovered:
+    case .recovered(let now):
+        // A minute that passed during the outage is in the one read that follows it.
+        if let now { _ = moveNow(&state, to: now) }
         state.unavailable = nil
         // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over.
         state.message = StatusMessage("the ledger answers again: reloaded")
@@ -286,6 +285,16 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         return []
     }
+}
+
+/// Moves "now" to the wall clock's minute; returns whether the instant shown moved with it (not under time travel),
+/// having computed the open customer's view and the "covered now" filter at it again.
+private func moveNow(_ state: inout AppState, to now: Timestamp) -> Bool {
+    state.now = now
+    guard state.asOf == nil else { return false }
+    viewCustomerAtInstant(&state)
+    if state.customerQuery.activeAt != nil { state.customerQuery.activeAt = now }
+    return true
 }
 
 /// The open customer's entitlements, coverage and timeline computed again at the instant shown (after it moved).
