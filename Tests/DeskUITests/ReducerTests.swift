@@ -258,6 +258,10 @@ struct ReducerTests {
         #expect(state.marked == ["quick-refund:2004", "app-issue:2004"])
         _ = reduce(&state, .key(.char("r")))
         #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]))
+        // The one marked flag left out is counted when the others are done.
+        state.prompt = nil
+        _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved)], undo: false))
+        #expect(state.message == StatusMessage("1 flag resolved (u undoes); 1 marked was resolved already"))
     }
 
     @Test("a live refresh keeps the selected customer selected")

@@ -233,6 +233,12 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                     "\(which) \(already.count == 1 ? "was" : "were") already \(first.to.rawValue), set by someone else since: "
                         + "nothing written for \(already.count == 1 ? "it" : "them")")
             }
+            // Marked flags shown in that status already were not asked for (triageTargets): counted, not left unsaid.
+            if let target = changes.first?.to, state.screen == .refunds {
+                let asked = Set(changes.map(\.flagId))
+                let skipped = state.flags.filter { state.marked.contains($0.id) && !asked.contains($0.id) && $0.status == target }.count
+                if skipped > 0 { parts.append("\(skipped) marked \(skipped == 1 ? "was" : "were") \(target.rawValue) already") }
+            }
             if !parts.isEmpty { state.message = StatusMessage(parts.joined(separator: "; "), kind: already.isEmpty ? .info : .error) }
         }
         state.marked = []
