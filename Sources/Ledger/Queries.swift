@@ -124,8 +124,12 @@ extension SQLLedger: LedgerReading {
                 sql += "flag_id = ?"
                 arguments.append(.text(flagId))
             } else if let customerId {
-                sql += "customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?)"
-                arguments += [.int(customerId), .int(customerId)]
+                // A customer's notes, and the triage of their flags (whose entries name the flag alone).
+                sql += """
+                    customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?)
+                    OR flag_id IN (SELECT id FROM flags WHERE customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?))
+                    """
+                arguments += [.int(customerId), .int(customerId), .int(customerId), .int(customerId)]
             } else {
                 sql += "1 = 1"
             }

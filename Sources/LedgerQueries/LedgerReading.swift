@@ -26,7 +26,7 @@ public protocol LedgerReading: Sendable {
     /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all, in one
     /// environment or all.
     func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter) async throws -> RefundSeries
-    /// The triage log of a flag or a customer, oldest first.
+    /// The triage log of a flag, or of a customer (their notes and their flags' triage), oldest first.
     func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
     /// Imported sources, newest first.
     func sources(after: Int64?, limit: Int) async throws -> [SourceSummary]

@@ -242,6 +242,16 @@ extension LedgerConformanceTests {
         try await expectChange("triage")
         try await ledger.noteCustomer(1, operatorName: "ana", note: "called", now: testNow)
         try await expectChange("a customer note")
+        // The customer's log holds their flags' triage too (entries that name the flag, not the customer).
+        _ = try await ledger.triage(flagId: flag.id, action: .resolve, operatorName: "bo", note: "refund explained", now: testNow)
+        try await expectChange("a resolve with a note")
+        let log = try await watcher.triageLog(flagId: nil, customerId: 1)
+        #expect(log.map(\.note) == [nil, "called", "refund explained"])
+        #expect(log.map(\.flagId) == [flag.id, nil, flag.id])
+        try await ledger.setReadOnly(true)
+        try await expectChange("setting the ledger read-only")
+        try await ledger.setReadOnly(false)
+        try await expectChange("lifting the read-only setting")
         try await watcher.close()
         try await ledger.close()
     }

@@ -132,6 +132,15 @@ struct RuntimeTests {
         let log = try await bobLedger.triageLog(flagId: flag, customerId: nil)
         #expect(log.map(\.operatorName) == ["ana"])
         #expect(log.map(\.note) == ["refunded by Apple, told her"])
+        // The note is on the customer's screen, with who wrote it and the flag it was about.
+        await bob.pollChanges()
+        await bob.handle(.key(.char("f")))
+        await bob.handle(.key(.char("f")))
+        #expect(bob.state.flagStatus == .resolved)
+        await bob.handle(.key(.enter))
+        #expect(bob.state.screen == .customer)
+        let screen = PostgresRuntimeTests.screen(bob)
+        #expect(screen.contains("ana: refunded by Apple, told her  (resolve \(flag))"), "\(screen)")
     }
 
     @Test("the ledger set read-only by another process hides the triage keys at the next poll; lifted, they are back")

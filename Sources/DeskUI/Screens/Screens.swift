@@ -255,11 +255,13 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let line = lines.first { DisplayWidth.of($0) <= room } ?? figures
     _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: room)
     y += 1
-    // The latest note an agent left (`receiptdesk note`, or a resolve's note), and how many there are.
+    // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's, an
+    // undo's), how many there are, and the flag it was about (cut first on a narrow screen).
     let notes = detail.log.filter { $0.note?.isEmpty == false }
     if let latest = notes.last {
         let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
-        let text = "note \(Format.minute(latest.at)) \(latest.operatorName): \(latest.note ?? "")\(more)"
+        let about = latest.flagId.map { "  (\(latest.action.rawValue) \($0))" } ?? ""
+        let text = "note \(Format.minute(latest.at)) \(latest.operatorName): \(latest.note ?? "")\(more)\(about)"
         _ = p.text(text, x: 1, y: y, role: "ui.text", width: state.width - 2)
         y += 1
     }
