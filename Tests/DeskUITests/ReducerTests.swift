@@ -65,11 +65,37 @@ struct ReducerTests {
     func backAndQuit() {
         var state = Fixture.state(screen: .overview)
         #expect(reduce(&state, .key(.char("2"))) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
-        #expect(state.screen == .customers && state.history == [.overview])
+        #expect(state.screen == .customers && state.history == [Visit(screen: .overview)])
         _ = reduce(&state, .key(.char("q")))
         #expect(state.screen == .overview && !state.quitting)
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
         #expect(state.quitting)
+    }
+
+    @Test("going back to a customer shows that customer, not the one opened since (from the list or by :customer)")
+    func backToThatCustomer() throws {
+        var state = Fixture.state(screen: .overview)
+        let first = try #require(state.customer)
+        var other = first
+        other.records.id = first.records.id + 1
+        _ = reduce(&state, .key(.char("3")))
+        #expect(state.screen == .customer && state.customer?.records.id == first.records.id)
+        _ = reduce(&state, .key(.char("2")))
+        _ = reduce(&state, .customerLoaded(other))
+        #expect(state.screen == .customer && state.customer?.records.id == other.records.id)
+        _ = reduce(&state, .key(.char("q")))
+        #expect(state.screen == .customers)
+        #expect(reduce(&state, .key(.char("q"))) == [.loadCustomer(first.records.id)])
+        #expect(state.screen == .customer)
+        _ = reduce(&state, .customerLoaded(first))
+        #expect(state.history == [Visit(screen: .overview)], "arriving back is not a visit")
+        // Another customer opened over the one shown: back shows the one before.
+        _ = reduce(&state, .customerLoaded(other))
+        #expect(state.history.last == Visit(screen: .customer, customerId: first.records.id))
+        #expect(reduce(&state, .key(.char("q"))) == [.loadCustomer(first.records.id)])
+        _ = reduce(&state, .customerLoaded(first))
+        #expect(state.screen == .customer && state.customer?.records.id == first.records.id)
+        #expect(state.history == [Visit(screen: .overview)])
     }
 
     @Test("Enter on a customer row loads that customer")

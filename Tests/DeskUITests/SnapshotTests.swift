@@ -90,7 +90,7 @@ struct SnapshotTests {
     func breadcrumbs() {
         func header(width: Int, _ history: [ScreenID], _ screen: ScreenID) -> String {
             var state = Fixture.state(width: width, height: 24, screen: screen)
-            state.history = history
+            state.history = history.map { Visit(screen: $0) }
             var buffer = ScreenBuffer(width: 0, height: 0)
             render(state, theme: .builtin, into: &buffer)
             return buffer.line(0)

@@ -80,7 +80,7 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
 /// crumbs give way to the ellipsis, then the product's name; only a current name wider than the room is cut.
 private func breadcrumbs(_ state: AppState, room: Int, glyphs: Glyphs) -> String {
     let separator = " \(glyphs.separator) "
-    var trail = (state.history.suffix(2) + [state.screen]).map { crumbTitle($0, state) }
+    var trail = state.history.suffix(2).map(crumbTitle) + [crumbTitle(current: state)]
     var elided = state.history.count > 2
     func joined() -> String {
         (["ReceiptDesk"] + (elided ? [glyphs.ellipsis] : []) + trail).joined(separator: separator)
@@ -93,11 +93,15 @@ private func breadcrumbs(_ state: AppState, room: Int, glyphs: Glyphs) -> String
     return DisplayWidth.of(Sanitize.text(text)) > room ? trail.joined(separator: separator) : text
 }
 
-private func crumbTitle(_ screen: ScreenID, _ state: AppState) -> String {
-    switch screen {
-    case .customer: state.customer.map { "C\($0.records.id)" } ?? "Customer"
-    case .transaction: state.transaction.map { "T \($0.transactionId)" } ?? "Transaction"
-    default: screen.title
+private func crumbTitle(current state: AppState) -> String {
+    crumbTitle(Visit(screen: state.screen, customerId: state.customer?.records.id, transactionId: state.transaction?.transactionId))
+}
+
+private func crumbTitle(_ visit: Visit) -> String {
+    switch visit.screen {
+    case .customer: visit.customerId.map { "C\($0)" } ?? "Customer"
+    case .transaction: visit.transactionId.map { "T \($0)" } ?? "Transaction"
+    default: visit.screen.title
     }
 }
 

@@ -137,6 +137,20 @@ public struct TriageChange: Sendable, Equatable {
 }
 
 /// Where the dashboard is and what it shows: a value, changed only by ``reduce(_:_:)``.
+/// A screen left for another, with the customer or transaction it showed: going back shows that one again, not
+/// the one opened since.
+public struct Visit: Sendable, Equatable {
+    public var screen: ScreenID
+    public var customerId: Int64?
+    public var transactionId: String?
+
+    public init(screen: ScreenID, customerId: Int64? = nil, transactionId: String? = nil) {
+        self.screen = screen
+        self.customerId = customerId
+        self.transactionId = transactionId
+    }
+}
+
 public struct AppState: Sendable {
     // Session facts.
     public var width: Int
@@ -166,7 +180,8 @@ public struct AppState: Sendable {
 
     // Navigation.
     public var screen: ScreenID = .overview
-    public var history: [ScreenID] = []
+    /// The screens left for another, newest last (`q` and Esc go back through them).
+    public var history: [Visit] = []
     public var prompt: Prompt?
     public var showHelp = false
     public var message: StatusMessage?

@@ -53,8 +53,16 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return quit(&state)
     case .back:
         if let previous = state.history.popLast() {
-            state.screen = previous
+            state.screen = previous.screen
             state.search = nil
+            // The customer or transaction that screen showed, when another was opened since.
+            if let id = previous.customerId, id != state.customer?.records.id {
+                // (Not kept as a visit when it loads: it is where going back arrived.)
+                state.customer = nil
+                state.customerView = nil
+                return [.loadCustomer(id)]
+            }
+            if let id = previous.transactionId, id != state.transaction?.transactionId { return [.loadTransaction(id)] }
             return reloadEffects(state, keepSelection: true)
         }
         return quit(&state)

@@ -89,6 +89,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .customerLoaded(let detail):
         let sameCustomer = state.customer?.records.id == detail.records.id
+        // Another customer opened over the one shown (`:customer`): going back shows that one again.
+        if state.screen == .customer, !sameCustomer, let shown = state.customer?.records.id {
+            remember(&state, Visit(screen: .customer, customerId: shown))
+        }
         // A refresh of the same customer keeps each pane on the row it was on, found by what the row is (new
         // transactions and events arrive at the top or in the middle, and rows move).
         let kept = sameCustomer ? customerRowKeys(state) : nil
@@ -346,10 +350,19 @@ func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
     FlagQuery(status: state.flagStatus, productId: state.flagProduct, environment: state.environment, limit: limit)
 }
 
+/// Keeps a screen left for another in the history (the newest 50).
+private func remember(_ state: inout AppState, _ visit: Visit) {
+    state.history.append(visit)
+    if state.history.count > 50 { state.history.removeFirst() }
+}
+
 func go(_ state: inout AppState, to screen: ScreenID) {
     guard screen != state.screen else { return }
-    state.history.append(state.screen)
-    if state.history.count > 50 { state.history.removeFirst() }
+    remember(
+        &state,
+        Visit(
+            screen: state.screen, customerId: state.screen == .customer ? state.customer?.records.id : nil,
+            transactionId: state.screen == .transaction ? state.transaction?.transactionId : nil))
     state.screen = screen
     state.search = nil
 }
