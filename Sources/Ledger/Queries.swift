@@ -228,6 +228,15 @@ enum Queries {
         if let found = try c.scalar("SELECT customer_id FROM customer_ids WHERE value = ? LIMIT 1", [.text(id)])?.int {
             return try resolve(c, found)
         }
+        // An app account token is a UUID, the same in either case: Swift's `uuidString` is upper case, Apple's JSON
+        // lower case, and a person pastes whichever their logs hold.
+        if isUUID(id),
+            let found = try c.scalar(
+                "SELECT customer_id FROM customer_ids WHERE kind = \(IdentifierKind.appAccountToken.sql) AND value IN (?, ?) LIMIT 1",
+                [.text(id.lowercased()), .text(id.uppercased())])?.int
+        {
+            return try resolve(c, found)
+        }
         var original = try c.scalar("SELECT original_transaction_id FROM transactions WHERE transaction_id = ?", [.text(id)])
         if original == nil || original == .null {
             original = try c.scalar(
@@ -243,6 +252,15 @@ enum Queries {
             return try resolve(c, number)
         }
         return nil
+    }
+
+    /// Whether `text` is a UUID as text (8-4-4-4-12 hex digits).
+    static func isUUID(_ text: String) -> Bool {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 36 else { return false }
+        return utf8.enumerated().allSatisfy { index, byte in
+            [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : (byte < 128 && Character(Unicode.Scalar(byte)).isHexDigit)
+        }
     }
 
     /// `C42` -> 42.

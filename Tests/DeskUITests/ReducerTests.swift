@@ -98,6 +98,15 @@ struct ReducerTests {
         #expect(state.history == [Visit(screen: .overview)])
     }
 
+    @Test("the customer filter takes the quotes off a pasted id")
+    func customerFilterQuotes() {
+        var state = Fixture.state(screen: .customers)
+        _ = reduce(&state, .key(.char("/")))
+        for c in " \u{201C}150000000008003\u{201D} " { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.enter))
+        #expect(state.customerQuery.filter == "150000000008003")
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)

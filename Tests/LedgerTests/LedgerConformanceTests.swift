@@ -236,7 +236,7 @@ struct LedgerConformanceTests {
         let ledger = try await backend.ledger()
         let first = #"{"transactionId":"t1","originalTransactionId":"o1","webOrderLineItemId":"w1","appAccountToken":"tok-A","productId":"pro","purchaseDate":1000}"#
         let second = #"{"transactionId":"t2","originalTransactionId":"o2","appAccountToken":"tok-A","productId":"lite","purchaseDate":2000}"#
-        let other = #"{"transactionId":"t9","originalTransactionId":"o9","productId":"pro","purchaseDate":3000}"#
+        let other = #"{"transactionId":"t9","originalTransactionId":"o9","appAccountToken":"06d470ed-b18d-4a8c-9fd5-e3eed7b2311d","productId":"pro","purchaseDate":3000}"#
         try await importText(first + "\n" + other, path: "a.ndjson", into: ledger)
         let before = try await ledger.customerId(matching: "o1")
         let stranger = try await ledger.customerId(matching: "t9")
@@ -257,6 +257,11 @@ struct LedgerConformanceTests {
             #expect(try await ledger.customerId(matching: pasted) == nil, "\(pasted)")
         }
         #expect(try await ledger.customerId(pasted: "t9")?.matched == "t9")
+        // An app account token in upper case (Swift's uuidString) is the same token; other ids keep their case.
+        #expect(try await ledger.customerId(matching: "06D470ED-B18D-4A8C-9FD5-E3EED7B2311D") == stranger)
+        #expect(try await ledger.customerId(pasted: "\"06D470ED-B18D-4A8C-9FD5-E3EED7B2311D\"")?.customer == stranger)
+        #expect(try await ledger.customerId(matching: "TOK-A") == nil)
+        #expect(try await ledger.customerId(matching: "T9") == nil)
         #expect(try await ledger.customerId(pasted: "#,.") == nil)
         // The fewest characters taken off win: "(acct-9.)" is the customer of "acct-9.", not of "acct-9"; "#vip," is
         // "#vip"'s.

@@ -524,7 +524,10 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
     case .filter:
         switch state.screen {
         case .customers:
-            state.customerQuery.filter = text.isEmpty ? nil : text
+            // Quotes a message put around a pasted id are not part of it (ids hold none).
+            let quotes: Set<Character> = ["\"", "'", "`", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}"]
+            let id = String(text.drop { quotes.contains($0) }.reversed().drop { quotes.contains($0) }.reversed()).trimmingWhitespace()
+            state.customerQuery.filter = id.isEmpty ? nil : id
             state.customerList = ListPosition()
             return [.loadCustomers(pageQuery(state), append: false)]
         case .refunds:
