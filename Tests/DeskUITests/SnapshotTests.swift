@@ -180,6 +180,10 @@ struct SnapshotTests {
         let line = buffer.line(21).trimmingCharacters(in: .whitespaces)
         #expect(line.hasPrefix("…") && line.hasSuffix("/notifications-v2.ndjson#20 data.signedTransactionInfo"), "\(line)")
         #expect(DisplayWidth.of(line) == 78)
+        // Its row in the table keeps the end too: sources differ by record and place, not by directory.
+        let row = try #require((0..<buffer.height).map(buffer.line).first { $0.hasPrefix("source[0]") })
+        #expect(row.trimmingCharacters(in: .whitespaces).hasSuffix("#20 data.signedTransactionInfo"), "\(row)")
+        #expect(row.dropFirst(29).hasPrefix("…"), "\(row)")
     }
 
     @Test("the selected flag's detail shows whole on the last line at 80 columns, its instant as the screen's, its long V2 id after it")

@@ -503,7 +503,8 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let field = fields[row]
         if column == 0 { return TableCell(field.key, role: field.key.hasPrefix("legacy.") ? "ui.text.muted" : "ui.text") }
         let danger = field.key.hasPrefix("revocation")
-        return TableCell(field.value, role: danger ? "status.danger" : "ui.text")
+        // A source's path is alike from row to row: what tells them apart is the record and where in it.
+        return TableCell(field.value, role: danger ? "status.danger" : "ui.text", keepEnd: field.key.hasPrefix("source["))
     }
     // The selected field whole on the last line, as far as it fits. A source (`path#record location`) too long for
     // the line keeps its end: the file's name, the record and where in it.

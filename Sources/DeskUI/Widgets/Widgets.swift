@@ -31,10 +31,13 @@ public struct Column: Sendable {
 public struct TableCell: Sendable {
     public var text: String
     public var role: String?
+    /// Whether this cell, cut, keeps its end whatever its column does (a source's file and record).
+    public var keepEnd: Bool
 
-    public init(_ text: String, role: String? = nil) {
+    public init(_ text: String, role: String? = nil, keepEnd: Bool = false) {
         self.text = text
         self.role = role
+        self.keepEnd = keepEnd
     }
 }
 
@@ -132,7 +135,7 @@ public struct Painter {
                 if index == 0, marked(row) { style = theme.style("ui.mark") }
                 buffer.putFitted(
                     value.text, x: col, y: rowY, width: widths[index], style: style, alignRight: c.alignRight, ascii: glyphs == .ascii,
-                    keepEnd: c.keepEnd)
+                    keepEnd: c.keepEnd || value.keepEnd)
                 col += widths[index] + 1
             }
             if selected {
