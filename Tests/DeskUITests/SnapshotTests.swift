@@ -166,6 +166,44 @@ struct SnapshotTests {
         #expect(buffer.text.contains("1 source, 1 record"), "\(buffer.text)")
     }
 
+    @Test("the coverage strip shows a grace period as grace, also one since recovered from; a group not yet bought is blank, not a gap")
+    func coverageGrace() throws {
+        let first = Fixture.transaction("3001", product: "pro.monthly", purchased: -60, expires: -30, original: "3000")
+        let recovered = Fixture.transaction("3002", product: "pro.monthly", purchased: -20, expires: 10, original: "3000")
+        var storage = Fixture.transaction("4001", product: "storage.monthly", purchased: -10, expires: 20, original: "4000")
+        storage.subscriptionGroupIdentifier = "G2"
+        var failing = RenewalInfo()
+        failing.originalTransactionId = "3000"
+        failing.isInBillingRetryPeriod = true
+        failing.gracePeriodExpiresDate = Fixture.at(-14)
+        var fine = RenewalInfo()
+        fine.originalTransactionId = "3000"
+        fine.isInBillingRetryPeriod = false
+        let transactions = [first, recovered, storage]
+        let records = CustomerRecords(
+            id: 1, identifiers: [], transactions: transactions,
+            firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
+            renewalInfos: [(info: failing, seenAt: Fixture.at(-30)), (info: fine, seenAt: Fixture.at(-20))], notifications: [])
+        let catalog = Catalog()
+        func strips(at instant: Timestamp) throws -> [CoverageStrip] {
+            let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: instant, catalog: catalog)
+            let groups = coverageGroups(records, view: view, catalog: catalog)
+            // One cell a day from the first purchase (day -60).
+            let width = Int((instant.millisecondsSince1970 - Fixture.at(-60).millisecondsSince1970) / Fixture.day)
+            return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
+        }
+        let now = try strips(at: Fixture.now)
+        #expect(now.count == 2)
+        #expect(now[0].cells[0..<30].allSatisfy { $0 == .paid })
+        #expect(now[0].cells[30..<40].allSatisfy { $0 == .grace }, "\(now[0].cells[30..<40])")
+        #expect(now[0].cells[40...].allSatisfy { $0 == .paid })
+        #expect(now[1].cells[0..<50].allSatisfy { $0 == nil } && now[1].cells[50...].allSatisfy { $0 == .paid })
+        // Inside the grace period: what was known then (the recovery and the second group were not yet).
+        let then = try strips(at: Fixture.at(-25))
+        #expect(then.count == 1)
+        #expect(then[0].cells[30...].allSatisfy { $0 == .grace }, "\(then[0].cells[30...])")
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

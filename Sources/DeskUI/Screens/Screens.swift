@@ -279,7 +279,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if view.entitlements.isEmpty { _ = p.text("nothing bought", x: 1, y: y, role: "ui.text.muted") }
     // Names (entitlements', and the coverage strips' below, a group's id when no entitlement names it) take what
     // the longest needs (7 to 18 cells), so that the why has the rest of the line.
-    let groups = coverageGroups(records, view: view)
+    let groups = coverageGroups(records, view: view, catalog: state.catalog)
     let stripNames = groups.prefix(2).map(\.name)
     let nameWidth = min(18, max(7, (view.entitlements.map(\.name) + stripNames).map { DisplayWidth.of(Sanitize.text($0)) }.max() ?? 0))
     let column = nameWidth + 2
@@ -300,14 +300,16 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let coverage = coverageStrips(records, view: view, groups: groups, width: state.width - column - 2) {
         for strip in coverage.strips.prefix(2) {
             _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: nameWidth)
+            // (Blank before the group's first purchase: not a gap, nothing yet.)
             for (index, kind) in strip.cells.enumerated() {
+                guard let kind else { continue }
                 p.buffer.put(kind.glyph(p.glyphs), x: column + index, y: y, style: p.theme.style(kind.role))
             }
             y += 1
         }
         let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))"
         // The legend names what the strips shown hold.
-        let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells))
+        let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells).compactMap { $0 })
         let legend =
             "\(span)   "
             + CoverageKind.allCases.filter(shownKinds.contains).map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
@@ -413,7 +415,8 @@ enum CoverageKind: String, CaseIterable {
 
 struct CoverageStrip {
     var name: String
-    var cells: [CoverageKind]
+    /// nil before the group's first purchase.
+    var cells: [CoverageKind?]
 }
 
 /// The strips of a customer's subscription groups over one shared span, `width` slices each.
@@ -423,24 +426,27 @@ struct CoverageStrips {
     var strips: [CoverageStrip]
 }
 
-/// A customer's subscriptions by group, in the order first bought, each named by the entitlement one of its
-/// transactions decided (else the group's id).
+/// A customer's subscriptions by group as of the instant shown (bought by then), in the order first bought, each
+/// named by the entitlement one of its transactions decided, else the one the catalog gives its latest (else the
+/// group's id).
 struct CoverageGroup {
     var name: String
     var transactions: [Transaction]
 }
 
-func coverageGroups(_ records: CustomerRecords, view: CustomerView) -> [CoverageGroup] {
+func coverageGroups(_ records: CustomerRecords, view: CustomerView, catalog: Catalog) -> [CoverageGroup] {
     var groups: [String: [Transaction]] = [:]
     var order: [String] = []
-    for t in records.transactions where t.expiresDate != nil {
+    let instant = view.instant.millisecondsSince1970
+    for t in records.transactions where t.expiresDate != nil && (t.purchaseDate?.millisecondsSince1970 ?? .max) <= instant {
         let key = t.subscriptionGroupIdentifier ?? t.productId ?? "?"
         if groups[key] == nil { order.append(key) }
         groups[key, default: []].append(t)
     }
     return order.map { key in
         let transactions = groups[key] ?? []
-        let name = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name ?? key
+        let decided = view.entitlements.first { e in transactions.contains { $0.transactionId == e.transactionId } }?.name
+        let name = decided ?? transactions.reversed().lazy.compactMap(catalog.entitlement(of:)).first ?? key
         return CoverageGroup(name: name, transactions: transactions)
     }
 }
@@ -453,19 +459,31 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
     guard width > 4, !subscriptions.isEmpty else { return nil }
     let instant = view.instant.millisecondsSince1970
     guard let start = subscriptions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < instant else { return nil }
-    let graceEnds = records.renewalInfos.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
+    let graceEnds = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }
+        .compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
     let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds).max() ?? start
     let day: Int64 = 86_400_000
     let margin = max(clampedDifference(lastCovered, start) / 4, 7 * day)
     let pastLast = clampedSum(lastCovered, margin)
     let end = lastCovered < instant && pastLast < instant ? pastLast : instant
     let slice = max(1, clampedDifference(end, start) / Int64(width))
+    // Apple's longest grace period: a grace end further than this past an expiry is not that expiry's.
+    let longestGrace: Int64 = 28 * day
     let strips = groups.map { group in
         let transactions = group.transactions
-        let renewal = records.renewalInfos.last { info in transactions.contains { $0.originalTransactionId == info.info.originalTransactionId } }?.info
-        let lastExpiry = transactions.compactMap(\.expiresDate).max()?.millisecondsSince1970 ?? start
-        let cells: [CoverageKind] = (0..<width).map { index in
+        // The group's renewal infos as the ledger knew them at the instant: the last says whether billing is being
+        // retried; each one's grace end marks the grace period that followed an expiry, also one since recovered.
+        let renewals = records.renewalInfos.filter { seen in
+            seen.seenAt.millisecondsSince1970 <= instant && transactions.contains { $0.originalTransactionId == seen.info.originalTransactionId }
+        }
+        let renewal = renewals.last?.info
+        let groupGraceEnds = renewals.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
+        let expiries = transactions.compactMap(\.expiresDate?.millisecondsSince1970).sorted()
+        let lastExpiry = expiries.last ?? start
+        let firstPurchase = transactions.compactMap(\.purchaseDate?.millisecondsSince1970).min() ?? start
+        let cells: [CoverageKind?] = (0..<width).map { index in
             let t = start + slice * Int64(index) + slice / 2
+            if t < firstPurchase { return nil }
             let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
             // A refund standing at this point of the strip (not a family revoke, not one Apple reversed).
             if covering.contains(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t && view.revocations[$0.transactionId]??.isRefund == true }) {
@@ -474,10 +492,12 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             if let paid = covering.first {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
-            if t >= lastExpiry, let renewal {
-                if let grace = renewal.gracePeriodExpiresDate?.millisecondsSince1970, t < grace { return .grace }
-                if renewal.isInBillingRetryPeriod == true { return .retry }
+            if let expired = expiries.last(where: { $0 <= t }),
+                groupGraceEnds.contains(where: { t < $0 && $0 - expired <= longestGrace })
+            {
+                return .grace
             }
+            if t >= lastExpiry, renewal?.isInBillingRetryPeriod == true { return .retry }
             return .gap
         }
         return CoverageStrip(name: group.name, cells: cells)
