@@ -134,12 +134,20 @@ public struct NotificationFact: Sendable {
     public var transactionId: String?
     public var productId: String?
     public var customerId: Int64?
-    public init(notification: Notification, seenAt: Timestamp, transactionId: String?, productId: String?, customerId: Int64?) {
+    /// The price of the transaction it is about, when the ledger holds it: what a refund would cost.
+    public var price: Int64?
+    public var currency: String?
+    public init(
+        notification: Notification, seenAt: Timestamp, transactionId: String?, productId: String?, customerId: Int64?,
+        price: Int64? = nil, currency: String? = nil
+    ) {
         self.notification = notification
         self.seenAt = seenAt
         self.transactionId = transactionId
         self.productId = productId
         self.customerId = customerId
+        self.price = price
+        self.currency = currency
     }
 }
 
@@ -350,11 +358,11 @@ public struct FlagEvaluation: Sendable {
                 let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
                 if deadline > now { outcomes.pendingConsumptionRequests += 1 }
                 raise("consumption-request", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
-                      amount: nil, currency: nil, environment: n.environment, "refund requested; \(state)")
+                      amount: fact.price, currency: fact.currency, environment: n.environment, "refund requested; \(state)")
             case .refundReversed:
                 outcomes.reversed += 1
                 raise("refund-reversed", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
-                      amount: nil, currency: nil, environment: n.environment, "Apple reversed a refund; access reinstated")
+                      amount: fact.price, currency: fact.currency, environment: n.environment, "Apple reversed a refund; access reinstated")
             case .refundDeclined:
                 outcomes.declined += 1
             default: continue

@@ -38,7 +38,7 @@ extension SQLLedger {
         try await database.read { c in
             try c.query(
                 """
-                SELECT n.canonical, n.seen_at, n.transaction_id, t.product_id, COALESCE(cu.merged_into, ci.customer_id)
+                SELECT n.canonical, n.seen_at, n.transaction_id, t.product_id, COALESCE(cu.merged_into, ci.customer_id), t.price, t.currency
                 FROM notifications n
                 LEFT JOIN transactions t ON t.transaction_id = n.transaction_id
                 LEFT JOIN customer_ids ci ON ci.value = n.original_transaction_id AND ci.kind = \(IdentifierKind.originalTransactionId.sql)
@@ -49,7 +49,7 @@ extension SQLLedger {
                 NotificationFact(
                     notification: try CanonicalJSON.notification(row[0].text ?? ""),
                     seenAt: Timestamp(millisecondsSince1970: row[1].int ?? 0), transactionId: row[2].text, productId: row[3].text,
-                    customerId: row[4].int)
+                    customerId: row[4].int, price: row[5].int, currency: row[6].text)
             }
         }
     }

@@ -231,18 +231,19 @@ public final class SQLLedger: Sendable {
                 var severity: String?
                 var detail: String?
                 var amount: Int64?
+                var currency: String?
                 var environment: String?
             }
             var known: [String: Stored] = [:]
             for chunk in chunks(Array(Set(flags.map(\.id)))) {
                 for row in try c.query(
-                    "SELECT id, customer_id, status, severity, detail, amount, environment FROM flags WHERE id IN (\(placeholders(chunk.count)))",
+                    "SELECT id, customer_id, status, severity, detail, amount, environment, currency FROM flags WHERE id IN (\(placeholders(chunk.count)))",
                     chunk.map(SQLValue.text))
                 {
                     guard let id = row[0].text else { continue }
                     known[id] = Stored(
                         customer: row[1].int, open: try row[2].decode(FlagStatus.self, column: "flags.status") == .open,
-                        severity: row[3].text, detail: row[4].text, amount: row[5].int, environment: row[6].text)
+                        severity: row[3].text, detail: row[4].text, amount: row[5].int, currency: row[7].text, environment: row[6].text)
                 }
             }
             var opened = 0
@@ -253,7 +254,7 @@ public final class SQLLedger: Sendable {
                 if let before = known[flag.id] {
                     let unchanged =
                         before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
-                        && before.amount == flag.amount && before.environment == flag.environment?.rawValue
+                        && before.amount == flag.amount && before.currency == flag.currency && before.environment == flag.environment?.rawValue
                     if unchanged { continue }
                     updated += 1
                     if before.open && before.customer != flag.customerId {
@@ -262,15 +263,15 @@ public final class SQLLedger: Sendable {
                     }
                     try c.executeDeferred(
                         """
-                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ?, environment = ? WHERE id = ?
+                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ?, currency = ?, environment = ? WHERE id = ?
                         """,
                         [
-                            .text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount),
+                            .text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount), .of(flag.currency),
                             .of(flag.environment?.rawValue), .text(flag.id),
                         ])
                     known[flag.id] = Stored(
                         customer: flag.customerId, open: before.open, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
-                        environment: flag.environment?.rawValue)
+                        currency: flag.currency, environment: flag.environment?.rawValue)
                 } else {
                     opened += 1
                     if let customer = flag.customerId { recount.insert(customer) }

@@ -260,6 +260,16 @@ struct EntitlementRulesTests {
             refunds: [], notifications: [NotificationFact(notification: request, seenAt: B.at(39), transactionId: "e3", productId: "pro.monthly", customerId: 3)],
             now: B.at(40))
         #expect(fromNotification.map(\.rule) == ["consumption-request"] && fromNotification.first?.environment == .sandbox)
+        // With the price of the transaction it is about: the amount at stake, as a refund's flags carry it.
+        let priced = FlagRules().evaluate(
+            refunds: [],
+            notifications: [
+                NotificationFact(
+                    notification: request, seenAt: B.at(39), transactionId: "e3", productId: "pro.monthly", customerId: 3, price: 9990,
+                    currency: "USD")
+            ],
+            now: B.at(40))
+        #expect(priced.first?.amount == 9990 && priced.first?.currency == "USD")
     }
 
     @Test("rules files override parameters, severities and switch rules off")

@@ -238,6 +238,10 @@ extension LedgerConformanceTests {
         changed.detail = "d, and more"
         try await ledger.saveFlags([changed], now: testNow)
         try await expectChange("a flag's detail changed")
+        changed.currency = "EUR"
+        try await ledger.saveFlags([changed], now: testNow)
+        try await expectChange("a flag's currency changed")
+        #expect(try await watcher.flags(FlagQuery(limit: 10)).first { $0.id == flag.id }?.currency == "EUR")
         _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
         try await expectChange("triage")
         try await ledger.noteCustomer(1, operatorName: "ana", note: "called", now: testNow)

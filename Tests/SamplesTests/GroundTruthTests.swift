@@ -153,6 +153,9 @@ struct GroundTruthTests {
         #expect(flags.contains { $0.rule == "refund-reversed" })
         let pending = flags.filter { $0.rule == "consumption-request" && $0.at.adding(milliseconds: 12 * 3_600_000) > now }
         #expect(pending.count == 1)
+        // A consumption request and a reversal carry the price of the transaction they are about (the ledger holds it).
+        #expect(pending.allSatisfy { $0.amount != nil && $0.currency != nil }, "\(pending)")
+        #expect(flags.filter { $0.rule == "refund-reversed" }.allSatisfy { $0.amount != nil && $0.currency != nil })
         let upgraded = try #require(try await ledger.customerId(matching: ids[SampleStory.upgradedMidMonth.rawValue]!))
         let timeline = try await ledger.customerRecords(upgraded).history.timeline(upTo: now, catalog: catalog)
         #expect(timeline.contains { $0.kind == .upgraded })
