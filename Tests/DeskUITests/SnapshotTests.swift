@@ -204,6 +204,28 @@ struct SnapshotTests {
         #expect(then[0].cells[30...].allSatisfy { $0 == .grace }, "\(then[0].cells[30...])")
     }
 
+    @Test("the overview shorter than 24 rows keeps the pending consumption request, the count past deadline and the import health")
+    func shortOverview() throws {
+        for (width, height) in [(80, 20), (80, 22), (60, 16)] {
+            var state = Fixture.state(width: width, height: height, screen: .overview)
+            var missed = Fixture.flags[2]
+            missed.id = "consumption-request:78"
+            missed.at = Fixture.at(-2)
+            state.overview?.consumptionRequests.append(missed)
+            state.overview?.flagCounts += [
+                FlagCount(severity: .critical, status: .open, count: 1), FlagCount(severity: .info, status: .open, count: 4),
+            ]
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            let text = buffer.text
+            #expect(text.contains("11h left  C7"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains("1 open past deadline"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains("critical 1"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains("12 sources"), "\(width)x\(height):\n\(text)")
+            if height >= 20 { #expect(text.contains("3 rejected (6 shows them)"), "\(width)x\(height):\n\(text)") }
+        }
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

@@ -48,9 +48,12 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
     let lastLabel = "today " + Format.day(state.instant)
     _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
-    y += 2
+    // Shorter than 24 rows: no blank line here, so the panes below keep their rows.
+    y += body.height < 21 ? 1 : 2
     let half = state.width / 2
-    let listHeight = max(1, body.y + body.height - y - 5)
+    // The lists take what the panes below leave: their titles, the spike's detail line and three rows (a pending
+    // consumption request and the count past deadline; the import health's three lines).
+    let listHeight = max(1, body.y + body.height - y - 6)
     p.section("Spike alarms", x: 0, y: y, width: half - 1, focused: state.overviewPane == 0)
     p.section("Open flags by severity", x: half, y: y, width: state.width - half, focused: state.overviewPane == 1)
     y += 1
@@ -71,8 +74,11 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let open = { (severity: Severity) in
         data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count }
     }
-    let severities = ([.critical, .high, .medium, .low, .info] as [Severity]).map { ($0, open($0)) }
+    let listed = ([.critical, .high, .medium, .low, .info] as [Severity]).map { ($0, open($0)) }
         .filter { $0.1 > 0 || [.high, .medium, .low].contains($0.0) }
+    // As many as the lists' rows hold: the most severe with open flags first, a zero line before none of them.
+    let kept = Set((listed.filter { $0.1 > 0 } + listed.filter { $0.1 == 0 }).prefix(listHeight).map(\.0))
+    let severities = listed.filter { kept.contains($0.0) }
     let barRoom = max(0, state.width - half - 19)
     let largest = severities.map(\.1).max() ?? 0
     for (index, (severity, count)) in severities.enumerated() {
