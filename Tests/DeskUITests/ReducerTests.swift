@@ -20,6 +20,7 @@ struct ReducerTests {
         (.char(":"), .overview, .commandLine),
         (.char("?"), .refunds, .help),
         (.char("t"), .customer, .timeTravel),
+        (.char("t"), .refunds, .timeTravel),
         (.char("a"), .refunds, .acknowledge),
         (.char("r"), .refunds, .resolve),
         (.char("u"), .refunds, .undo),

@@ -226,6 +226,16 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the flag queue as of an instant before a flag was raised: no age, no deadline (not a negative age)")
+    func queueBeforeFlag() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .refunds)
+        state.asOf = Fixture.at(-1)
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let row = try #require((0..<buffer.height).map(buffer.line).first { $0.contains("consumption-req") })
+        #expect(!row.contains("-1h") && row.trimmingCharacters(in: .whitespaces).hasSuffix("EUR    -"), "\(row)")
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

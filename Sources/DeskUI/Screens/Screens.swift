@@ -618,9 +618,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 5: return TableCell(environmentLabel(f.environment), role: f.environment == .production ? "ui.text" : "status.warn")
         case 6: return TableCell(f.productId ?? "-")
         case 7: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
-        case 8: return TableCell(Format.span(clampedDifference(instant, f.at.millisecondsSince1970)), role: "ui.text.muted")
+        // (As of an instant before the flag was raised: it had no age, and no deadline ran.)
+        case 8:
+            let age = clampedDifference(instant, f.at.millisecondsSince1970)
+            return TableCell(age < 0 ? "-" : Format.span(age), role: "ui.text.muted")
         default:
-            guard f.rule == "consumption-request", f.status == .open else { return TableCell("") }
+            guard f.rule == "consumption-request", f.status == .open, f.at.millisecondsSince1970 <= instant else { return TableCell("") }
             let left = clampedDifference(clampedSum(f.at.millisecondsSince1970, 12 * 3_600_000), instant)
             return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
         }
