@@ -178,7 +178,7 @@ public final class Runtime {
                 return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
             case .parseInstant(let text):
                 guard let instant = handlers.parseInstant(text) else {
-                    return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01T12:00Z, or now)", kind: .error))]
+                    return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)", kind: .error))]
                 }
                 return [.instantParsed(instant)]
             case .copy(let text):

@@ -1,0 +1,25 @@
+import ReceiptDecoding
+import ReceiptModel
+import Testing
+
+/// Instants as people type them: `--at`, the dashboard's `t` and `:at`.
+@Suite("instants typed by people")
+struct InstantParserTests {
+    static let noon = Timestamp(millisecondsSince1970: 1_740_830_400_000)  // 2025-03-01T12:00:00Z
+
+    @Test(
+        "milliseconds, a date, RFC 3339, and an instant as the dashboard shows one (UTC)",
+        arguments: [
+            ("1740830400000", noon), ("2025-03-01", Timestamp(millisecondsSince1970: 1_740_787_200_000)),
+            ("2025-03-01T12:00:00Z", noon), ("2025-03-01T13:00:00+01:00", noon), ("2025-03-01 12:00", noon),
+            ("2025-03-01T12:00", noon), ("2025-03-01 12:00:05", noon.adding(milliseconds: 5_000)),
+        ])
+    func accepted(text: String, instant: Timestamp) {
+        #expect(InstantParser.parse(text) == instant, "\(text)")
+    }
+
+    @Test("what is not an instant", arguments: ["", "yesterday", "2025-03-01 12", "2025-03-01 12:00 PST", "2025-13-01 12:00", "2025/03/01 12:00"])
+    func refused(text: String) {
+        #expect(InstantParser.parse(text) == nil, "\(text)")
+    }
+}
