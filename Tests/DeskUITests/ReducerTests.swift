@@ -108,6 +108,20 @@ struct ReducerTests {
         #expect(state.customerQuery.filter == "150000000008003")
     }
 
+    @Test("a : command cut to a start no other shares runs; one several share says which they are")
+    func commandPrefixes() {
+        var state = Fixture.state(screen: .overview)
+        _ = runCommandLine(&state, "ref")
+        #expect(state.screen == .refunds)
+        _ = runCommandLine(&state, "imp")
+        #expect(state.screen == .imports)
+        _ = runCommandLine(&state, "cu")
+        #expect(state.screen == .imports && state.message?.text == ":cu could be :customer or :customers")
+        _ = runCommandLine(&state, "nosuch")
+        #expect(state.message?.text.hasPrefix("unknown command :nosuch") == true)
+        #expect(runCommandLine(&state, "c") == [], ":c alone is :customer without an id")
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)

@@ -77,7 +77,7 @@ struct DashboardEndToEndTests {
         // Pasted as a message had it: found, and the status line says by which id.
         try tmux.type(":customer #5002,")
         try tmux.keys("Enter")
-        tmux.waitFor(text: "found by 5002: no id is \"#5002,\" as pasted")
+        tmux.waitFor(text: "found by 5002 (pasted as #5002,)")
         try tmux.keys("Escape")
         tmux.waitFor("back from C1") { !$0.contains("› C1") }
         try tmux.type(":customer nobody")

@@ -147,7 +147,7 @@ public final class Runtime {
                 let loaded = Action.customerLoaded(try await handlers.customer(found.customer))
                 // Found with the punctuation around the pasted id taken off: say by which id.
                 guard found.matched != text else { return [loaded] }
-                return [loaded, .message(StatusMessage("found by \(found.matched): no id is \"\(text)\" as pasted"))]
+                return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
             case .loadCustomer(let id):
                 return [.customerLoaded(try await handlers.customer(id))]
             case .loadTransaction(let id):

@@ -558,8 +558,18 @@ public let commandLineCommands: [(name: String, help: String)] = [
 
 func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
     let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-    guard let name = parts.first else { return [] }
+    guard var name = parts.first else { return [] }
     let argument = parts.count > 1 ? parts[1].trimmingWhitespace() : ""
+    // A command may be cut to the start no other shares (`:ref`, `:imp`).
+    let names = commandLineCommands.map(\.name)
+    if !(names + ["quit", "q!", "c", "flags"]).contains(name) {
+        let starting = names.filter { $0.hasPrefix(name) }
+        if starting.count == 1 { name = starting[0] }
+        if starting.count > 1 {
+            state.message = StatusMessage(":\(name) could be " + starting.map { ":" + $0 }.joined(separator: " or "), kind: .error)
+            return []
+        }
+    }
     switch name {
     case "q", "quit", "q!": return quit(&state)
     case "customer", "c":
