@@ -122,6 +122,31 @@ struct ReducerTests {
         #expect(runCommandLine(&state, "c") == [], ":c alone is :customer without an id")
     }
 
+    @Test("Enter on a flag opens its customer at what it is about; on a spike, its product's flags; on a source, says why nothing")
+    func enterOnFlagsAndSources() throws {
+        var state = Fixture.state(screen: .refunds)
+        let detail = try #require(state.customer)
+        state.customer = nil
+        state.customerView = nil
+        #expect(reduce(&state, .key(.enter)) == [.loadCustomer(42)])
+        _ = reduce(&state, .customerLoaded(detail))
+        let timeline = try #require(state.customerView?.timeline)
+        let selected = try #require(timeline[safe: state.customerPositions[1].selected])
+        #expect(selected.transactionId == "2004" && selected.kind == .refunded, "\(selected)")
+        #expect(state.customerPositions[1].selected < timeline.count - 1, "not simply the newest event")
+
+        var queue = Fixture.state(screen: .refunds)
+        let spike = try #require(Fixture.overview.spikes.first)
+        _ = reduce(&queue, .flagsLoaded([spike], next: nil, append: false))
+        let effects = reduce(&queue, .key(.enter))
+        #expect(queue.flagProduct == "pro.monthly" && queue.screen == .refunds)
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, productId: "pro.monthly", limit: 200), append: false)])
+
+        var imports = Fixture.state(screen: .imports)
+        #expect(reduce(&imports, .key(.enter)).isEmpty)
+        #expect(imports.message?.text.hasPrefix("a source opens nothing more") == true)
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)

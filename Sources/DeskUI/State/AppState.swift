@@ -182,6 +182,8 @@ public struct AppState: Sendable {
     public var screen: ScreenID = .overview
     /// The screens left for another, newest last (`q` and Esc go back through them).
     public var history: [Visit] = []
+    /// The transaction the next customer opened should show selected in the timeline (a flag's).
+    public var focusTransaction: String?
     public var prompt: Prompt?
     public var showHelp = false
     public var message: StatusMessage?

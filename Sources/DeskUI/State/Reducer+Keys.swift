@@ -337,10 +337,28 @@ private func open(_ state: inout AppState) -> [Effect] {
             return [.loadTransaction(id)]
         }
     case .refunds:
-        guard let flag = visibleFlags(state)[safe: state.flagList.selected], let customer = flag.customerId else { return [] }
-        return [.loadCustomer(customer)]
+        guard let flag = visibleFlags(state)[safe: state.flagList.selected] else { return [] }
+        if let customer = flag.customerId {
+            // The customer's timeline opens on what the flag is about (the refund, the request), not their newest event.
+            state.focusTransaction = flag.transactionId
+            return [.loadCustomer(customer)]
+        }
+        // A spike is about a product: its product's flags, as Enter on the overview's spike gives.
+        guard let product = flag.productId, state.flagProduct != product else {
+            state.message = StatusMessage("\(flag.rule) is about no one customer: nothing to open", kind: .error)
+            return []
+        }
+        scopeFlagQueue(&state, to: product, fromStart: true)
+        state.flagFilter = nil
+        state.flagStatus = .open
+        state.message = StatusMessage("the flags of \(product), whose refunds spiked on \(Format.day(flag.at)); 5 shows the whole queue")
+        return reloadEffects(state, keepSelection: false)
     case .imports:
-        guard state.importsPane == 1, let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
+        guard state.importsPane == 1 else {
+            state.message = StatusMessage("a source opens nothing more: its rejected records are below (Tab), Enter shows their bytes")
+            return []
+        }
+        guard let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
         return [.loadRaw(record.id)]
     case .overview where state.overviewPane == 2:
         // Enter on a pending consumption request opens its customer: the answer is due within hours.

@@ -105,10 +105,13 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if !sameCustomer {
             state.customerPositions = [ListPosition(), ListPosition(), ListPosition()]
             state.customerPane = 1
-            // Start the timeline at its newest events.
-            let count = state.customerView?.timeline.count ?? 0
-            state.customerPositions[1].move(by: count, count: count, visible: customerPaneRows(state))
+            // Start the timeline at its newest events, or at the latest event of the transaction a flag opened it for.
+            let timeline = state.customerView?.timeline ?? []
+            let focus = state.focusTransaction.flatMap { id in timeline.lastIndex { $0.transactionId == id } }
+            state.customerPositions[1].selected = focus ?? timeline.count
+            state.customerPositions[1].move(by: 0, count: timeline.count, visible: customerPaneRows(state))
         }
+        state.focusTransaction = nil
         if state.screen != .customer { go(&state, to: .customer) }
         return []
     case .customerNotFound(let query):
