@@ -147,6 +147,17 @@ struct ReducerTests {
         #expect(imports.message?.text.hasPrefix("a source opens nothing more") == true)
     }
 
+    @Test("a screen's key goes back to it when the trail holds it, so q does not walk through every screen visited")
+    func screenKeysTrail() {
+        var state = Fixture.state(screen: .overview)
+        for key in ["2", "5", "6", "5", "6", "2"] { _ = reduce(&state, .key(.char(Character(key)))) }
+        #expect(state.screen == .customers && state.history == [Visit(screen: .overview)])
+        _ = reduce(&state, .key(.char("5")))
+        _ = reduce(&state, .key(.char("1")))
+        #expect(state.screen == .overview && state.history.isEmpty)
+        #expect(reduce(&state, .key(.char("q"))) == [.quit])
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)

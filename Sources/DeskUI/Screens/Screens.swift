@@ -35,9 +35,11 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(tile.0, x: x, y: y + 1, role: "ui.text.muted", width: tileWidth - 1)
     }
     y += 3
-    p.section("Refunds per day (UTC), last 90 days", x: 0, y: y, width: state.width)
-    y += 1
+    // The days the sparkline has room for (90 from 104 columns).
     let sparkWidth = min(90, state.width - 14)
+    let days = min(sparkWidth, data.refunds90.counts.count)
+    p.section("Refunds per day (UTC), last \(days) days", x: 0, y: y, width: state.width)
+    y += 1
     let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, role: "status.warn")
     _ = p.text("max \(maximum)/day", x: sparkWidth + 2, y: y, role: "ui.text.muted")
     y += 1
@@ -590,7 +592,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     var columns = [
-        Column(" ", 1), Column("sev", 6), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
+        Column(" ", 1), Column("sev", 8), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
         Column("env", 4),
         Column("product", 8, flex: true), Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
     ]

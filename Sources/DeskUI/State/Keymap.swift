@@ -79,9 +79,9 @@ public struct Keymap: Sendable {
         KeyBinding([.char("4")], .screen(.transaction), "transaction"),
         KeyBinding([.char("5")], .screen(.refunds), "refunds"),
         KeyBinding([.char("6")], .screen(.imports), "imports"),
-        KeyBinding([.char("t")], .timeTravel, "as of another instant (time travel)", on: [.customer, .overview, .customers], footer: true),
+        KeyBinding([.char("t")], .timeTravel, "time travel: as of when", on: [.customer, .overview, .customers], footer: true),
         // (The queue's ages and deadlines are as of the instant too; its footer has no room for the hint.)
-        KeyBinding([.char("t")], .timeTravel, "as of another instant (time travel)", on: [.refunds]),
+        KeyBinding([.char("t")], .timeTravel, "time travel: as of when", on: [.refunds]),
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", on: [.customers, .customer, .transaction, .refunds], footer: true),
         KeyBinding([.char("a")], .acknowledge, "acknowledge flag(s)", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("r")], .resolve, "resolve, with a note", on: [.refunds, .customer], footer: true, writes: true),

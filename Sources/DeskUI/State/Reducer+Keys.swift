@@ -242,7 +242,15 @@ func switchScreen(_ state: inout AppState, to screen: ScreenID) -> [Effect] {
         state.message = StatusMessage("no transaction open yet: Enter on a transaction of a customer", kind: .error)
         return []
     default:
-        go(&state, to: screen)
+        // A screen chosen by its key or command that the trail holds already is gone back to, not stacked again: the
+        // trail stays the way there (the overview is its start), so q never walks back through every screen visited.
+        if screen != state.screen, let index = state.history.lastIndex(where: { $0.screen == screen }) {
+            state.history.removeSubrange(index...)
+            state.screen = screen
+            state.search = nil
+        } else {
+            go(&state, to: screen)
+        }
         return reloadEffects(state, keepSelection: true)
     }
 }
