@@ -236,6 +236,22 @@ struct SnapshotTests {
         #expect(!row.contains("-1h") && row.trimmingCharacters(in: .whitespaces).hasSuffix("EUR    -"), "\(row)")
     }
 
+    @Test("the customer's net says what it leaves out: transactions without a price, or that no price is known")
+    func netSaysWhatIsMissing() throws {
+        func header(_ transactions: (inout [Transaction]) -> Void) throws -> String {
+            var state = Fixture.state(width: 120, height: 40, screen: .customer)
+            var detail = try #require(state.customer)
+            transactions(&detail.records.transactions)
+            state.customer = nil
+            _ = reduce(&state, .customerLoaded(detail))
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            return try #require((0..<buffer.height).map(buffer.line).first { $0.contains(" net ") })
+        }
+        #expect(try header { $0[1].price = nil }.contains("net 29.97 USD + 1 unpriced"))
+        #expect(try header { for i in $0.indices { $0[i].price = nil } }.contains("net unknown (no prices in the data)"))
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

@@ -245,7 +245,13 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let facts = view.facts
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
-    let figures = "\(facts.transactionCount) tx\(facts.transactionCount == 1 ? "" : "s")  \(facts.refundCount) refunded  net \(spend.isEmpty ? "unknown" : spend)"
+    // Transactions the data gives no price (verifyReceipt's do not carry one) are not in the net: said, not hidden.
+    let unpriced = records.transactions.filter { $0.price == nil && ($0.purchaseDate ?? view.instant) <= view.instant }.count
+    let net =
+        spend.isEmpty
+        ? (facts.unrepresentableCurrencies.isEmpty ? "unknown (no prices in the data)" : "too large to sum")
+        : spend + (unpriced > 0 ? " + \(unpriced) unpriced" : "")
+    let figures = "\(facts.transactionCount) tx\(facts.transactionCount == 1 ? "" : "s")  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
     let lines = [
