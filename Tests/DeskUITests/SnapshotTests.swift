@@ -252,6 +252,20 @@ struct SnapshotTests {
         #expect(try header { for i in $0.indices { $0[i].price = nil } }.contains("net unknown (no prices in the data)"))
     }
 
+    @Test("a source whose counts do not add up to what was read says so in its sum column")
+    func sourceSum() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .imports)
+        state.sources.append(
+            SourceSummary(
+                id: 2, path: "exports/2025-03.ndjson", sha256: "cd", size: 10, startedAt: Fixture.at(-1), completedAt: Fixture.at(-1),
+                counts: ImportCounts(read: 10, imported: 8, duplicate: 1, rejected: 0)))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let lines = (0..<buffer.height).map(buffer.line)
+        #expect(try #require(lines.first { $0.hasPrefix("exports/2025-02") }).trimmingCharacters(in: .whitespaces).hasSuffix(" ok"))
+        #expect(try #require(lines.first { $0.hasPrefix("exports/2025-03") }).trimmingCharacters(in: .whitespaces).hasSuffix(" bad"))
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

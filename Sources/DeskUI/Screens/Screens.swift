@@ -665,7 +665,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     } else {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
-            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("ok", 3)],
+            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]
@@ -677,8 +677,9 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 4: return TableCell(Format.count(s.counts.duplicate), role: "ui.text.muted")
             case 5: return TableCell(Format.count(s.counts.rejected), role: s.counts.rejected > 0 ? "status.warn" : "ui.text.muted")
             default:
+                // Whether read = new + dup + rej: every record of the source accounted for.
                 let ok = s.completedAt == nil || s.counts.reconciles
-                return TableCell(ok ? "=" : "!", role: ok ? "status.ok" : "status.danger")
+                return TableCell(ok ? "ok" : "bad", role: ok ? "status.ok" : "status.danger")
             }
         }
     }
