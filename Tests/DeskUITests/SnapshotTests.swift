@@ -266,6 +266,17 @@ struct SnapshotTests {
         #expect(try #require(lines.first { $0.hasPrefix("exports/2025-03") }).trimmingCharacters(in: .whitespaces).hasSuffix(" bad"))
     }
 
+    @Test("the overview under time travel says which figures moved to the instant and which are the ledger's now")
+    func overviewAsOf() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .overview)
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(4).trimmingCharacters(in: .whitespaces).isEmpty)
+        state.asOf = Fixture.at(-30)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(4).hasPrefix(" refunds as of 2025-01-30; counts and flags are the ledger's now"), "\(buffer.line(4))")
+    }
+
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .transaction)

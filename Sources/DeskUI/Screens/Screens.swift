@@ -34,6 +34,12 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(tile.1, x: x, y: y, role: tile.2, width: tileWidth - 1)
         _ = p.text(tile.0, x: x, y: y + 1, role: "ui.text.muted", width: tileWidth - 1)
     }
+    // Under time travel the refunds move to the instant; the counts and the flags are the ledger's now.
+    if let asOf = state.asOf {
+        _ = p.text(
+            "refunds as of \(Format.day(asOf)); counts and flags are the ledger's now", x: 1, y: y + 2, role: "status.warn",
+            width: state.width - 2)
+    }
     y += 3
     // The days the sparkline has room for (90 from 104 columns).
     let sparkWidth = min(90, state.width - 14)
