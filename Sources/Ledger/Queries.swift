@@ -118,23 +118,10 @@ extension SQLLedger: LedgerReading {
 
     public func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry] {
         try await database.read { c in
-            var sql = "SELECT flag_id, customer_id, at, operator, action, note, from_status, to_status FROM triage_log WHERE "
-            var arguments: [SQLValue] = []
-            if let flagId {
-                sql += "flag_id = ?"
-                arguments.append(.text(flagId))
-            } else if let customerId {
-                // A customer's notes, and the triage of their flags (whose entries name the flag alone).
-                sql += """
-                    customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?)
-                    OR flag_id IN (SELECT id FROM flags WHERE customer_id IN (SELECT id FROM customers WHERE id = ? OR merged_into = ?))
-                    """
-                arguments += [.int(customerId), .int(customerId), .int(customerId), .int(customerId)]
-            } else {
-                sql += "1 = 1"
-            }
-            return try c.query(sql + " ORDER BY id", arguments).map { row in
-                TriageEntry(
+            let (sql, arguments) = Queries.triageLogSQL(flagId: flagId, customerId: customerId)
+            return try c.query(sql, arguments).map { row in
+                let row = Array(row.dropFirst())
+                return TriageEntry(
                     flagId: row[0].text, customerId: row[1].int, at: Timestamp(millisecondsSince1970: row[2].int ?? 0),
                     operatorName: row[3].text ?? "", action: try row[4].decode(TriageAction.self, column: "triage_log.action"),
                     note: row[5].text, fromStatus: try row[6].decodeIfPresent(FlagStatus.self, column: "triage_log.from_status"),
@@ -196,6 +183,25 @@ enum Queries {
     /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
     /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
     /// the caller to show when it is not what was pasted.
+    /// The triage log of a flag, of a customer, or all of it, oldest first; each row starts with the entry's id.
+    static func triageLogSQL(flagId: String?, customerId: Int64?) -> (sql: String, arguments: [SQLValue]) {
+        let columns = "id, flag_id, customer_id, at, operator, action, note, from_status, to_status"
+        if let flagId {
+            return ("SELECT \(columns) FROM triage_log WHERE flag_id = ? ORDER BY id", [.text(flagId)])
+        }
+        guard let customerId else { return ("SELECT \(columns) FROM triage_log ORDER BY id", []) }
+        // A customer's notes, and the triage of their flags (whose entries name the flag alone): two reads, each by
+        // its own index (for one OR of the two, PostgreSQL reads the whole log).
+        let customers = "SELECT id FROM customers WHERE id = ? OR merged_into = ?"
+        return (
+            """
+            SELECT \(columns) FROM triage_log WHERE customer_id IN (\(customers))
+            UNION SELECT \(columns) FROM triage_log WHERE flag_id IN (SELECT id FROM flags WHERE customer_id IN (\(customers)))
+            ORDER BY id
+            """, Array(repeating: .int(customerId), count: 4)
+        )
+    }
+
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }

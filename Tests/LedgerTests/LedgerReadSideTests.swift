@@ -179,6 +179,24 @@ extension LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a customer's triage log is read by its indexes, never by reading the whole log", arguments: Backend.available)
+    func triageLogPlan(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let (sql, arguments) = Queries.triageLogSQL(flagId: nil, customerId: 1)
+        let plan = try await ledger.database.read { c in
+            if backend.isPostgres {
+                // (An empty log is cheap to read whole: the planner is told to read by index wherever one serves.)
+                try c.execute("SET LOCAL enable_seqscan = off", [])
+                return try c.query("EXPLAIN " + sql, arguments).compactMap { $0.first?.text }
+            }
+            return try c.query("EXPLAIN QUERY PLAN " + sql, arguments).compactMap { $0.last?.text }
+        }
+        let text = plan.joined(separator: "\n")
+        #expect(!text.contains("Seq Scan on triage_log") && !text.contains("SCAN triage_log"), "\(text)")
+        #expect(text.contains("triage_log_customer") && text.contains("triage_log_flag"), "\(text)")
+        try await ledger.close()
+    }
+
     @Test("the change token moves after every kind of write, also seen from another connection, and not after reads", arguments: Backend.available)
     func changeToken(_ backend: Backend) async throws {
         let (database, other) = try await backend.twoConnections()
