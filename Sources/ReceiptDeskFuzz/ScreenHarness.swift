@@ -65,6 +65,8 @@ enum ScreenHarness {
         refunded.transactionId = transactionId + "-2"
         refunded.revocationDate = wild
         refunded.revocationReason = .appIssue
+        // An expiry at the far side of time from the wild instant (the grace end below): their distance may not fit.
+        refunded.expiresDate = Timestamp(millisecondsSince1970: ~wild.millisecondsSince1970)
         refunded.sources = [Provenance(path: path, index: 1, location: detail)]
         refunded.storefront = message
         refunded.appAccountToken = identifier

@@ -505,6 +505,19 @@ struct SnapshotTests {
         state.screen = .customer
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.text.contains("C8"))
+        // A period that ended at the start of time and a grace end at its end: their distance is pinned, not trapped.
+        var early = Fixture.transaction("4002", product: "pro.monthly", purchased: 0, expires: nil)
+        early.purchaseDate = Timestamp(millisecondsSince1970: .min)
+        early.expiresDate = Timestamp(millisecondsSince1970: .min + 1_000)
+        var grace = RenewalInfo()
+        grace.originalTransactionId = early.originalTransactionId
+        grace.gracePeriodExpiresDate = Timestamp(millisecondsSince1970: .max)
+        let far = CustomerRecords(
+            id: 9, identifiers: [], transactions: [early], firstSeen: ["4002": early.purchaseDate!],
+            renewalInfos: [(info: grace, seenAt: Timestamp(millisecondsSince1970: .min))], notifications: [])
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: far, flags: [], log: [])))
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("C9"))
     }
 
     @Test("the hardware cursor sits on the selected row")

@@ -513,7 +513,7 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
             if let expired = expiries.last(where: { $0 <= t }),
-                groupGraceEnds.contains(where: { t < $0 && $0 - expired <= longestGrace })
+                groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace })
             {
                 return .grace
             }
