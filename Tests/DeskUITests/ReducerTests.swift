@@ -91,12 +91,28 @@ struct ReducerTests {
         _ = reduce(&state, .customerLoaded(first))
         #expect(state.history == [Visit(screen: .overview)], "arriving back is not a visit")
         // Another customer opened over the one shown: back shows the one before.
+        #expect(runCommandLine(&state, "customer C\(other.records.id)") == [.openCustomer(query: "C\(other.records.id)")])
         _ = reduce(&state, .customerLoaded(other))
         #expect(state.history.last == Visit(screen: .customer, customerId: first.records.id))
         #expect(reduce(&state, .key(.char("q"))) == [.loadCustomer(first.records.id)])
+        #expect(state.customer?.records.id == other.records.id, "the one shown stays until that one arrives")
+        // The ledger away while it is read: when it answers again, the screen reads that customer, not the one shown.
+        _ = reduce(&state, .failed("connection refused", unavailable: true))
+        #expect(reduce(&state, .recovered(now: nil)) == [.loadCustomer(first.records.id)])
         _ = reduce(&state, .customerLoaded(first))
         #expect(state.screen == .customer && state.customer?.records.id == first.records.id)
         #expect(state.history == [Visit(screen: .overview)])
+        // A refresh that follows a merge to another customer is not a visit.
+        _ = reduce(&state, .customerLoaded(other))
+        #expect(state.history == [Visit(screen: .overview)])
+        // A screen's key going back to a customer the trail holds shows that one.
+        _ = reduce(&state, .key(.char("2")))
+        _ = reduce(&state, .customerLoaded(first))
+        #expect(state.history.map(\.screen) == [.overview, .customer, .customers])
+        _ = reduce(&state, .key(.char("2")))
+        #expect(state.screen == .customers && state.history.map(\.screen) == [.overview, .customer])
+        #expect(reduce(&state, .key(.char("3"))) == [.loadCustomer(other.records.id)])
+        #expect(state.screen == .customer && state.history == [Visit(screen: .overview)])
     }
 
     @Test("the customer filter takes the quotes off a pasted id")
@@ -135,12 +151,31 @@ struct ReducerTests {
         #expect(selected.transactionId == "2004" && selected.kind == .refunded, "\(selected)")
         #expect(state.customerPositions[1].selected < timeline.count - 1, "not simply the newest event")
 
+        // With that customer open already, and its timeline moved: Enter still shows what the flag is about.
+        _ = reduce(&state, .key(.char("G")))
+        _ = reduce(&state, .key(.char("5")))
+        #expect(reduce(&state, .key(.enter)) == [.loadCustomer(42)])
+        _ = reduce(&state, .customerLoaded(detail))
+        #expect(state.customerView?.timeline[safe: state.customerPositions[1].selected]?.kind == .refunded)
+        // A failed open forgets what it was to show.
+        _ = reduce(&state, .key(.char("5")))
+        _ = reduce(&state, .key(.enter))
+        _ = reduce(&state, .failed("timeout", unavailable: false))
+        #expect(state.focusTransaction == nil)
+
         var queue = Fixture.state(screen: .refunds)
         let spike = try #require(Fixture.overview.spikes.first)
         _ = reduce(&queue, .flagsLoaded([spike], next: nil, append: false))
         let effects = reduce(&queue, .key(.enter))
         #expect(queue.flagProduct == "pro.monthly" && queue.screen == .refunds)
         #expect(effects == [.loadFlags(FlagQuery(status: .open, productId: "pro.monthly", limit: 200), append: false)])
+
+        // A flag that names no customer and is no spike (an unlinked consumption request) opens nothing, and says so.
+        var unlinked = Fixture.flags[2]
+        unlinked.customerId = nil
+        _ = reduce(&queue, .flagsLoaded([unlinked], next: nil, append: false))
+        #expect(reduce(&queue, .key(.enter)).isEmpty)
+        #expect(queue.message?.text == "consumption-request:77 names no customer: nothing to open")
 
         var imports = Fixture.state(screen: .imports)
         #expect(reduce(&imports, .key(.enter)).isEmpty)

@@ -52,19 +52,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .quit:
         return quit(&state)
     case .back:
-        if let previous = state.history.popLast() {
-            state.screen = previous.screen
-            state.search = nil
-            // The customer or transaction that screen showed, when another was opened since.
-            if let id = previous.customerId, id != state.customer?.records.id {
-                // (Not kept as a visit when it loads: it is where going back arrived.)
-                state.customer = nil
-                state.customerView = nil
-                return [.loadCustomer(id)]
-            }
-            if let id = previous.transactionId, id != state.transaction?.transactionId { return [.loadTransaction(id)] }
-            return reloadEffects(state, keepSelection: true)
-        }
+        if let previous = state.history.popLast() { return arrive(&state, at: previous) }
         return quit(&state)
     case .dismiss:
         // Esc goes back, and on the top screen only clears what is shown: a stray Esc never quits.
@@ -245,12 +233,11 @@ func switchScreen(_ state: inout AppState, to screen: ScreenID) -> [Effect] {
         // A screen chosen by its key or command that the trail holds already is gone back to, not stacked again: the
         // trail stays the way there (the overview is its start), so q never walks back through every screen visited.
         if screen != state.screen, let index = state.history.lastIndex(where: { $0.screen == screen }) {
+            let visit = state.history[index]
             state.history.removeSubrange(index...)
-            state.screen = screen
-            state.search = nil
-        } else {
-            go(&state, to: screen)
+            return arrive(&state, at: visit)
         }
+        go(&state, to: screen)
         return reloadEffects(state, keepSelection: true)
     }
 }
@@ -352,15 +339,11 @@ private func open(_ state: inout AppState) -> [Effect] {
             return [.loadCustomer(customer)]
         }
         // A spike is about a product: its product's flags, as Enter on the overview's spike gives.
-        guard let product = flag.productId, state.flagProduct != product else {
-            state.message = StatusMessage("\(flag.rule) is about no one customer: nothing to open", kind: .error)
+        guard flag.rule == "refund-spike", let product = flag.productId, state.flagProduct != product else {
+            state.message = StatusMessage("\(flag.id) names no customer: nothing to open", kind: .error)
             return []
         }
-        scopeFlagQueue(&state, to: product, fromStart: true)
-        state.flagFilter = nil
-        state.flagStatus = .open
-        state.message = StatusMessage("the flags of \(product), whose refunds spiked on \(Format.day(flag.at)); 5 shows the whole queue")
-        return reloadEffects(state, keepSelection: false)
+        return openFlagQueue(&state, spike: flag)
     case .imports:
         guard state.importsPane == 1 else {
             state.message = StatusMessage("a source opens nothing more: its rejected records are below (Tab), Enter shows their bytes")
@@ -378,18 +361,22 @@ private func open(_ state: inout AppState) -> [Effect] {
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
         // the figure; on the severities, the open flags they count. Either is the queue from its start, unfiltered,
         // its open flags whatever status `f` showed last.
-        let spike = state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil
-        scopeFlagQueue(&state, to: spike?.productId, fromStart: true)
-        state.flagFilter = nil
-        state.flagStatus = .open
-        if let spike, let product = spike.productId {
-            state.message = StatusMessage(
-                "the flags of \(product), whose refunds spiked on \(Format.day(spike.at)); 5 shows the whole queue")
-        }
-        return switchScreen(&state, to: .refunds)
+        return openFlagQueue(&state, spike: state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil)
     case .transaction:
         return []
     }
+}
+
+/// The open flags of the queue from its start, of a spike's product when one is given (the flags behind its
+/// figure, read by the ledger), else every product's.
+private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?) -> [Effect] {
+    scopeFlagQueue(&state, to: spike?.productId, fromStart: true)
+    state.flagFilter = nil
+    state.flagStatus = .open
+    if let spike, let product = spike.productId {
+        state.message = StatusMessage("the flags of \(product), whose refunds spiked on \(Format.day(spike.at)); 5 shows the whole queue")
+    }
+    return state.screen == .refunds ? reloadEffects(state, keepSelection: false) : switchScreen(&state, to: .refunds)
 }
 
 private func click(_ state: inout AppState, row y: Int) -> [Effect] {
@@ -602,6 +589,10 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
         guard !argument.isEmpty else {
             state.message = StatusMessage(":customer takes an id (transaction, original, web order, token, external or C12)", kind: .error)
             return []
+        }
+        // Over a customer shown: going back from the one found shows this one again.
+        if state.screen == .customer, let shown = state.customer?.records.id {
+            state.rememberOnLoad = Visit(screen: .customer, customerId: shown)
         }
         return [.openCustomer(query: argument)]
     case "customers": return switchScreen(&state, to: .customers)

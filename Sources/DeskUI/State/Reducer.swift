@@ -89,10 +89,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .customerLoaded(let detail):
         let sameCustomer = state.customer?.records.id == detail.records.id
-        // Another customer opened over the one shown (`:customer`): going back shows that one again.
-        if state.screen == .customer, !sameCustomer, let shown = state.customer?.records.id {
-            remember(&state, Visit(screen: .customer, customerId: shown))
-        }
+        // Another customer opened over the one shown (`:customer`): going back shows that one again. (Only an open
+        // a person asked for: a refresh that follows a merge to the customer it went into is not a visit.)
+        if let visit = state.rememberOnLoad, visit.customerId != detail.records.id { remember(&state, visit) }
+        state.rememberOnLoad = nil
+        state.returningTo = nil
         // A refresh of the same customer keeps each pane on the row it was on, found by what the row is (new
         // transactions and events arrive at the top or in the middle, and rows move).
         let kept = sameCustomer ? customerRowKeys(state) : nil
@@ -102,13 +103,17 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             restoreCustomerRows(&state, kept)
             clampPositions(&state)
         }
+        let timeline = state.customerView?.timeline ?? []
         if !sameCustomer {
             state.customerPositions = [ListPosition(), ListPosition(), ListPosition()]
             state.customerPane = 1
-            // Start the timeline at its newest events, or at the latest event of the transaction a flag opened it for.
-            let timeline = state.customerView?.timeline ?? []
-            let focus = state.focusTransaction.flatMap { id in timeline.lastIndex { $0.transactionId == id } }
-            state.customerPositions[1].selected = focus ?? timeline.count
+            // Start the timeline at its newest events.
+            state.customerPositions[1].move(by: timeline.count, count: timeline.count, visible: customerPaneRows(state))
+        }
+        // Opened for a flag: the timeline on the latest event of its transaction, whoever was shown before.
+        if let index = state.focusTransaction.flatMap({ id in timeline.lastIndex { $0.transactionId == id } }) {
+            state.customerPane = 1
+            state.customerPositions[1].selected = index
             state.customerPositions[1].move(by: 0, count: timeline.count, visible: customerPaneRows(state))
         }
         state.focusTransaction = nil
@@ -116,6 +121,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .customerNotFound(let query):
         state.message = StatusMessage("no customer matches \(query)", kind: .error)
+        state.focusTransaction = nil
+        state.rememberOnLoad = nil
         return []
     case .transactionLoaded(let transaction, let id):
         guard let transaction else {
@@ -270,6 +277,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.message = message
         return []
     case .failed(let text, let unavailable):
+        // What an open was asked to do on arrival is dropped with it (going back keeps `returningTo`: the screen
+        // reads that customer when the ledger answers again).
+        state.focusTransaction = nil
+        state.rememberOnLoad = nil
         if unavailable {
             state.unavailable = text
         } else {
@@ -333,7 +344,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
             if state.customerOffset > 0 { query.direction = .backward }
         }
         return [.loadCustomers(query, append: false)]
-    case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
+    case .customer: return (state.returningTo ?? state.customer?.records.id).map { [.loadCustomer($0)] } ?? []
     case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []
     case .refunds:
         if keepSelection && state.flagsFromEnd {
@@ -357,6 +368,20 @@ func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
 private func remember(_ state: inout AppState, _ visit: Visit) {
     state.history.append(visit)
     if state.history.count > 50 { state.history.removeFirst() }
+}
+
+/// Shows a screen of the history again (its entries above it already taken off): the customer or transaction it
+/// showed when another was opened since, else the screen as it is, read again.
+func arrive(_ state: inout AppState, at visit: Visit) -> [Effect] {
+    state.screen = visit.screen
+    state.search = nil
+    if let id = visit.customerId, id != state.customer?.records.id {
+        // The one shown stays until that one arrives; its arrival is not a visit.
+        state.returningTo = id
+        return [.loadCustomer(id)]
+    }
+    if let id = visit.transactionId, id != state.transaction?.transactionId { return [.loadTransaction(id)] }
+    return reloadEffects(state, keepSelection: true)
 }
 
 func go(_ state: inout AppState, to screen: ScreenID) {
