@@ -208,8 +208,8 @@ enum Queries {
         if let found = try customerId(c, matching: id) { return (found, id) }
         let characters = Array(id)
         // How many characters at each end could be punctuation around the id (at most four each).
-        let leading = min(4, characters.prefix { pastedAround.contains($0) }.count)
-        let trailing = min(4, characters.reversed().prefix { pastedAround.contains($0) }.count)
+        let leading = min(4, characters.prefix { PastedId.around.contains($0) }.count)
+        let trailing = min(4, characters.reversed().prefix { PastedId.around.contains($0) }.count)
         guard leading + trailing > 0 else { return nil }
         for total in 1...(leading + trailing) {
             for front in max(0, total - trailing)...min(total, leading) {
@@ -221,12 +221,6 @@ enum Queries {
         }
         return nil
     }
-
-    /// The punctuation a message puts around an id, straight and curly quotes included.
-    private static let pastedAround: Set<Character> = [
-        "\"", "'", "`", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}", "\u{00AB}", "\u{00BB}", "#", ",", ".", ";", ":", "!", "?",
-        "(", ")", "[", "]", "{", "}", "<", ">", "\u{2026}",
-    ]
 
     /// The customer of an id of any kind, as it is: an identifier the ledger links (original transaction id,
     /// app account token, external id), a transaction or web order line item id, or the display id `C42`.

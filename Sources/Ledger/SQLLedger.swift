@@ -38,7 +38,7 @@ public final class SQLLedger: Sendable {
     public static func openForSettings(_ database: any SQLDatabase) async throws -> SQLLedger {
         try await database.read { connection in
             guard try Schema.exists(connection),
-                let version = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text.flatMap({ Int($0) })
+                let version = try Schema.storedVersion(connection).flatMap({ Int($0) })
             else { throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger") }
             if version > Schema.version {
                 throw LedgerError(
@@ -65,11 +65,8 @@ public final class SQLLedger: Sendable {
             try c.execute(
                 "INSERT INTO ledger_meta (key, value) VALUES ('read_only', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [.text(on ? "1" : "0")])
-            // (A ledger older than the change signal, opened for its settings alone, has no counter to move.)
-            let version = try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text.flatMap { Int($0) }
-            if (version ?? 0) >= 2 {
-                try c.execute("UPDATE ledger_counters SET value = value + 1 WHERE name = 'change'", [])
-            }
+            // (A ledger older than the change signal, version 2, opened for its settings alone has no counter to move.)
+            if try Schema.storedVersion(c).flatMap({ Int($0) }) ?? 0 >= 2 { try Counters.bump(c) }
         }
     }
 
@@ -362,8 +359,7 @@ public final class SQLLedger: Sendable {
 
 extension Schema {
     static func checkVersion(_ connection: any SQLConnection) throws {
-        let version = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text
-        guard let version, let number = Int(version) else {
+        guard let version = try storedVersion(connection), let number = Int(version) else {
             throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger")
         }
         if number > Schema.version {

@@ -417,11 +417,16 @@ public enum Schema {
         return try connection.scalar(sql)?.int ?? 0 > 0
     }
 
+    /// The schema version a ledger stores, as stored (nil before one is written).
+    static func storedVersion(_ connection: any SQLConnection) throws -> String? {
+        try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text
+    }
+
     /// Whether the database holds a ledger of this build's schema version with every migration applied
     /// (a read; `false` when there is no ledger yet, an error when the database cannot be read).
     static func isCurrent(_ connection: any SQLConnection) throws -> Bool {
         guard try exists(connection) else { return false }
-        guard try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text == String(version) else {
+        guard try storedVersion(connection) == String(version) else {
             return false
         }
         let applied = Set(try connection.query("SELECT id FROM ledger_migrations", []).compactMap { $0.first?.text })
@@ -436,7 +441,7 @@ public enum Schema {
         try connection.execute(
             connection.dialect.expand(
                 "CREATE TABLE IF NOT EXISTS ledger_migrations (id TEXT PRIMARY KEY, applied_at {INT} NOT NULL)"))
-        if let stored = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text,
+        if let stored = try storedVersion(connection),
             let storedVersion = Int(stored), storedVersion > version
         {
             throw LedgerError(
@@ -449,7 +454,7 @@ public enum Schema {
         let pending = migrations.filter { !applied.contains($0.id) }
         // A ledger set read-only is not upgraded either: the setting refuses every write.
         if !pending.isEmpty, !applied.isEmpty, try SQLLedger.storedReadOnly(connection) {
-            let stored = try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text ?? "?"
+            let stored = try storedVersion(connection) ?? "?"
             throw LedgerError(
                 code: .readOnly,
                 message:

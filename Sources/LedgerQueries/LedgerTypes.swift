@@ -393,3 +393,22 @@ public struct RefundSeries: Sendable, Equatable {
         self.counts = counts
     }
 }
+
+/// What a message puts around an id a person pastes from it: quotes of every kind, and punctuation.
+public enum PastedId {
+    /// Straight, curly and angle quotes and backticks: never part of an id.
+    public static let quotes: Set<Character> = [
+        "\"", "'", "`", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}", "\u{00AB}", "\u{00BB}",
+    ]
+    /// The quotes and the punctuation a sentence puts around an id (which some ids do hold, so a lookup tries the
+    /// id as pasted first).
+    public static let around: Set<Character> = quotes.union([
+        "#", ",", ".", ";", ":", "!", "?", "(", ")", "[", "]", "{", "}", "<", ">", "\u{2026}",
+    ])
+
+    /// `text` without the quotes around it, and without the spaces around those.
+    public static func unquoted(_ text: String) -> String {
+        let trimmed = text.drop { $0.isWhitespace || quotes.contains($0) }
+        return String(trimmed.reversed().drop { $0.isWhitespace || quotes.contains($0) }.reversed())
+    }
+}

@@ -36,7 +36,7 @@ struct ReducerTests {
     func readOnlyKeys(key: Key) {
         #expect(Keymap.standard.command(for: key, on: .refunds, readOnly: true) == nil)
         var state = Fixture.state(screen: .refunds)
-        state.readOnly = true
+        state.openedReadOnly = true
         #expect(reduce(&state, .key(key)).isEmpty)
         #expect(state.message?.kind == .error)
         #expect(!Keymap.standard.bindings(on: .refunds, readOnly: true).contains { $0.writes })
@@ -54,7 +54,7 @@ struct ReducerTests {
         #expect(!state.readOnly && state.message?.kind == .info)
 
         var opened = Fixture.state(screen: .refunds)
-        opened.readOnly = true
+        opened.openedReadOnly = true
         _ = reduce(&opened, .ledgerReadOnly(true))
         _ = reduce(&opened, .ledgerReadOnly(false))
         #expect(opened.readOnly && opened.message == nil, "opened --read-only: the ledger's setting changes nothing")
@@ -131,11 +131,18 @@ struct ReducerTests {
         #expect(state.screen == .refunds)
         _ = runCommandLine(&state, "imp")
         #expect(state.screen == .imports)
+        _ = runCommandLine(&state, "e")
+        #expect(state.screen == .imports && state.message?.text == ":e could be :env or :export")
+        _ = runCommandLine(&state, "fl")
+        #expect(state.screen == .refunds, "the start of another name")
+        // Of two that share a start, the one that takes an id when one is given, the other when not.
+        #expect(runCommandLine(&state, "cust 5002") == [.openCustomer(query: "5002")])
         _ = runCommandLine(&state, "cu")
-        #expect(state.screen == .imports && state.message?.text == ":cu could be :customer or :customers")
+        #expect(state.screen == .customers)
         _ = runCommandLine(&state, "nosuch")
         #expect(state.message?.text.hasPrefix("unknown command :nosuch") == true)
         #expect(runCommandLine(&state, "c") == [], ":c alone is :customer without an id")
+        #expect(state.message?.text.hasPrefix(":customer takes an id") == true)
     }
 
     @Test("Enter on a flag opens its customer at what it is about; on a spike, its product's flags; on a source, says why nothing")

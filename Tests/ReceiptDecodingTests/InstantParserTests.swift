@@ -18,7 +18,12 @@ struct InstantParserTests {
         #expect(InstantParser.parse(text) == instant, "\(text)")
     }
 
-    @Test("what is not an instant", arguments: ["", "yesterday", "2025-03-01 12", "2025-03-01 12:00 PST", "2025-13-01 12:00", "2025/03/01 12:00"])
+    @Test(
+        "what is not an instant",
+        arguments: [
+            "", "yesterday", "2025-03-01 12", "2025-03-01 12:00 PST", "2025-13-01 12:00", "2025/03/01 12:00", "2025-03-01 25:00",
+            "2025-03-01T12:00+1", "2025-03-01 12:60", "2025-03-01x12:00",
+        ])
     func refused(text: String) {
         #expect(InstantParser.parse(text) == nil, "\(text)")
     }

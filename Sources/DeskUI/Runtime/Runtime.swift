@@ -37,8 +37,10 @@ public final class Runtime {
     /// Loads the first screen and draws it; returns when the first frame is on screen.
     public func start() async {
         backend.setMouse(state.mouse)
-        await perform(reloadEffects(state, keepSelection: false))
+        // The change signal before what it guards: a commit after it (a setting, an import) is seen at the first poll.
         lastToken = try? await handlers.reader.changeToken()
+        if let setting = try? await handlers.reader.isSetReadOnly() { await dispatch(.ledgerReadOnly(setting)) }
+        await perform(reloadEffects(state, keepSelection: false))
         draw()
     }
 
@@ -105,10 +107,9 @@ public final class Runtime {
             // (the token read first) is in that read too, so one read serves both.
             let wall = handlers.clock?()
             let newMinute = wall.map { $0.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 } ?? false
-            // Setting the ledger read-only or lifting it moves the token: read the setting when it moved.
-            if state.unavailable != nil || token != lastToken {
-                await dispatch(.ledgerReadOnly(try await handlers.reader.isSetReadOnly()))
-            }
+            // Setting the ledger read-only or lifting it moves the token: the setting is read when it moved, and said
+            // after what the poll says besides (a recovery's line would cover it).
+            let setting = state.unavailable != nil || token != lastToken ? try await handlers.reader.isSetReadOnly() : nil
             if state.unavailable != nil {
                 lastToken = token
                 await dispatch(.recovered(now: newMinute ? wall : nil))
@@ -124,6 +125,10 @@ public final class Runtime {
             } else if token != lastToken {
                 lastToken = token
                 await dispatch(.ledgerChanged)
+                draw()
+            }
+            if let setting, setting != state.ledgerReadOnly {
+                await dispatch(.ledgerReadOnly(setting))
                 draw()
             }
         } catch {

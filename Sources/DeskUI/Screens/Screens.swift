@@ -132,7 +132,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
-        "last import \(Format.minute(c.lastImport))", "\(Format.count(c.sources)) source\(c.sources == 1 ? "" : "s"), \(Format.count(c.rawRecords)) record\(c.rawRecords == 1 ? "" : "s")",
+        "last import \(Format.minute(c.lastImport))", "\(Format.counted(c.sources, "source")), \(Format.counted(c.rawRecords, "record"))",
         "\(Format.count(c.rejectedRecords)) rejected (6 shows them)",
     ]
     for (index, line) in health.prefix(room).enumerated() {
@@ -146,7 +146,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let atLeast = page.totalIsLowerBound ? "+" : ""
     let count = max(page.total, page.rows.count)
-    var title = "\(Format.count(count))\(atLeast) customer\(count == 1 && atLeast.isEmpty ? "" : "s")  sorted by \(state.customerQuery.sort.label)"
+    var title = (atLeast.isEmpty ? Format.counted(count, "customer") : "\(Format.count(count))+ customers") + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
@@ -257,7 +257,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         spend.isEmpty
         ? (facts.unrepresentableCurrencies.isEmpty ? "unknown (no prices in the data)" : "too large to sum")
         : spend + (unpriced > 0 ? " + \(unpriced) unpriced" : "")
-    let figures = "\(facts.transactionCount) tx\(facts.transactionCount == 1 ? "" : "s")  \(facts.refundCount) refunded  net \(net)"
+    let figures = "\(Format.counted(facts.transactionCount, "tx"))  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
     let lines = [
@@ -266,7 +266,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
     var flagText = ""
     if !openFlags.isEmpty {
-        let count = "\(openFlags.count) open flag\(openFlags.count == 1 ? "" : "s")"
+        let count = Format.counted(openFlags.count, "open flag")
         let full = " \(count): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
         flagText = DisplayWidth.of(lines[0]) + DisplayWidth.of(full) + 4 <= state.width ? full : " \(count) "
         _ = p.text(flagText, x: max(1, state.width - DisplayWidth.of(flagText) - 1), y: y, role: "status.danger", width: state.width - 2)
@@ -381,7 +381,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
         }
     } else {
-        let title = "Timeline (\(view.timeline.count) event\(view.timeline.count == 1 ? "" : "s"); at, then when learned if later)  Tab: transactions"
+        let title = "Timeline (\(Format.counted(view.timeline.count, "event")); at, then when learned if later)  Tab: transactions"
         p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
         let events = view.timeline
         // The selected event in full on the last line, as the flag queue does: at 80 columns the detail column

@@ -106,7 +106,7 @@ public struct Prompt: Sendable, Equatable {
         case .command: ":"
         case .filter: "/"
         case .instant: "as of (YYYY-MM-DD[THH:MM], now): "
-        case .note(let ids): "resolve \(ids.count) flag\(ids.count == 1 ? "" : "s"), note: "
+        case .note(let ids): "resolve \(Format.counted(ids.count, "flag")), note: "
         }
     }
 }
@@ -136,7 +136,6 @@ public struct TriageChange: Sendable, Equatable {
     }
 }
 
-/// Where the dashboard is and what it shows: a value, changed only by ``reduce(_:_:)``.
 /// A screen left for another, with the customer or transaction it showed: going back shows that one again, not
 /// the one opened since.
 public struct Visit: Sendable, Equatable {
@@ -151,6 +150,7 @@ public struct Visit: Sendable, Equatable {
     }
 }
 
+/// Where the dashboard is and what it shows: a value, changed only by ``reduce(_:_:)``.
 public struct AppState: Sendable {
     // Session facts.
     public var width: Int
@@ -167,10 +167,7 @@ public struct AppState: Sendable {
     /// The ledger's own setting (`receiptdesk ledger read-only on`), followed while the dashboard is open.
     public var ledgerReadOnly: Bool
     /// Whether triage is refused: the keys that write are hidden and the header says READ-ONLY.
-    public var readOnly: Bool {
-        get { openedReadOnly || ledgerReadOnly }
-        set { openedReadOnly = newValue }
-    }
+    public var readOnly: Bool { openedReadOnly || ledgerReadOnly }
     public var ascii: Bool
     public var mouse: Bool
     public var themeName: String

@@ -538,8 +538,7 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         switch state.screen {
         case .customers:
             // Quotes a message put around a pasted id are not part of it (ids hold none).
-            let quotes: Set<Character> = ["\"", "'", "`", "\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}"]
-            let id = String(text.drop { quotes.contains($0) }.reversed().drop { quotes.contains($0) }.reversed()).trimmingWhitespace()
+            let id = PastedId.unquoted(text)
             state.customerQuery.filter = id.isEmpty ? nil : id
             state.customerList = ListPosition()
             return [.loadCustomers(pageQuery(state), append: false)]
@@ -561,6 +560,12 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
     }
 }
 
+/// Other names of the `:` commands.
+let commandAliases: [String: String] = ["quit": "q", "q!": "q", "c": "customer", "flags": "refunds"]
+
+/// The `:` commands that take a word after them.
+let takesArgument: Set<String> = ["customer", "theme", "env", "at", "export", "mouse"]
+
 /// The `:` commands, with what each takes.
 public let commandLineCommands: [(name: String, help: String)] = [
     ("customer", "customer ID: open a customer by any id"), ("customers", "the customer list"),
@@ -571,21 +576,25 @@ public let commandLineCommands: [(name: String, help: String)] = [
 
 func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
     let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-    guard var name = parts.first else { return [] }
+    guard let typed = parts.first else { return [] }
     let argument = parts.count > 1 ? parts[1].trimmingWhitespace() : ""
-    // A command may be cut to the start no other shares (`:ref`, `:imp`).
+    // A command by its name, another name, or the start of one no other shares (`:ref`, `:imp`; `:cust ID` is
+    // `:customer`, the one of those that takes an id).
     let names = commandLineCommands.map(\.name)
-    if !(names + ["quit", "q!", "c", "flags"]).contains(name) {
-        let starting = names.filter { $0.hasPrefix(name) }
-        if starting.count == 1 { name = starting[0] }
-        if starting.count > 1 {
-            state.message = StatusMessage(":\(name) could be " + starting.map { ":" + $0 }.joined(separator: " or "), kind: .error)
-            return []
-        }
+    var starting = Set((names + commandAliases.keys).filter { $0.hasPrefix(typed) }.map { commandAliases[$0] ?? $0 })
+    if starting.count > 1 { starting = starting.filter { takesArgument.contains($0) == !argument.isEmpty } }
+    let exact = names.contains(typed) ? typed : commandAliases[typed]
+    guard let name = exact ?? (starting.count == 1 ? starting.first : nil) else {
+        let all = Set((names + commandAliases.keys).filter { $0.hasPrefix(typed) }.map { commandAliases[$0] ?? $0 })
+        state.message =
+            all.count > 1
+            ? StatusMessage(":\(typed) could be " + all.sorted().map { ":" + $0 }.joined(separator: " or "), kind: .error)
+            : StatusMessage("unknown command :\(typed) (Tab completes; ? lists keys)", kind: .error)
+        return []
     }
     switch name {
-    case "q", "quit", "q!": return quit(&state)
-    case "customer", "c":
+    case "q": return quit(&state)
+    case "customer":
         guard !argument.isEmpty else {
             state.message = StatusMessage(":customer takes an id (transaction, original, web order, token, external or C12)", kind: .error)
             return []
@@ -597,7 +606,7 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
         return [.openCustomer(query: argument)]
     case "customers": return switchScreen(&state, to: .customers)
     case "overview": return switchScreen(&state, to: .overview)
-    case "refunds", "flags":
+    case "refunds":
         scopeFlagQueue(&state, to: nil)
         return switchScreen(&state, to: .refunds)
     case "imports": return switchScreen(&state, to: .imports)
@@ -652,7 +661,7 @@ func completions(for text: String, state: AppState) -> [String] {
     let names = commandLineCommands.map(\.name)
     let prefixed = names.filter { $0.hasPrefix(text) }
     let fuzzy = names.filter { !$0.hasPrefix(text) && fuzzyMatch(text, $0) }
-    return (prefixed + fuzzy).map { ["customer", "theme", "env", "at", "export", "mouse"].contains($0) ? $0 + " " : $0 }
+    return (prefixed + fuzzy).map { takesArgument.contains($0) ? $0 + " " : $0 }
 }
 
 /// Whether the characters of `pattern` appear in `candidate` in order (case-insensitive).

@@ -239,7 +239,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             var parts: [String] = []
             if !moved.isEmpty {
                 state.undoStack.append(moved)
-                parts.append("\(moved.count) flag\(moved.count == 1 ? "" : "s") \(moved[0].to.rawValue) (u undoes)")
+                parts.append("\(Format.counted(moved.count, "flag")) \(moved[0].to.rawValue) (u undoes)")
             }
             if let first = already.first {
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"

@@ -251,6 +251,11 @@ public struct Painter {
 
 /// Text for numbers and instants as the dashboard shows them.
 enum Format {
+    /// `1 flag`, `2 flags`, `1,300,000 records`: a count and its noun, in the singular for one.
+    static func counted(_ n: Int, _ noun: String) -> String {
+        "\(count(n)) \(noun)\(n == 1 ? "" : "s")"
+    }
+
     /// 1234567 -> "1,234,567".
     static func count(_ n: Int) -> String {
         let digits = String(n.magnitude)

@@ -9,13 +9,10 @@ public enum InstantParser {
         let digits = text.hasPrefix("-") ? text.dropFirst() : text[...]
         if !digits.isEmpty, digits.utf8.allSatisfy(isDigit), let ms = Int64(text) { return Timestamp(millisecondsSince1970: ms) }
         if text.utf8.count == 10, let date = RFC3339.parse(text + "T00:00:00Z") { return date }
+        // To the minute, as shown: RFC 3339 wants the seconds (it takes the space, and no zone as UTC, itself).
         let bytes = Array(text.utf8)
-        if bytes.count == 16 || bytes.count == 19, bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"),
-            let last = bytes.last, isDigit(last)
-        {
-            var utc = bytes
-            utc[10] = UInt8(ascii: "T")
-            return RFC3339.parse(String(decoding: utc, as: UTF8.self) + (bytes.count == 16 ? ":00Z" : "Z"))
+        if bytes.count == 16, bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), isDigit(bytes[15]) {
+            return RFC3339.parse(text + ":00")
         }
         return RFC3339.parse(text)
     }
