@@ -111,8 +111,16 @@ struct ReducerTests {
         #expect(state.history.map(\.screen) == [.overview, .customer, .customers])
         _ = reduce(&state, .key(.char("2")))
         #expect(state.screen == .customers && state.history.map(\.screen) == [.overview, .customer])
-        #expect(reduce(&state, .key(.char("3"))) == [.loadCustomer(other.records.id)])
+        // (It shows the customer open now: the key names the screen, q the visit.)
+        #expect(reduce(&state, .key(.char("3"))) == [.loadCustomer(first.records.id)])
         #expect(state.screen == .customer && state.history == [Visit(screen: .overview)])
+        // Going back to a customer that cannot be read (not an outage): the one shown stays, and is what is read again.
+        _ = runCommandLine(&state, "customer C\(other.records.id)")
+        _ = reduce(&state, .customerLoaded(other))
+        #expect(reduce(&state, .key(.char("q"))) == [.loadCustomer(first.records.id)])
+        _ = reduce(&state, .failed("database is locked", unavailable: false))
+        #expect(state.returningTo == nil)
+        #expect(reduce(&state, .ledgerChanged) == [.loadCustomer(other.records.id)])
     }
 
     @Test("the customer filter takes the quotes off a pasted id")
@@ -177,12 +185,22 @@ struct ReducerTests {
         #expect(queue.flagProduct == "pro.monthly" && queue.screen == .refunds)
         #expect(effects == [.loadFlags(FlagQuery(status: .open, productId: "pro.monthly", limit: 200), append: false)])
 
+        // The spike again, in its own product's queue: says where the queue is.
+        _ = reduce(&queue, .flagsLoaded([spike], next: nil, append: false))
+        _ = reduce(&queue, .key(.enter))
+        #expect(queue.message?.text == "these are the flags of pro.monthly already; 5 shows the whole queue")
         // A flag that names no customer and is no spike (an unlinked consumption request) opens nothing, and says so.
         var unlinked = Fixture.flags[2]
         unlinked.customerId = nil
         _ = reduce(&queue, .flagsLoaded([unlinked], next: nil, append: false))
         #expect(reduce(&queue, .key(.enter)).isEmpty)
         #expect(queue.message?.text == "consumption-request:77 names no customer: nothing to open")
+
+        // Enter on the overview's pending consumption request opens its customer on that request too.
+        var overview = Fixture.state(screen: .overview)
+        overview.overviewPane = 2
+        #expect(reduce(&overview, .key(.enter)) == [.loadCustomer(7)])
+        #expect(overview.focusTransaction == "77")
 
         var imports = Fixture.state(screen: .imports)
         #expect(reduce(&imports, .key(.enter)).isEmpty)

@@ -166,6 +166,10 @@ struct RuntimeTests {
             runtime.state.message?.text
                 == "read-only: this ledger is set read-only (receiptdesk ledger read-only off lifts it); triage is refused")
         #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).isEmpty)
+        // A dashboard that starts while the ledger is set (the runtime reads the setting after the change signal).
+        let (late, lateLedger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "bo")
+        defer { Task { try? await lateLedger.close() } }
+        #expect(late.state.readOnly && late.state.ledgerReadOnly && !late.state.openedReadOnly)
         try setting("off")
         await runtime.pollChanges()
         #expect(!runtime.state.readOnly && !PostgresRuntimeTests.screen(runtime).contains("READ-ONLY"))

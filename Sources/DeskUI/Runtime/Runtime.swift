@@ -38,8 +38,12 @@ public final class Runtime {
     public func start() async {
         backend.setMouse(state.mouse)
         // The change signal before what it guards: a commit after it (a setting, an import) is seen at the first poll.
-        lastToken = try? await handlers.reader.changeToken()
-        if let setting = try? await handlers.reader.isSetReadOnly() { await dispatch(.ledgerReadOnly(setting)) }
+        // (Either read failing leaves the token unknown, so the first poll reads both again.)
+        let token = try? await handlers.reader.changeToken()
+        if let setting = try? await handlers.reader.isSetReadOnly() {
+            lastToken = token
+            await dispatch(.ledgerReadOnly(setting))
+        }
         await perform(reloadEffects(state, keepSelection: false))
         draw()
     }

@@ -232,10 +232,12 @@ func switchScreen(_ state: inout AppState, to screen: ScreenID) -> [Effect] {
     default:
         // A screen chosen by its key or command that the trail holds already is gone back to, not stacked again: the
         // trail stays the way there (the overview is its start), so q never walks back through every screen visited.
+        // (It shows the customer or transaction open now, not the one that visit held: the key names the screen.)
         if screen != state.screen, let index = state.history.lastIndex(where: { $0.screen == screen }) {
-            let visit = state.history[index]
             state.history.removeSubrange(index...)
-            return arrive(&state, at: visit)
+            state.screen = screen
+            state.search = nil
+            return reloadEffects(state, keepSelection: true)
         }
         go(&state, to: screen)
         return reloadEffects(state, keepSelection: true)
@@ -339,8 +341,12 @@ private func open(_ state: inout AppState) -> [Effect] {
             return [.loadCustomer(customer)]
         }
         // A spike is about a product: its product's flags, as Enter on the overview's spike gives.
-        guard flag.rule == "refund-spike", let product = flag.productId, state.flagProduct != product else {
+        guard flag.rule == "refund-spike", let product = flag.productId else {
             state.message = StatusMessage("\(flag.id) names no customer: nothing to open", kind: .error)
+            return []
+        }
+        guard state.flagProduct != product else {
+            state.message = StatusMessage("these are the flags of \(product) already; 5 shows the whole queue")
             return []
         }
         return openFlagQueue(&state, spike: flag)
@@ -353,9 +359,10 @@ private func open(_ state: inout AppState) -> [Effect] {
         return [.loadRaw(record.id)]
     case .overview where state.overviewPane == 2:
         // Enter on a pending consumption request opens its customer: the answer is due within hours.
-        guard let data = state.overview,
-            let customer = pendingConsumptionRequests(data, at: state.instant)[safe: state.consumptionList.selected]?.customerId
+        guard let data = state.overview, let request = pendingConsumptionRequests(data, at: state.instant)[safe: state.consumptionList.selected],
+            let customer = request.customerId
         else { return [] }
+        state.focusTransaction = request.transactionId
         return [.loadCustomer(customer)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind

@@ -277,10 +277,12 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.message = message
         return []
     case .failed(let text, let unavailable):
-        // What an open was asked to do on arrival is dropped with it (going back keeps `returningTo`: the screen
-        // reads that customer when the ledger answers again).
+        // What an open was asked to do on arrival is dropped with it; a customer gone back to that could not be read
+        // is dropped too (the one shown stays, and is what a refresh reads), unless the ledger is away: then the
+        // screen reads it when the ledger answers again.
         state.focusTransaction = nil
         state.rememberOnLoad = nil
+        if !unavailable && state.unavailable == nil { state.returningTo = nil }
         if unavailable {
             state.unavailable = text
         } else {

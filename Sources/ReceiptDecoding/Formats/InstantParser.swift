@@ -11,7 +11,7 @@ public enum InstantParser {
         if text.utf8.count == 10, let date = RFC3339.parse(text + "T00:00:00Z") { return date }
         // To the minute, as shown: RFC 3339 wants the seconds (it takes the space, and no zone as UTC, itself).
         let bytes = Array(text.utf8)
-        if bytes.count == 16, bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), isDigit(bytes[15]) {
+        if bytes.count == 16, [UInt8(ascii: " "), UInt8(ascii: "T"), UInt8(ascii: "t")].contains(bytes[10]), isDigit(bytes[15]) {
             return RFC3339.parse(text + ":00")
         }
         return RFC3339.parse(text)
