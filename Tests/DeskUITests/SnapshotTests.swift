@@ -410,6 +410,12 @@ struct SnapshotTests {
         #expect(raw.lines.count == 3 + 33)  // 3,000 bytes at 92 cells a line
         #expect(raw.top == 36 - 24)
 
+        // `?` shows the keys over it; closing them leaves the record open where it was.
+        _ = reduce(&state, .key(.char("?")))
+        #expect(state.showHelp && state.rawView?.top == 36 - 24)
+        _ = reduce(&state, .key(.char("x")))
+        #expect(!state.showHelp && state.rawView?.top == 36 - 24)
+
         // Any other key closes it without acting on the screen below.
         _ = reduce(&state, .key(.char("a")))
         #expect(state.rawView == nil)

@@ -11,8 +11,12 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         return []
     }
     if state.rawView != nil {
-        // Moving keys scroll the record; any other key closes it; Ctrl-C still quits.
+        // Moving keys scroll the record; `?` shows the keys over it; any other key closes it; Ctrl-C still quits.
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
+        if key == .char("?") {
+            state.showHelp = true
+            return []
+        }
         let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
         let lines: Int? = switch key {
         case .char("j"), .down, .wheelDown: 1
