@@ -181,8 +181,6 @@ public struct AppState: Sendable {
     public var history: [Visit] = []
     /// The transaction the next customer opened should show selected in the timeline (a flag's).
     public var focusTransaction: String?
-    /// The customer going back is showing again, until it arrives (a failed read reads it again on recovery).
-    public var returningTo: Int64?
     /// The customer shown when `:customer` asked for another: a visit once the other arrives.
     public var rememberOnLoad: Visit?
     public var prompt: Prompt?

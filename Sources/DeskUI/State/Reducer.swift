@@ -93,7 +93,6 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // a person asked for: a refresh that follows a merge to the customer it went into is not a visit.)
         if let visit = state.rememberOnLoad, visit.customerId != detail.records.id { remember(&state, visit) }
         state.rememberOnLoad = nil
-        state.returningTo = nil
         // A refresh of the same customer keeps each pane on the row it was on, found by what the row is (new
         // transactions and events arrive at the top or in the middle, and rows move).
         let kept = sameCustomer ? customerRowKeys(state) : nil
@@ -277,12 +276,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.message = message
         return []
     case .failed(let text, let unavailable):
-        // What an open was asked to do on arrival is dropped with it; a customer gone back to that could not be read
-        // is dropped too (the one shown stays, and is what a refresh reads), unless the ledger is away: then the
-        // screen reads it when the ledger answers again.
+        // What an open was asked to do on arrival is dropped with it. (A customer gone back to that could not be read
+        // leaves the one shown, which is what a refresh and a recovery read.)
         state.focusTransaction = nil
         state.rememberOnLoad = nil
-        if !unavailable && state.unavailable == nil { state.returningTo = nil }
         if unavailable {
             state.unavailable = text
         } else {
@@ -346,7 +343,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
             if state.customerOffset > 0 { query.direction = .backward }
         }
         return [.loadCustomers(query, append: false)]
-    case .customer: return (state.returningTo ?? state.customer?.records.id).map { [.loadCustomer($0)] } ?? []
+    case .customer: return state.customer.map { [.loadCustomer($0.records.id)] } ?? []
     case .transaction: return state.transaction.map { [.loadTransaction($0.transactionId)] } ?? []
     case .refunds:
         if keepSelection && state.flagsFromEnd {
@@ -377,11 +374,8 @@ private func remember(_ state: inout AppState, _ visit: Visit) {
 func arrive(_ state: inout AppState, at visit: Visit) -> [Effect] {
     state.screen = visit.screen
     state.search = nil
-    if let id = visit.customerId, id != state.customer?.records.id {
-        // The one shown stays until that one arrives; its arrival is not a visit.
-        state.returningTo = id
-        return [.loadCustomer(id)]
-    }
+    // (The one shown stays until that one arrives; its arrival is no visit: only `:customer` makes one.)
+    if let id = visit.customerId, id != state.customer?.records.id { return [.loadCustomer(id)] }
     if let id = visit.transactionId, id != state.transaction?.transactionId { return [.loadTransaction(id)] }
     return reloadEffects(state, keepSelection: true)
 }
