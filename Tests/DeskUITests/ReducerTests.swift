@@ -215,6 +215,18 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
+    @Test("a triage key on a customer, which moves every flag of theirs it can, says which flags by their rules")
+    func customerTriageSaysWhich() {
+        var state = Fixture.state(screen: .customer)
+        _ = reduce(&state, .key(.char("r")))
+        #expect(state.prompt?.label == "resolve 2 flags (quick-refund, app-issue), note: ")
+        state.prompt = nil
+        let ids = ["quick-refund:2004", "app-issue:2004"]
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ids, action: .ack, note: nil, undo: false)])
+        _ = reduce(&state, .triaged(ids.map { TriageChange(flagId: $0, from: .open, to: .acknowledged) }, undo: false))
+        #expect(state.message?.text == "2 flags (quick-refund, app-issue) acknowledged (u undoes)")
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)

@@ -105,10 +105,21 @@ public struct Prompt: Sendable, Equatable {
         switch kind {
         case .command: ":"
         case .filter: "/"
-        case .instant: "as of (YYYY-MM-DD[THH:MM], now): "
-        case .note(let ids): "resolve \(Format.counted(ids.count, "flag")), note: "
+        case .instant: "as of (YYYY-MM-DD[ HH:MM], now): "
+        case .note(let ids): "resolve \(Format.counted(ids.count, "flag"))\(flagRules(ids)), note: "
         }
     }
+}
+
+/// ` (app-issue, quick-refund)`: the rules of up to three flags by their ids (`rule:key`), so that a key that acts on
+/// several flags at once (a customer's) says which; empty for more.
+func flagRules(_ ids: [String]) -> String {
+    var rules: [String] = []
+    for id in ids {
+        let rule = String(id.prefix { $0 != ":" })
+        if !rules.contains(rule) { rules.append(rule) }
+    }
+    return rules.isEmpty || rules.count > 3 ? "" : " (" + rules.joined(separator: ", ") + ")"
 }
 
 /// A line at the bottom that says what just happened.

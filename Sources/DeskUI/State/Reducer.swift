@@ -238,7 +238,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             var parts: [String] = []
             if !moved.isEmpty {
                 state.undoStack.append(moved)
-                parts.append("\(Format.counted(moved.count, "flag")) \(moved[0].to.rawValue) (u undoes)")
+                // (On a customer, a key moves every flag of theirs it can: it says which.)
+                let which = state.screen == .customer ? flagRules(moved.map(\.flagId)) : ""
+                parts.append("\(Format.counted(moved.count, "flag"))\(which) \(moved[0].to.rawValue) (u undoes)")
             }
             if let first = already.first {
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
