@@ -12,6 +12,8 @@ public struct CustomerFacts: Hashable, Sendable {
     public var environments: [String]
     public var transactionCount: Int
     public var refundCount: Int
+    /// Transactions with no price or no currency (verifyReceipt's carry none): counted, but not in ``netSpend``.
+    public var unpricedCount = 0
     /// Currencies whose totals do not fit in 64-bit milliunits: left out of ``netSpend`` and ``refunded``
     /// rather than shown wrong, each with a sentence in ``warnings``.
     public var unrepresentableCurrencies: [String] = []
@@ -34,13 +36,18 @@ extension CustomerHistory {
         var environments = Set<String>()
         var count = 0
         var refunds = 0
+        var unpriced = 0
         for t in transactions where (t.purchaseDate ?? instant) <= instant {
             count += 1
             if let start = t.purchaseDate ?? firstSeen[t.transactionId] { first = min(first ?? start, start) }
             if let environment = t.environment { environments.insert(environment.rawValue) }
             let refundedShare = revocation(of: t, at: instant)?.refundedShare
             if refundedShare != nil { refunds += 1 }
-            guard let price = t.price, let currency = t.currency, overflowed[currency] == nil else { continue }
+            guard let price = t.price, let currency = t.currency else {
+                unpriced += 1
+                continue
+            }
+            guard overflowed[currency] == nil else { continue }
             let quantity = Int64(max(1, t.quantity ?? 1))
             guard let paid = checked(price.multipliedReportingOverflow(by: quantity)),
                 let total = checked(net[currency, default: 0].addingReportingOverflow(paid))
@@ -70,6 +77,7 @@ extension CustomerHistory {
         var facts = CustomerFacts(
             netSpend: net, refunded: refunded, firstSeen: first, environments: environments.sorted(), transactionCount: count,
             refundCount: refunds)
+        facts.unpricedCount = unpriced
         facts.unrepresentableCurrencies = overflowed.keys.sorted()
         facts.warnings = facts.unrepresentableCurrencies.compactMap { overflowed[$0] }
         return facts

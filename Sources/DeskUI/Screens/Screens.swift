@@ -144,9 +144,9 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
 
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
-    let atLeast = page.totalIsLowerBound ? "+" : ""
     let count = max(page.total, page.rows.count)
-    var title = (atLeast.isEmpty ? Format.counted(count, "customer") : "\(Format.count(count))+ customers") + "  sorted by \(state.customerQuery.sort.label)"
+    var title = (page.totalIsLowerBound ? "\(Format.count(count))+ customers" : Format.counted(count, "customer"))
+        + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     let columns = [
@@ -252,11 +252,10 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
     // Transactions the data gives no price (verifyReceipt's do not carry one) are not in the net: said, not hidden.
-    let unpriced = records.transactions.filter { $0.price == nil && ($0.purchaseDate ?? view.instant) <= view.instant }.count
     let net =
         spend.isEmpty
         ? (facts.unrepresentableCurrencies.isEmpty ? "unknown (no prices in the data)" : "too large to sum")
-        : spend + (unpriced > 0 ? " + \(unpriced) unpriced" : "")
+        : spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "")
     let figures = "\(Format.counted(facts.transactionCount, "tx"))  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
