@@ -66,9 +66,6 @@ struct Dashboard {
         let now = currentTimestamp()
         // Everything that can fail for a reason a person must read happens before the screen is taken.
         let opened = try await open(now: now)
-        // The ledger's own read-only setting hides the write keys as --read-only does, for as long as it is set
-        // (the runtime follows it; the ledger refuses the writes itself).
-        let setReadOnly = try await opened.ledger.isSetReadOnly()
         var catalogOptions = data
         if catalogOptions.catalog == nil { catalogOptions.catalog = opened.catalogPath }
         let catalog = try catalogOptions.loadCatalog()
@@ -84,9 +81,10 @@ struct Dashboard {
         }
         var state = AppState(
             width: 80, height: 24, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
-            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, ledgerReadOnly: setReadOnly,
-            mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
         if let warning { state.message = StatusMessage(warning, kind: .error) }
+        // (The ledger's own read-only setting, which hides the write keys as --read-only does while it is set, is
+        // read by the runtime as it starts and followed after; the ledger refuses the writes itself.)
         let runtime = Runtime(state: state, theme: theme, backend: backend, handlers: handlers(opened, themes: themes))
         await runtime.start()
         await runtime.run()

@@ -263,7 +263,7 @@ public struct AppState: Sendable {
 
     public init(
         width: Int, height: Int, now: Timestamp, isDemo: Bool = false, ledgerName: String = "", operatorName: String = "",
-        readOnly: Bool = false, ledgerReadOnly: Bool = false, ascii: Bool = false, mouse: Bool = false, themeName: String = "default",
+        readOnly: Bool = false, ascii: Bool = false, mouse: Bool = false, themeName: String = "default",
         themeNames: [String] = [], catalog: Catalog = Catalog(), keymap: Keymap = .standard
     ) {
         self.width = width
@@ -273,7 +273,7 @@ public struct AppState: Sendable {
         self.ledgerName = ledgerName
         self.operatorName = operatorName
         self.openedReadOnly = readOnly
-        self.ledgerReadOnly = ledgerReadOnly
+        self.ledgerReadOnly = false
         self.ascii = ascii
         self.mouse = mouse
         self.themeName = themeName
