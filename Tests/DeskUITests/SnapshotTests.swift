@@ -122,9 +122,7 @@ struct SnapshotTests {
         // so the env column starts at 17.
         var state = Fixture.state(width: 80, height: 24, screen: .customer)
         state.customerPane = 2
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         let headerIndex = try #require(lines.firstIndex { $0.hasPrefix("transaction ") })
         let header = lines[headerIndex]
         #expect(header.dropFirst(17).hasPrefix("env "), "\(header)")
@@ -140,9 +138,7 @@ struct SnapshotTests {
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)
         state.customerPane = 1
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         let headerIndex = try #require(lines.firstIndex { $0.hasPrefix("at ") })
         let rows = lines.dropFirst(headerIndex + 1).prefix { $0.hasPrefix("20") }
         #expect(!rows.isEmpty)
@@ -230,9 +226,7 @@ struct SnapshotTests {
     func queueBeforeFlag() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .refunds)
         state.asOf = Fixture.at(-1)
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let row = try #require((0..<buffer.height).map(buffer.line).first { $0.contains("consumption-req") })
+        let row = try #require(renderedLines(state).first { $0.contains("consumption-req") })
         #expect(!row.contains("-1h") && row.trimmingCharacters(in: .whitespaces).hasSuffix("EUR    -"), "\(row)")
     }
 
@@ -244,9 +238,7 @@ struct SnapshotTests {
             transactions(&detail.records.transactions)
             state.customer = nil
             _ = reduce(&state, .customerLoaded(detail))
-            var buffer = ScreenBuffer(width: 0, height: 0)
-            render(state, theme: .builtin, into: &buffer)
-            return try #require((0..<buffer.height).map(buffer.line).first { $0.contains(" net ") })
+            return try #require(renderedLines(state).first { $0.contains(" net ") })
         }
         #expect(try header { $0[1].price = nil }.contains("net 29.97 USD + 1 unpriced"))
         #expect(try header { for i in $0.indices { $0[i].price = nil } }.contains("net unknown (no prices in the data)"))
@@ -259,9 +251,7 @@ struct SnapshotTests {
             SourceSummary(
                 id: 2, path: "exports/2025-03.ndjson", sha256: "cd", size: 10, startedAt: Fixture.at(-1), completedAt: Fixture.at(-1),
                 counts: ImportCounts(read: 10, imported: 8, duplicate: 1, rejected: 0)))
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         #expect(try #require(lines.first { $0.hasPrefix("exports/2025-02") }).trimmingCharacters(in: .whitespaces).hasSuffix(" ok"))
         #expect(try #require(lines.first { $0.hasPrefix("exports/2025-03") }).trimmingCharacters(in: .whitespaces).hasSuffix(" bad"))
     }
@@ -430,9 +420,7 @@ struct SnapshotTests {
         record.message = "purchase_date_ms \"abc\" is not a number in latest_receipt_info[12]"
         state.rejected = [record]
         state.importsPane = 1
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         let row = try #require(lines.first { $0.contains("notANumber ") })
         #expect(row.hasPrefix("…") && row.contains("-responses.ndjson#4 notANumber"), "\(row)")
         #expect(!row.contains("purchase_date_ms \"abc\" is not a number in latest"), "the reason fits its column?")
@@ -448,9 +436,7 @@ struct SnapshotTests {
             firstSeen: ["3001": active.purchaseDate!], renewalInfos: [], notifications: [])
         _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
         state.screen = .customer
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         // "group G1" is 8 cells: the state starts at column 10 (it was 20), the why at 24 (it was 34).
         let row = try #require(lines.first { $0.contains("ACTIVE") })
         #expect(row.hasPrefix(" group G1 ACTIVE        paid through 2025-03-21 08:00"), "\(row)")
@@ -466,9 +452,7 @@ struct SnapshotTests {
         t.offerType = .winBack
         _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
         state.screen = .transaction
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         let reason = try #require(lines.first { $0.hasPrefix("revocationReason ") }).trimmingCharacters(in: .whitespaces)
         #expect(reason.hasSuffix(" 1  (an issue in the app)"), "\(reason)")
         let offer = try #require(lines.first { $0.hasPrefix("offerType ") }).trimmingCharacters(in: .whitespaces)
@@ -483,9 +467,7 @@ struct SnapshotTests {
     func sortArrowKept(sort: CustomerSort, header: String) throws {
         var state = Fixture.state(width: 80, height: 24, screen: .customers)
         state.customerQuery.sort = sort
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let lines = (0..<buffer.height).map(buffer.line)
+        let lines = renderedLines(state)
         let row = try #require(lines.first { $0.hasPrefix("id") })
         #expect(row.contains(header + " "), "\(row)")
     }
@@ -534,6 +516,13 @@ struct SnapshotTests {
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.cursor?.x == 0)
         #expect(buffer.cursor.map { buffer.line($0.y).hasPrefix("C43") } == true)
+    }
+
+    /// The screen `state` draws, line by line.
+    private func renderedLines(_ state: AppState) -> [String] {
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        return (0..<buffer.height).map(buffer.line)
     }
 
     private func match(_ state: AppState, name: String) throws {
