@@ -173,7 +173,7 @@ struct ReducerTests {
         _ = reduce(&state, .key(.char("5")))
         _ = reduce(&state, .key(.enter))
         _ = reduce(&state, .failed("timeout", unavailable: false))
-        #expect(state.focusTransaction == nil)
+        #expect(state.focusFlag == nil)
 
         var queue = Fixture.state(screen: .refunds)
         let spike = try #require(Fixture.overview.spikes.first)
@@ -197,7 +197,7 @@ struct ReducerTests {
         var overview = Fixture.state(screen: .overview)
         overview.overviewPane = 2
         #expect(reduce(&overview, .key(.enter)) == [.loadCustomer(7)])
-        #expect(overview.focusTransaction == "77")
+        #expect(overview.focusFlag?.transactionId == "77")
 
         var imports = Fixture.state(screen: .imports)
         #expect(reduce(&imports, .key(.enter)).isEmpty)
@@ -225,6 +225,56 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ids, action: .ack, note: nil, undo: false)])
         _ = reduce(&state, .triaged(ids.map { TriageChange(flagId: $0, from: .open, to: .acknowledged) }, undo: false))
         #expect(state.message?.text == "2 flags (quick-refund, app-issue) acknowledged (u undoes)")
+    }
+
+    @Test("the customer's flags pane: a Tab stop when they have flags; a, r and o act on its selected flag; Enter shows the flag's event")
+    func customerFlagsPane() throws {
+        var state = Fixture.state(screen: .customer)
+        #expect(state.customerPane == 1)
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.tab))
+        #expect(state.customerPane == 3)
+        _ = reduce(&state, .key(.tab))
+        #expect(state.customerPane == 0)
+        _ = reduce(&state, .key(.backTab))
+        #expect(state.customerPane == 3)
+        // Listed in the order given (both open, raised at the same instant): the second selected.
+        _ = reduce(&state, .key(.char("j")))
+        #expect(selectedId(state) == "app-issue:2004")
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false)])
+        _ = reduce(&state, .key(.char("r")))
+        #expect(state.prompt?.label == "resolve 1 flag (app-issue), note: ")
+        state.prompt = nil
+
+        // Resolved, it goes below the open one; the refresh keeps it selected, and `a` does not take it back into work.
+        var flags = try #require(state.customer?.flags)
+        flags[1].status = .resolved
+        _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved)], undo: false))
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: flags.reversed(), log: [])))
+        #expect(state.customer?.flags.map(\.id) == ["quick-refund:2004", "app-issue:2004"])
+        #expect(state.customerPane == 3 && selectedId(state) == "app-issue:2004")
+        #expect(reduce(&state, .key(.char("a"))).isEmpty)
+        #expect(state.message?.text == "app-issue:2004 is resolved already (o reopens a resolved flag)")
+        #expect(reduce(&state, .key(.char("o"))) == [.triage(flagIds: ["app-issue:2004"], action: .reopen, note: nil, undo: false)])
+        // Outside the pane the keys act on every flag of the customer they move.
+        state.customerPane = 0
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["quick-refund:2004"], action: .ack, note: nil, undo: false)])
+
+        // Enter: the timeline on the event the flag is about, the one at or before it was raised, not the last of its
+        // transaction (a flag raised an hour after 2004's purchase is about the purchase, not the later refund).
+        flags[0].at = Fixture.at(-28).adding(milliseconds: 3_600_000)
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: [flags[0]], log: [])))
+        state.customerPane = 3
+        state.customerPositions[3] = ListPosition()
+        #expect(reduce(&state, .key(.enter)).isEmpty)
+        let event = try #require(state.customerView?.timeline[safe: state.customerPositions[1].selected])
+        #expect(state.customerPane == 1 && event.transactionId == "2004" && event.kind != .refunded, "\(event)")
+
+        // A customer without flags: no flags pane to Tab to.
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: [], log: [])))
+        #expect(state.customerPane == 1)
+        for _ in 0..<3 { _ = reduce(&state, .key(.tab)) }
+        #expect(state.customerPane == 1)
     }
 
     @Test("Enter on a customer row loads that customer")
@@ -417,6 +467,16 @@ struct ReducerTests {
         state.prompt = nil
         _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved)], undo: false))
         #expect(state.message == StatusMessage("1 flag resolved (u undoes); 1 marked was resolved already"))
+        // A resolved flag is reopened (o), not acknowledged back into work; a marked one is counted as left.
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        state.flagList = ListPosition()
+        #expect(reduce(&state, .key(.char("a"))).isEmpty)
+        #expect(state.message == StatusMessage("quick-refund:2004 is resolved already (o reopens a resolved flag)", kind: .error))
+        _ = reduce(&state, .key(.char(" ")))
+        _ = reduce(&state, .key(.char(" ")))
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false)])
+        _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .acknowledged)], undo: false))
+        #expect(state.message == StatusMessage("1 flag acknowledged (u undoes); 1 marked was resolved already"))
     }
 
     @Test("a live refresh keeps the selected customer selected")

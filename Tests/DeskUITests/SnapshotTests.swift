@@ -134,6 +134,25 @@ struct SnapshotTests {
         #expect(cell.prefix(10).wholeMatch(of: #/\d{4}-\d{2}-\d{2}/#) != nil && !cell.contains("…"), "\(row)")
     }
 
+    @Test("the customer's flags pane: every status, and the selected flag's detail, last triage and id on the last line")
+    func customerFlagsPane() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customer)
+        var flags = Array(Fixture.flags.prefix(2))
+        flags[1].status = .resolved
+        let log = [
+            TriageEntry(
+                flagId: "app-issue:2004", customerId: nil, at: Fixture.at(-2), operatorName: "bo", action: .resolve,
+                note: "refund stands, app fixed in 2.1", fromStatus: .open, toStatus: .resolved)
+        ]
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: flags, log: log)))
+        state.customerPane = 3
+        state.customerPositions[3].selected = 1
+        try match(state, name: "customer-flags-80x24")
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("app-issue") && $0.contains("resolved") })
+        #expect(lines.contains { $0.contains("resolved 2025-02-27 08:00 by bo: refund stands, app fixed in 2.1") })
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

@@ -337,8 +337,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     // Timeline or transactions below, whichever pane is chosen (Tab).
     let rows = max(1, body.y + body.height - y - 1)
-    if state.customerPane == 2 {
-        p.section("Transactions (newest first)  Tab: entitlements", x: 0, y: y, width: state.width, focused: true)
+    if state.customerPane == 3 {
+        drawCustomerFlags(state, detail, &p, body, y: y, rows: rows)
+    } else if state.customerPane == 2 {
+        let next = detail.flags.isEmpty ? "entitlements" : "flags"
+        p.section("Transactions (newest first)  Tab: \(next)", x: 0, y: y, width: state.width, focused: true)
         let transactions = Array(records.transactions.reversed())
         // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
         // less than the day alone.
@@ -406,6 +409,57 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             _ = p.text(
                 timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
         }
+    }
+}
+
+/// The customer's flags, every status (the queue shows one at a time), with the selected one's detail and its last
+/// triage on the last line; the triage keys act on the selected flag here.
+private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, _ body: Body, y: Int, rows: Int) {
+    let flags = detail.flags
+    let open = flags.filter { $0.status == .open }.count
+    // (The triage keys act on the selected flag here, not on all of the customer's: said where they can be used.)
+    let keys = state.readOnly ? "" : "  a r o: this flag"
+    p.section(
+        "Flags (\(Format.counted(flags.count, "flag")), \(open) open)\(keys)  Tab: entitlements", x: 0, y: y, width: state.width,
+        focused: true)
+    // The selected flag under the table: what it found and its id, then (with room) who last moved it and their note.
+    let selected = rows > 3 ? flags[safe: state.customerPositions[3].selected] : nil
+    let triage = selected.flatMap { detail.lastTriage(of: $0.id) }
+    let footer = selected == nil ? 0 : triage != nil && rows > 5 ? 2 : 1
+    let columns = [
+        Column("sev", 8), Column("rule", 19), Column("status", 8), Column("product", 8, flex: true),
+        Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
+    ]
+    let instant = state.instant
+    p.table(
+        x: 0, y: y + 1, width: state.width, height: rows - footer, columns: columns, rows: flags.count,
+        position: state.customerPositions[3]
+    ) { row, column in
+        let f = flags[row]
+        switch column {
+        case 0: return severityCell(f)
+        case 1: return TableCell(f.rule)
+        case 2: return statusCell(f)
+        case 3: return TableCell(f.productId ?? "-")
+        case 4: return amountCell(f)
+        case 5: return ageCell(f, at: instant)
+        default: return dueCell(f, at: instant)
+        }
+    }
+    guard let f = selected else { return }
+    var lines = ["\(Format.instants(in: f.detail))  id \(f.id)"]
+    if let entry = triage {
+        let done = switch entry.action {
+        case .ack: "acknowledged"
+        case .resolve: "resolved"
+        case .reopen: "reopened"
+        case .note: "noted"
+        }
+        let line = "\(done) \(Format.minute(entry.at)) by \(entry.operatorName)" + (entry.note.map { ": \($0)" } ?? "")
+        if footer == 2 { lines.append(line) } else { lines[0] = "\(line)  \(lines[0])" }
+    }
+    for (offset, line) in lines.enumerated() {
+        _ = p.text(line, x: 1, y: y + rows - footer + 1 + offset, role: "ui.text.muted", width: state.width - 2)
     }
 }
 
@@ -610,7 +664,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // A queue of one status (the title names it) gives the rule the status column's room.
     let statusShown = state.flagStatus == nil
     if !statusShown { columns.remove(at: 3) }
-    let instant = state.instant.millisecondsSince1970
+    let instant = state.instant
     p.table(
         x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: flags.count, position: state.flagList,
         marked: { state.marked.contains(flags[$0].id) }
@@ -619,26 +673,15 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let column = statusShown || shownColumn < 3 ? shownColumn : shownColumn + 1
         switch column {
         case 0: return TableCell(state.marked.contains(f.id) ? "*" : " ", role: "ui.mark")
-        case 1: return TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
+        case 1: return severityCell(f)
         case 2: return TableCell(f.rule)
-        case 3:
-            switch f.status {
-            case .open: return TableCell("open", role: "status.warn")
-            case .acknowledged: return TableCell("acked", role: "ui.text")
-            case .resolved: return TableCell("resolved", role: "status.ok")
-            }
+        case 3: return statusCell(f)
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
         case 5: return TableCell(environmentLabel(f.environment), role: f.environment == .production ? "ui.text" : "status.warn")
         case 6: return TableCell(f.productId ?? "-")
-        case 7: return TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
-        // (As of an instant before the flag was raised: it had no age, and no deadline ran.)
-        case 8:
-            let age = clampedDifference(instant, f.at.millisecondsSince1970)
-            return TableCell(age < 0 ? "-" : Format.span(age), role: "ui.text.muted")
-        default:
-            guard f.rule == "consumption-request", f.status == .open, f.at.millisecondsSince1970 <= instant else { return TableCell("") }
-            let left = clampedDifference(clampedSum(f.at.millisecondsSince1970, 12 * 3_600_000), instant)
-            return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
+        case 7: return amountCell(f)
+        case 8: return ageCell(f, at: instant)
+        default: return dueCell(f, at: instant)
         }
     }
     // The selected flag's detail whole on the last line, then its id (`y` copies it): a V2 flag's id is its rule
@@ -646,6 +689,38 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let f = flags[safe: state.flagList.selected] {
         drawSelectedLine("\(Format.instants(in: f.detail))  id \(f.id)", &p, body, width: state.width)
     }
+}
+
+// A flag's cells, on the queue and on the customer's flags pane.
+
+func severityCell(_ f: RefundFlag) -> TableCell {
+    TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
+}
+
+func statusCell(_ f: RefundFlag) -> TableCell {
+    switch f.status {
+    case .open: TableCell("open", role: "status.warn")
+    case .acknowledged: TableCell("acked", role: "ui.text")
+    case .resolved: TableCell("resolved", role: "status.ok")
+    }
+}
+
+func amountCell(_ f: RefundFlag) -> TableCell {
+    TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
+}
+
+/// How long ago the flag was raised. (As of an instant before that: it had no age, and no deadline ran.)
+func ageCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
+    let age = clampedDifference(instant.millisecondsSince1970, f.at.millisecondsSince1970)
+    return TableCell(age < 0 ? "-" : Format.span(age), role: "ui.text.muted")
+}
+
+/// An open consumption request's time left to answer (12 hours from the request).
+func dueCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
+    let now = instant.millisecondsSince1970
+    guard f.rule == "consumption-request", f.status == .open, f.at.millisecondsSince1970 <= now else { return TableCell("") }
+    let left = clampedDifference(consumptionDeadline(f), now)
+    return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
 }
 
 // MARK: Imports

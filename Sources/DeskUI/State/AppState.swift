@@ -38,14 +38,24 @@ public struct OverviewData: Sendable, Equatable {
 /// One customer as the customer screen shows it: the records, and the flags and notes about them.
 public struct CustomerDetail: Sendable {
     public var records: CustomerRecords
+    /// As the flags pane lists them: open first, then acknowledged, then resolved; newest first in each, else in the
+    /// order given.
     public var flags: [RefundFlag]
     public var log: [TriageEntry]
 
     public init(records: CustomerRecords, flags: [RefundFlag], log: [TriageEntry]) {
         self.records = records
-        self.flags = flags
+        let rank = { (status: FlagStatus) in FlagStatus.allCases.firstIndex(of: status) ?? 0 }
+        self.flags = flags.enumerated().sorted { a, b in
+            if rank(a.element.status) != rank(b.element.status) { return rank(a.element.status) < rank(b.element.status) }
+            if a.element.at != b.element.at { return a.element.at > b.element.at }
+            return a.offset < b.offset
+        }.map(\.element)
         self.log = log
     }
+
+    /// The latest triage entry about one of the flags.
+    public func lastTriage(of flagId: String) -> TriageEntry? { log.last { $0.flagId == flagId } }
 }
 
 /// A list's cursor: the selected row and the first row on screen.
@@ -190,8 +200,8 @@ public struct AppState: Sendable {
     public var screen: ScreenID = .overview
     /// The screens left for another, newest last (`q` and Esc go back through them).
     public var history: [Visit] = []
-    /// The transaction the next customer opened should show selected in the timeline (a flag's).
-    public var focusTransaction: String?
+    /// The flag whose event the next customer opened should show selected in the timeline.
+    public var focusFlag: RefundFlag?
     /// The customer shown when `:customer` asked for another: a visit once the other arrives.
     public var rememberOnLoad: Visit?
     public var prompt: Prompt?
@@ -219,8 +229,9 @@ public struct AppState: Sendable {
 
     public var customer: CustomerDetail?
     public var customerView: CustomerView?
+    /// The customer screen's pane: 0 entitlements, 1 timeline, 2 transactions, 3 flags (a Tab stop when they have some).
     public var customerPane = 0
-    public var customerPositions = [ListPosition(), ListPosition(), ListPosition()]
+    public var customerPositions = [ListPosition(), ListPosition(), ListPosition(), ListPosition()]
 
     public var transaction: Transaction?
     public var transactionScroll = ListPosition()

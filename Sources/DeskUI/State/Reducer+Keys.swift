@@ -121,7 +121,10 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .nextPane, .previousPane:
         let step = command == .nextPane ? 1 : -1
         switch state.screen {
-        case .customer: state.customerPane = (state.customerPane + step + 3) % 3
+        case .customer:
+            // The flags pane is a stop only for a customer with flags.
+            let panes = state.customer?.flags.isEmpty == false ? 4 : 3
+            state.customerPane = (min(state.customerPane, panes - 1) + step + panes) % panes
         case .imports: state.importsPane = (state.importsPane + step + 2) % 2
         case .overview: state.overviewPane = (state.overviewPane + step + 3) % 3
         default: break
@@ -270,8 +273,8 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
             return [.loadCustomers(query, append: true)]
         }
     case .customer:
-        guard let view = state.customerView else { return [] }
-        let counts = [view.entitlements.count, view.timeline.count, state.customer?.records.transactions.count ?? 0]
+        guard state.customerView != nil else { return [] }
+        let counts = customerPaneCounts(state)
         state.customerPositions[state.customerPane].move(by: delta, count: counts[state.customerPane], visible: customerPaneRows(state))
     case .transaction:
         state.transactionScroll.move(by: delta, count: transactionFields(state.transaction).count, visible: state.listRows)
@@ -333,6 +336,16 @@ private func open(_ state: inout AppState) -> [Effect] {
         case 2:
             guard let t = detail.records.transactions.reversed()[safe: position] else { return [] }
             return [.loadTransaction(t.transactionId)]
+        case 3:
+            // A flag opens the timeline on what it is about, as Enter on the queue does.
+            guard let flag = detail.flags[safe: position] else { return [] }
+            guard let index = timelineIndex(of: flag, in: view.timeline) else {
+                state.message = StatusMessage("\(flag.id) names no transaction of this timeline", kind: .error)
+                return []
+            }
+            state.customerPane = 1
+            state.customerPositions[1].move(by: index - state.customerPositions[1].selected, count: view.timeline.count, visible: customerPaneRows(state))
+            return []
         default:
             guard let id = view.entitlements[safe: position]?.transactionId else { return [] }
             return [.loadTransaction(id)]
@@ -341,7 +354,7 @@ private func open(_ state: inout AppState) -> [Effect] {
         guard let flag = visibleFlags(state)[safe: state.flagList.selected] else { return [] }
         if let customer = flag.customerId {
             // The customer's timeline opens on what the flag is about (the refund, the request), not their newest event.
-            state.focusTransaction = flag.transactionId
+            state.focusFlag = flag
             return [.loadCustomer(customer)]
         }
         // A spike is about a product: its product's flags, as Enter on the overview's spike gives.
@@ -366,7 +379,7 @@ private func open(_ state: inout AppState) -> [Effect] {
         guard let data = state.overview, let request = pendingConsumptionRequests(data, at: state.instant)[safe: state.consumptionList.selected],
             let customer = request.customerId
         else { return [] }
-        state.focusTransaction = request.transactionId
+        state.focusFlag = request
         return [.loadCustomer(customer)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
@@ -419,6 +432,7 @@ func selectedId(_ state: AppState) -> String? {
         switch state.customerPane {
         case 1: return view.timeline[safe: position]?.transactionId
         case 2: return detail.records.transactions.reversed()[safe: position]?.transactionId
+        case 3: return detail.flags[safe: position]?.id
         default: return view.entitlements[safe: position]?.transactionId ?? "C\(detail.records.id)"
         }
     case .transaction: return state.transaction?.transactionId
@@ -427,43 +441,53 @@ func selectedId(_ state: AppState) -> String? {
     }
 }
 
-/// The flags a triage key acts on: those of the marked flags or the selected one on the queue that the action
-/// moves (one shown already in that status is not asked for again); on a customer, every flag of theirs the action
-/// would move (acknowledge: the open ones; resolve: those not resolved; reopen: those not open).
+/// Whether a triage key toward `target` moves a flag: acknowledge moves an open one (a resolved flag is reopened
+/// with `o`, not acknowledged back into work), resolve one not resolved, reopen one not open.
+func triageMoves(_ flag: RefundFlag, toward target: FlagStatus) -> Bool {
+    switch target {
+    case .acknowledged: flag.status == .open
+    case .resolved: flag.status != .resolved
+    case .open: flag.status != .open
+    }
+}
+
+/// The flags a triage key acts on, of those chosen (`chosenFlags`) the ones the action moves (one it would not move
+/// is not asked for).
 private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [String] {
+    chosenFlags(state).filter { triageMoves($0, toward: target) }.map(\.id)
+}
+
+/// The flags a triage key is about: on the queue the marked flags, else the selected one; on a customer the flag
+/// selected in the flags pane, else every flag of theirs.
+private func chosenFlags(_ state: AppState) -> [RefundFlag] {
     switch state.screen {
     case .refunds:
-        return chosenFlags(state).filter { $0.status != target }.map(\.id)
+        if !state.marked.isEmpty { return state.flags.filter { state.marked.contains($0.id) } }
+        return visibleFlags(state)[safe: state.flagList.selected].map { [$0] } ?? []
     case .customer:
         let flags = state.customer?.flags ?? []
-        switch target {
-        case .acknowledged: return flags.filter { $0.status == .open }.map(\.id)
-        case .resolved: return flags.filter { $0.status != .resolved }.map(\.id)
-        case .open: return flags.filter { $0.status != .open }.map(\.id)
-        }
+        guard state.customerPane == 3 else { return flags }
+        return flags[safe: state.customerPositions[3].selected].map { [$0] } ?? []
     default:
         return []
     }
 }
 
-/// The marked flags on the queue, else the selected one.
-private func chosenFlags(_ state: AppState) -> [RefundFlag] {
-    if !state.marked.isEmpty { return state.flags.filter { state.marked.contains($0.id) } }
-    return visibleFlags(state)[safe: state.flagList.selected].map { [$0] } ?? []
+/// The statuses of some flags, in their order: "acknowledged or resolved".
+func statusList(_ flags: [RefundFlag]) -> String {
+    FlagStatus.allCases.filter { status in flags.contains { $0.status == status } }.map(\.rawValue).joined(separator: " or ")
 }
 
 /// Why a triage key found no flag to move.
 private func noTriageTarget(_ state: AppState, toward target: FlagStatus) -> String {
-    switch state.screen {
-    case .refunds:
-        let chosen = chosenFlags(state)
-        if chosen.count == 1 { return "\(chosen[0].id) is \(target.rawValue) already" }
-        return chosen.isEmpty ? "no flag selected" : "the \(chosen.count) marked flags are \(target.rawValue) already"
-    case .customer:
-        return "no flag of this customer to make \(target.rawValue)"
-    default:
-        return "no flag selected"
+    let chosen = chosenFlags(state)
+    // A resolved flag is not acknowledged: it is reopened.
+    let reopen = target == .acknowledged && chosen.contains { $0.status == .resolved } ? " (o reopens a resolved flag)" : ""
+    if chosen.count == 1 { return "\(chosen[0].id) is \(chosen[0].status.rawValue) already\(reopen)" }
+    if state.screen == .customer, state.customerPane != 3 {
+        return "no flag of this customer to make \(target.rawValue)\(reopen)"
     }
+    return chosen.isEmpty ? "no flag selected" : "the \(chosen.count) marked flags are \(statusList(chosen)) already\(reopen)"
 }
 
 private func currentFilter(_ state: AppState) -> String? {

@@ -104,23 +104,23 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         let timeline = state.customerView?.timeline ?? []
         if !sameCustomer {
-            state.customerPositions = [ListPosition(), ListPosition(), ListPosition()]
+            state.customerPositions = [ListPosition(), ListPosition(), ListPosition(), ListPosition()]
             state.customerPane = 1
             // Start the timeline at its newest events.
             state.customerPositions[1].move(by: timeline.count, count: timeline.count, visible: customerPaneRows(state))
         }
         // Opened for a flag: the timeline on the latest event of its transaction, whoever was shown before.
-        if let index = state.focusTransaction.flatMap({ id in timeline.lastIndex { $0.transactionId == id } }) {
+        if let index = state.focusFlag.flatMap({ timelineIndex(of: $0, in: timeline) }) {
             state.customerPane = 1
             state.customerPositions[1].selected = index
             state.customerPositions[1].move(by: 0, count: timeline.count, visible: customerPaneRows(state))
         }
-        state.focusTransaction = nil
+        state.focusFlag = nil
         if state.screen != .customer { go(&state, to: .customer) }
         return []
     case .customerNotFound(let query):
         state.message = StatusMessage("no customer matches \(query)", kind: .error)
-        state.focusTransaction = nil
+        state.focusFlag = nil
         state.rememberOnLoad = nil
         return []
     case .transactionLoaded(let transaction, let id):
@@ -248,11 +248,15 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                     "\(which) \(already.count == 1 ? "was" : "were") already \(first.to.rawValue), set by someone else since: "
                         + "nothing written for \(already.count == 1 ? "it" : "them")")
             }
-            // Marked flags shown in that status already were not asked for (triageTargets): counted, not left unsaid.
+            // Marked flags the action does not move were not asked for (triageTargets): counted, not left unsaid.
             if let target = changes.first?.to, state.screen == .refunds {
                 let asked = Set(changes.map(\.flagId))
-                let skipped = state.flags.filter { state.marked.contains($0.id) && !asked.contains($0.id) && $0.status == target }.count
-                if skipped > 0 { parts.append("\(skipped) marked \(skipped == 1 ? "was" : "were") \(target.rawValue) already") }
+                let skipped = state.flags.filter {
+                    state.marked.contains($0.id) && !asked.contains($0.id) && !triageMoves($0, toward: target)
+                }
+                if !skipped.isEmpty {
+                    parts.append("\(skipped.count) marked \(skipped.count == 1 ? "was" : "were") \(statusList(skipped)) already")
+                }
             }
             if !parts.isEmpty { state.message = StatusMessage(parts.joined(separator: "; "), kind: already.isEmpty ? .info : .error) }
         }
@@ -280,7 +284,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .failed(let text, let unavailable):
         // What an open was asked to do on arrival is dropped with it. (A customer gone back to that could not be read
         // leaves the one shown, which is what a refresh and a recovery read.)
-        state.focusTransaction = nil
+        state.focusFlag = nil
         state.rememberOnLoad = nil
         if unavailable {
             state.unavailable = text
@@ -425,15 +429,30 @@ public func visibleFlags(_ state: AppState) -> [RefundFlag] {
     }
 }
 
+/// The timeline event a flag is about: of its transaction's events, the last at or before the flag was raised (the
+/// refund, the request; not the renewal turned off a minute later), else the transaction's first.
+func timelineIndex(of flag: RefundFlag, in timeline: [TimelineEvent]) -> Int? {
+    guard let id = flag.transactionId else { return nil }
+    let events = timeline.indices.filter { timeline[$0].transactionId == id }
+    return events.last { timeline[$0].at <= flag.at } ?? events.first
+}
+
 func customerPaneRows(_ state: AppState) -> Int { max(1, (state.height - 14) / 1) }
 
 private func clampPositions(_ state: inout AppState) {
     state.customerList.move(by: 0, count: state.customerPage.rows.count, visible: state.listRows)
     state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
-    if let view = state.customerView {
-        let counts = [view.entitlements.count, view.timeline.count, state.customer?.records.transactions.count ?? 0]
-        for pane in 0..<3 { state.customerPositions[pane].move(by: 0, count: counts[pane], visible: customerPaneRows(state)) }
+    for (pane, count) in customerPaneCounts(state).enumerated() {
+        state.customerPositions[pane].move(by: 0, count: count, visible: customerPaneRows(state))
     }
+    // A flags pane left without flags (after a merge, say) is no Tab stop: the timeline stands in.
+    if state.customerPane == 3, state.customer?.flags.isEmpty != false { state.customerPane = 1 }
+}
+
+/// The rows of each customer pane: entitlements, timeline events, transactions, flags.
+func customerPaneCounts(_ state: AppState) -> [Int] {
+    guard let view = state.customerView, let detail = state.customer else { return [0, 0, 0, 0] }
+    return [view.entitlements.count, view.timeline.count, detail.records.transactions.count, detail.flags.count]
 }
 
 extension Array {
@@ -441,11 +460,12 @@ extension Array {
 }
 
 /// What the selected row of each customer pane is: the entitlement's name, the event (instant, kind,
-/// transaction), the transaction's id.
+/// transaction), the transaction's id, the flag's id.
 struct CustomerRowKeys {
     var entitlement: String?
     var event: (at: Timestamp, kind: EventKind, transactionId: String?)?
     var transactionId: String?
+    var flagId: String?
 }
 
 func customerRowKeys(_ state: AppState) -> CustomerRowKeys {
@@ -454,16 +474,18 @@ func customerRowKeys(_ state: AppState) -> CustomerRowKeys {
     return CustomerRowKeys(
         entitlement: view?.entitlements[safe: state.customerPositions[0].selected]?.name,
         event: event.map { ($0.at, $0.kind, $0.transactionId) },
-        transactionId: state.customer?.records.transactions.reversed()[safe: state.customerPositions[2].selected]?.transactionId)
+        transactionId: state.customer?.records.transactions.reversed()[safe: state.customerPositions[2].selected]?.transactionId,
+        flagId: state.customer?.flags[safe: state.customerPositions[3].selected]?.id)
 }
 
 /// Puts each customer pane back on the row `kept` names, when it is still there; the window moves with it.
 func restoreCustomerRows(_ state: inout AppState, _ kept: CustomerRowKeys) {
-    guard let view = state.customerView, let records = state.customer?.records else { return }
+    guard let view = state.customerView, let detail = state.customer else { return }
     let indices: [Int?] = [
         kept.entitlement.flatMap { name in view.entitlements.firstIndex { $0.name == name } },
         kept.event.flatMap { key in view.timeline.firstIndex { $0.at == key.at && $0.kind == key.kind && $0.transactionId == key.transactionId } },
-        kept.transactionId.flatMap { id in records.transactions.reversed().firstIndex { $0.transactionId == id } },
+        kept.transactionId.flatMap { id in detail.records.transactions.reversed().firstIndex { $0.transactionId == id } },
+        kept.flagId.flatMap { id in detail.flags.firstIndex { $0.id == id } },
     ]
     for (pane, index) in indices.enumerated() {
         guard let index else { continue }
