@@ -132,6 +132,17 @@ struct SnapshotTests {
         let row = try #require(lines.dropFirst(headerIndex + 1).first { $0.allSatisfy(\.isASCII) && $0.hasPrefix("20") })
         let cell = row.dropFirst(purchased).prefix(16)
         #expect(cell.prefix(10).wholeMatch(of: #/\d{4}-\d{2}-\d{2}/#) != nil && !cell.contains("…"), "\(row)")
+
+        // A verifyReceipt transaction carries no signature by design: said whole in the status column's ten cells
+        // (its verification's name, notApplicable, was cut), and a failed check stands out.
+        var records = Fixture.records
+        records.transactions[5].verification = .notApplicable
+        records.transactions[4].verification = .failed
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+        state.customerPane = 2
+        let statuses = renderedLines(state).compactMap { line in line.hasPrefix("200") ? line.split(separator: " ").last : nil }
+        #expect(statuses.prefix(2) == ["JSON", "failed"], "\(statuses)")
+        #expect(renderedLines(state).contains { $0.hasPrefix("2006 ") && $0.hasSuffix("plain JSON") }, "\(renderedLines(state))")
     }
 
     @Test("the customer's flags pane: every status, and the selected flag's detail, last triage and id on the last line")
@@ -179,6 +190,24 @@ struct SnapshotTests {
         state.overview?.counts.rawRecords = 1
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.text.contains("1 source, 1 record"), "\(buffer.text)")
+    }
+
+    @Test("at 60 columns an entitlement's why keeps whether it renews: its instant's seconds and milliseconds give way first")
+    func renewalKeptOverSeconds() throws {
+        var active = Fixture.transaction("5001", product: "pro.monthly", purchased: -20, expires: 10, original: "5000")
+        active.expiresDate = active.expiresDate?.adding(milliseconds: 25_860)
+        var info = RenewalInfo()
+        info.originalTransactionId = "5000"
+        info.autoRenewStatus = .on
+        let records = CustomerRecords(
+            id: 5, identifiers: [], transactions: [active], firstSeen: ["5001": Fixture.at(-20)],
+            renewalInfos: [(info: info, seenAt: Fixture.at(-20))], notifications: [])
+        for (width, shown) in [(60, "paid through 2025-03-11 08:00; renews"), (100, "paid through 2025-03-11 08:00:25.860; renews")] {
+            var state = Fixture.state(width: width, height: 20, screen: .customer)
+            _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+            let lines = renderedLines(state)
+            #expect(lines.contains { $0.hasSuffix(shown) || $0.contains(shown + " ") }, "\(lines.joined(separator: "\n"))")
+        }
     }
 
     @Test("the coverage strip shows a grace period as grace, also one since recovered from; a group not yet bought is blank, not a gap")
@@ -456,9 +485,10 @@ struct SnapshotTests {
         _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
         state.screen = .customer
         let lines = renderedLines(state)
-        // "group G1" is 8 cells: the state starts at column 10 (it was 20), the why at 24 (it was 34).
+        // "group G1" is 8 cells: the state starts at column 10 (it was 20); the why after the widest state shown
+        // ("ACTIVE"), at 17 (it was 34, then 24 with a state column as wide as "GRACE PERIOD").
         let row = try #require(lines.first { $0.contains("ACTIVE") })
-        #expect(row.hasPrefix(" group G1 ACTIVE        paid through 2025-03-21 08:00"), "\(row)")
+        #expect(row.hasPrefix(" group G1 ACTIVE paid through 2025-03-21 08:00"), "\(row)")
         // The coverage strip starts under the state.
         let strip = try #require(lines.first { $0.hasPrefix(" group G1 ") && !$0.contains("ACTIVE") })
         #expect(strip.dropFirst(10).first.map { $0 != " " } == true, "\(strip)")

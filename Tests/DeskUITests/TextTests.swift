@@ -70,6 +70,9 @@ struct TextTests {
     ])
     func instants(text: String, shown: String) {
         #expect(Format.instants(in: text) == shown)
+        // To the minute, for a line that would be cut otherwise: the same with seconds and milliseconds dropped.
+        let minute = shown.replacing(#/(\d{4}-\d{2}-\d{2} \d{2}:\d{2}):\d{2}(\.\d{3})?/#) { $0.output.1 }
+        #expect(Format.instants(in: text, toMinute: true) == String(minute))
     }
 
     @Test("the buffer pads a wide character at the right edge instead of splitting it")

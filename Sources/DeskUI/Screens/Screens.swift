@@ -302,16 +302,24 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let stripNames = groups.prefix(2).map(\.name)
     let nameWidth = min(18, max(7, (view.entitlements.map(\.name) + stripNames).map { DisplayWidth.of(Sanitize.text($0)) }.max() ?? 0))
     let column = nameWidth + 2
-    for (offset, e) in view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows).enumerated() {
+    // The state column as wide as the widest state shown ("GRACE PERIOD" is 12 cells, "ACTIVE" 6): the rest is the why's.
+    let shownEntitlements = view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows)
+    let stateWidth = view.entitlements.map { DisplayWidth.of(label($0.state)) }.max() ?? 0
+    let whyX = column + stateWidth + 1
+    for (offset, e) in shownEntitlements.enumerated() {
         let index = firstEntitlement + offset
         let rowY = y + offset
         _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth)
-        _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: 13)
-        var why = Format.instants(in: e.reason)
+        _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: stateWidth)
+        var renewal = ""
         if let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod {
-            why += willRenew ? "; renews" : "; renewal turned off"
+            renewal = willRenew ? "; renews" : "; renewal turned off"
         }
-        _ = p.text(why, x: column + 14, y: rowY, role: "ui.text", width: state.width - column - 15)
+        // Seconds and milliseconds give way before whether it renews does.
+        let room = state.width - whyX - 1
+        var why = Format.instants(in: e.reason) + renewal
+        if DisplayWidth.of(why) > room { why = Format.instants(in: e.reason, toMinute: true) + renewal }
+        _ = p.text(why, x: whyX, y: rowY, role: "ui.text", width: room)
         if state.customerPane == 0, index == state.customerPositions[0].selected { p.markSelected(y: rowY, width: state.width) }
     }
     y += entitlementRows
@@ -379,7 +387,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
                     }
                 }
                 if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
-                return TableCell(t.verification.rawValue, role: "ui.text.muted")
+                return verificationCell(t.verification)
             }
         }
     } else {
@@ -409,6 +417,18 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             _ = p.text(
                 timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
         }
+    }
+}
+
+/// How a transaction's signature stands, in the ten cells of the transactions' status column (`notApplicable` is
+/// 13): plain JSON (verifyReceipt, V1 notifications) carries none by design; a failed one is the one to see.
+func verificationCell(_ verification: Verification) -> TableCell {
+    switch verification {
+    case .verified: TableCell("verified", role: "ui.text.muted")
+    case .unsigned: TableCell("unsigned", role: "ui.text.muted")
+    case .skipped: TableCell("unchecked", role: "ui.text.muted")
+    case .failed: TableCell("sig failed", role: "status.danger")
+    case .notApplicable: TableCell("plain JSON", role: "ui.text.muted")
     }
 }
 

@@ -285,7 +285,8 @@ enum Format {
     /// reasons and details the core words for `lookup` fit 80 columns as the rest of the screen does. Only an
     /// instant standing as a word of its own (after a space, `(` or the start; before the end, a space or
     /// punctuation) is rewritten: one inside an id from the data (`promo-2025-07-14T11:00:00Z`) is left as sent.
-    static func instants(in text: String) -> String {
+    /// `toMinute` drops the seconds and milliseconds too, for a line that would be cut otherwise.
+    static func instants(in text: String, toMinute: Bool = false) -> String {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.contains(UInt8(ascii: "T")) else { return text }
         func digits(_ range: Range<Int>) -> Bool { range.allSatisfy { bytes[$0] >= 0x30 && bytes[$0] <= 0x39 } }
@@ -311,8 +312,8 @@ enum Format {
                     out.append(UInt8(ascii: " "))
                     out += bytes[(i + 11)..<(i + 16)]
                     let seconds = bytes[(i + 17)..<(i + 19)] != [0x30, 0x30]
-                    if seconds || millis { out += bytes[(i + 16)..<(i + 19)] }
-                    if millis { out += bytes[(i + 19)..<(i + 23)] }
+                    if !toMinute, seconds || millis { out += bytes[(i + 16)..<(i + 19)] }
+                    if !toMinute, millis { out += bytes[(i + 19)..<(i + 23)] }
                     i = end
                     continue
                 }
