@@ -164,6 +164,22 @@ struct SnapshotTests {
         #expect(lines.contains { $0.contains("resolved 2025-02-27 08:00 by bo: refund stands, app fixed in 2.1") })
     }
 
+    @Test("at 60 columns the flag queue keeps each amount with its currency and gives the rule the severity's cells")
+    func narrowQueue() throws {
+        var state = Fixture.state(width: 60, height: 20, screen: .refunds)
+        var flags = Fixture.flags
+        flags[0].severity = .critical
+        flags[0].amount = 119_990
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        let lines = renderedLines(state)
+        let header = try #require(lines.first { $0.contains("rule") })
+        #expect(header.hasPrefix("  sev  rule "), "\(header)")
+        #expect(lines.contains { $0.hasPrefix("  crit quick-r") && $0.contains(" 119.99 USD ") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.hasPrefix("  med  app-iss") && $0.contains(" 9.99 USD ") })
+        // The worst severity in the colour of the worst, not plain text.
+        #expect(severityCell(flags[0]).role == "status.danger" && severityCell(flags[0], short: true).text == "crit")
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

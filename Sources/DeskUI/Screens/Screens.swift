@@ -446,9 +446,10 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     let selected = rows > 3 ? flags[safe: state.customerPositions[3].selected] : nil
     let triage = selected.flatMap { detail.lastTriage(of: $0.id) }
     let footer = selected == nil ? 0 : triage != nil && rows > 5 ? 2 : 1
+    let short = state.width < narrowFlagTable
     let columns = [
-        Column("sev", 8), Column("rule", 19), Column("status", 8), Column("product", 8, flex: true),
-        Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
+        Column("sev", short ? 4 : 8), Column("rule", 19), Column("status", 8), Column("product", 8, flex: true),
+        Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true), Column("due", 6),
     ]
     let instant = state.instant
     p.table(
@@ -457,7 +458,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     ) { row, column in
         let f = flags[row]
         switch column {
-        case 0: return severityCell(f)
+        case 0: return severityCell(f, short: short)
         case 1: return TableCell(f.rule)
         case 2: return statusCell(f)
         case 3: return TableCell(f.productId ?? "-")
@@ -676,10 +677,13 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(emptyQueueText(state), x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
+    // Money cut loses its currency ("119.99 …"): the amount keeps its width, as ids do.
+    let short = state.width < narrowFlagTable
     var columns = [
-        Column(" ", 1), Column("sev", 8), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
+        Column(" ", 1), Column("sev", short ? 4 : 8), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
         Column("env", 4),
-        Column("product", 8, flex: true), Column("amount", 10, right: true), Column("age", 4, right: true), Column("due", 6),
+        Column("product", 8, flex: true), Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true),
+        Column("due", 6),
     ]
     // A queue of one status (the title names it) gives the rule the status column's room.
     let statusShown = state.flagStatus == nil
@@ -693,7 +697,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let column = statusShown || shownColumn < 3 ? shownColumn : shownColumn + 1
         switch column {
         case 0: return TableCell(state.marked.contains(f.id) ? "*" : " ", role: "ui.mark")
-        case 1: return severityCell(f)
+        case 1: return severityCell(f, short: short)
         case 2: return TableCell(f.rule)
         case 3: return statusCell(f)
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
@@ -713,9 +717,14 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
 
 // A flag's cells, on the queue and on the customer's flags pane.
 
-func severityCell(_ f: RefundFlag) -> TableCell {
-    TableCell(f.severity.rawValue, role: f.severity == .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
+/// A flag's severity, in four cells when `short` (on a narrow screen the rule needs them more).
+func severityCell(_ f: RefundFlag, short: Bool = false) -> TableCell {
+    let text = !short ? f.severity.rawValue : f.severity == .critical ? "crit" : f.severity == .medium ? "med" : f.severity.rawValue
+    return TableCell(text, role: f.severity >= .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
 }
+
+/// Under this many columns the flag tables give the severity four cells, and the rule the rest.
+let narrowFlagTable = 72
 
 func statusCell(_ f: RefundFlag) -> TableCell {
     switch f.status {
