@@ -140,8 +140,9 @@ struct Dashboard {
                 }
                 var changes: [TriageChange] = []
                 for id in ids {
-                    // The demo's clock is its data's end, so triage entries sort with the demo's events.
-                    let at = isDemo ? demoNow.adding(milliseconds: currentTimestamp().millisecondsSince1970 % 86_400_000) : currentTimestamp()
+                    // The demo's clock is its data's end and stands still: its triage is stamped then, never later
+                    // than the now its header shows (the log keeps their order by entry).
+                    let at = isDemo ? demoNow : currentTimestamp()
                     do {
                         let result = try await ledger.triageChange(
                             flagId: id, action: action, operatorName: who, note: note, now: at, expecting: expecting)

@@ -40,6 +40,25 @@ struct RuntimeTests {
         return (runtime, ledger)
     }
 
+    @Test("the demo stamps triage at its own now, which stands still: never later than the now its header shows")
+    func demoTriageAtItsNow() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = Timestamp(millisecondsSince1970: 1_751_328_000_000)  // 2025-07-01T00:00:00Z
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
+        defer { Task { try? await ledger.close() } }
+        let dashboard = Dashboard(
+            data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
+        let handlers = dashboard.handlers(
+            Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: true), themes: ThemeLoader(environment: [:]))
+        #expect(handlers.clock == nil)
+        let flag = try #require(try await ledger.flags(FlagQuery(status: .open, limit: 1)).first)
+        _ = try await handlers.triage([flag.id], .ack, nil, nil)
+        _ = try await handlers.triage([flag.id], .resolve, "refund stands", nil)
+        let log = try await ledger.triageLog(flagId: flag.id, customerId: nil)
+        #expect(log.map(\.at) == [now, now] && log.map(\.action) == [.ack, .resolve])
+    }
+
     @Test("keys move between screens and open what is selected")
     func keysOpenScreens() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()
