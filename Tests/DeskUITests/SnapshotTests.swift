@@ -180,6 +180,23 @@ struct SnapshotTests {
         #expect(severityCell(flags[0]).role == "status.danger" && severityCell(flags[0], short: true).text == "crit")
     }
 
+    @Test("a sparkline in one row or several: zero on the baseline, any count above it, the largest to the top; no count traps")
+    func sparklineRows() {
+        func drawn(_ values: [Int], height: Int, glyphs: Glyphs = .unicode) -> [String] {
+            var p = Painter(buffer: ScreenBuffer(width: values.count, height: height), theme: .builtin, glyphs: glyphs)
+            p.sparkline(values, x: 0, y: 0, width: values.count, height: height)
+            return (0..<height).map { p.buffer.line($0) }
+        }
+        // One row as before: 3 of 7 is three steps of seven, exactly.
+        #expect(drawn([0, 1, 3, 7], height: 1) == ["▁▂▄█"])
+        // Four rows: 31 steps; 1 of 11 is two of them, 11 fills every row.
+        #expect(drawn([0, 1, 11], height: 4) == ["  █", "  █", "  █", "▁▃█"])
+        #expect(drawn([0, 1, 11], height: 4, glyphs: .ascii) == ["  #", "  #", "  #", " -#"])
+        // Two rows: 15 steps; half the largest fills the bottom row, the row above holds the other eight.
+        #expect(drawn([0, 6, 12], height: 2) == ["  █", "▁██"])
+        #expect(drawn([Int.max, Int.max / 2, -1], height: 3) == ["█  ", "█▄ ", "██▁"])
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

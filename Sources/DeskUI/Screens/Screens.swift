@@ -46,9 +46,12 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let days = min(sparkWidth, data.refunds90.counts.count)
     p.section("Refunds per day (UTC), last \(days) days", x: 0, y: y, width: state.width)
     y += 1
-    let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, role: "status.warn")
+    // A taller terminal gets a taller chart (a spike stands out of the days around it), the lists below keeping
+    // the rows they had at 24.
+    let sparkHeight = body.height >= 34 ? 4 : body.height >= 28 ? 2 : 1
+    let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, height: sparkHeight, role: "status.warn")
     _ = p.text("max \(maximum)/day", x: sparkWidth + 2, y: y, role: "ui.text.muted")
-    y += 1
+    y += sparkHeight
     // Pinned at the end of Int64 rather than trapping: the series starts at a day from the instant asked about.
     let first = Timestamp(
         millisecondsSince1970: clampedSum(

@@ -196,15 +196,32 @@ public struct Painter {
         return widths
     }
 
-    /// A sparkline of counts in `width` cells (the newest at the right); returns the maximum shown.
+    /// A sparkline of counts in `width` cells (the newest at the right) and `height` rows from `y` down, eight
+    /// steps a row; returns the maximum shown. A zero is the baseline, any other count at least one step above it.
     @discardableResult
-    public mutating func sparkline(_ values: [Int], x: Int, y: Int, width: Int, role: String = "ui.accent") -> Int {
-        let shown = Array(values.suffix(width))
+    public mutating func sparkline(_ values: [Int], x: Int, y: Int, width: Int, height: Int = 1, role: String = "ui.accent") -> Int {
+        let shown = Array(values.suffix(max(0, width)))
         let maximum = shown.max() ?? 0
+        let rows = max(1, height)
+        let steps = 8 * rows - 1
         for (index, value) in shown.enumerated() {
-            let level = maximum == 0 ? 0 : min(7, value * 7 / maximum)
-            let glyph = value == 0 ? (glyphs == .ascii ? " " : glyphs.sparks[0]) : glyphs.sparks[max(1, level)]
-            buffer.put(glyph, x: x + index, y: y, style: theme.style(value == 0 ? "ui.text.muted" : role))
+            // Steps filled from the bottom: 0 (the baseline) for a zero, 1...steps for the rest (in Double: counts
+            // come from the data, and their product with the steps may not fit in an Int; exact below 2^53).
+            let level = value <= 0 || maximum <= 0 ? 0 : max(1, min(steps, Int(Double(value) * Double(steps) / Double(maximum))))
+            for below in 0..<rows {
+                // The bottom row holds steps 1...7 over the baseline glyph's place (as a one-row sparkline does),
+                // each row above eight more.
+                let glyph: String
+                if below == 0 {
+                    guard value > 0 || glyphs != .ascii else { continue }
+                    glyph = glyphs.sparks[min(7, level)]
+                } else {
+                    let fill = level - 7 - 8 * (below - 1)
+                    guard fill >= 1 else { break }
+                    glyph = glyphs.sparks[min(7, fill - 1)]
+                }
+                buffer.put(glyph, x: x + index, y: y + rows - 1 - below, style: theme.style(value <= 0 ? "ui.text.muted" : role))
+            }
         }
         return maximum
     }
