@@ -139,8 +139,31 @@ extension CustomerHistory {
             }
         }
 
+        // When a refund of each subscription was asked for or given (a consumption request, a refund notification, a
+        // refunded period): the App Store turns renewal off after a refund request (Apple's documentation of
+        // AUTO_RENEW_DISABLED), so renewal turned off within a day after one of the same subscription is Apple's
+        // doing. Another subscription's refund (a consumable's request, say) says nothing about this one.
+        var refundAsks: [String: [Timestamp]] = [:]
+        for t in transactions {
+            if case .refund(let revoked, _)? = t.revocation, revoked <= instant, let original = t.originalTransactionId {
+                refundAsks[original, default: []].append(revoked)
+            }
+        }
+        for seen in notifications where eventTime(seen) <= instant {
+            let n = seen.notification
+            guard [.consumptionRequest, .refund, .cancel].contains(n.notificationType),
+                let original = n.originalTransactionId ?? transactions.first(where: { $0.transactionId == seen.transactionId })?.originalTransactionId
+            else { continue }
+            refundAsks[original, default: []].append(eventTime(seen))
+        }
+        /// Whether renewal of `original` turned off at `at` (learned no earlier than `since`) followed a refund request.
+        func afterRefundAsk(_ original: String?, at: Timestamp, since: Timestamp) -> Bool {
+            guard let original else { return false }
+            return refundAsks[original]?.contains { $0 <= at && $0 >= since } ?? false
+        }
+        let offByApple = "renewal turned off by Apple after a refund request, not by the customer"
+
         // Notifications: what Apple told us, at the time it happened.
-        var refundRequestAt: Timestamp?
         for seen in notifications where eventTime(seen) <= instant {
             let n = seen.notification
             let at = eventTime(seen)
@@ -155,8 +178,8 @@ extension CustomerHistory {
                 let off = subtype == .autoRenewDisabled || (n.version == "1" && n.autoRenewStatus == false)
                 let on = subtype == .autoRenewEnabled || (n.version == "1" && n.autoRenewStatus == true)
                 if off {
-                    if let request = refundRequestAt, request.distance(to: at) <= 86_400_000 {
-                        note(.autoRenewDisabled, "renewal turned off by Apple after a refund request, not by the customer")
+                    if afterRefundAsk(original, at: at, since: at.adding(milliseconds: -86_400_000)) {
+                        note(.autoRenewDisabled, offByApple)
                     } else {
                         note(.autoRenewDisabled, "the customer turned renewal off")
                     }
@@ -179,7 +202,6 @@ extension CustomerHistory {
             case (.refundReversed, _): note(.refundReversed, "Apple reversed the refund: access reinstated")
             case (.revoke, _): if !(seen.transactionId.map(refundedIds.contains) ?? false) { note(.familyRevoked, "family sharing access revoked") }
             case (.consumptionRequest, _):
-                refundRequestAt = at
                 note(.consumptionRequested, "the customer asked for a refund; consumption data due by \(at.adding(milliseconds: 12 * 3_600_000).iso8601)")
             case (.priceIncrease, let subtype):
                 note(.priceIncrease, subtype == .accepted ? "price increase accepted" : "price increase announced")
@@ -190,14 +212,25 @@ extension CustomerHistory {
         }
         // Renewal infos: changes of auto-renew and billing state as Apple reported them.
         var lastStatus: [String: AutoRenewStatus] = [:]
+        var lastSeen: [String: Timestamp] = [:]
         var inRetry: [String: Bool] = [:]
         for seen in renewals where seen.seenAt <= instant {
             let info = seen.info
             let key = info.originalTransactionId ?? "?"
             let product = info.productId ?? info.autoRenewProductId
+            defer { lastSeen[key] = seen.seenAt }
             if let status = info.autoRenewStatus, let before = lastStatus[key], before != status {
+                // Worded as the notification says it: Apple's doing within a day after a refund request. A report says
+                // when it was learned, not when renewal turned off: a request longer ago, but since the last report,
+                // is what likely turned it off, said as likely.
+                let original = info.originalTransactionId
+                let off =
+                    afterRefundAsk(original, at: seen.seenAt, since: seen.seenAt.adding(milliseconds: -86_400_000))
+                    ? offByApple
+                    : afterRefundAsk(original, at: seen.seenAt, since: lastSeen[key] ?? seen.seenAt)
+                        ? "renewal turned off, after a refund request (the App Store turns it off then)" : "the customer turned renewal off"
                 add(seen.seenAt, seen.seenAt, status == .on ? .autoRenewEnabled : .autoRenewDisabled, nil,
-                    status == .on ? "renewal turned back on" : "renewal turned off", product: product)
+                    status == .on ? "renewal turned back on" : off, product: product)
             } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off {
                 add(seen.seenAt, seen.seenAt, .autoRenewDisabled, nil, "renewal is off", product: product)
             }

@@ -194,6 +194,43 @@ struct EntitlementRulesTests {
         #expect(flags(h).contains("refund-reversed"))
     }
 
+    @Test("renewal turned off is Apple's doing only after a refund request of the same subscription, however Apple tells it")
+    func renewalOffAttributed() async throws {
+        let apple = "renewal turned off by Apple after a refund request, not by the customer"
+        // A consumable's refund request (another original transaction) says nothing about the subscription.
+        var other = B()
+        other.period("1", from: 0, to: 30)
+        other.period("9", product: "coins.100", from: 1, to: nil, original: "900")
+        try other.notificationV2("CONSUMPTION_REQUEST", at: 3, transactionId: "9", original: "900", product: "coins.100")
+        try other.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 3.5, transactionId: "1")
+        let off = try #require(try await other.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled })
+        #expect(off.detail == "the customer turned renewal off")
+
+        // The subscription's own refund, a minute before: told by a notification or by a renewal info, the same words.
+        var notified = B()
+        notified.period("1", from: 0, to: 30, cancelled: 3, reason: 0)
+        try notified.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 3.001, transactionId: "1")
+        #expect(try await notified.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail == apple)
+        var reported = B()
+        reported.period("1", from: 0, to: 30, cancelled: 3, reason: 0)
+        reported.renewal(seen: 1, autoRenew: true)
+        reported.renewal(seen: 3.001, autoRenew: false)
+        #expect(try await reported.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail == apple)
+        // Learned days later: likely the refund's doing, said as likely; with no refund since the last report, the customer.
+        var late = B()
+        late.period("1", from: 0, to: 30, cancelled: 3, reason: 0)
+        late.renewal(seen: 1, autoRenew: true)
+        late.renewal(seen: 6, autoRenew: false)
+        #expect(
+            try await late.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail
+                == "renewal turned off, after a refund request (the App Store turns it off then)")
+        var customer = B()
+        customer.period("1", from: 0, to: 30)
+        customer.renewal(seen: 1, autoRenew: true)
+        customer.renewal(seen: 6, autoRenew: false)
+        #expect(try await customer.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail == "the customer turned renewal off")
+    }
+
     @Test("a consumption request past its deadline; renewal turned off right after is Apple's doing")
     func consumptionRequest() async throws {
         var b = B()
