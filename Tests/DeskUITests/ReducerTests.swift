@@ -622,6 +622,45 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
+    @Test("a prompt offers the last value selected: typing replaces it, Backspace clears it, Tab keeps it")
+    func promptOffersLastValue() {
+        var state = Fixture.state(screen: .customer)
+        state.asOf = Fixture.at(-10)
+        _ = reduce(&state, .key(.char("t")))
+        #expect(state.prompt?.text == "2025-02-19 08:00" && state.prompt?.offered == true)
+        for c in "now" { _ = reduce(&state, .key(.char(c))) }
+        #expect(state.prompt?.text == "now" && state.prompt?.offered == false)
+        _ = reduce(&state, .key(.enter))
+        #expect(state.asOf == nil)
+
+        state.search = "refund"
+        _ = reduce(&state, .key(.char("/")))
+        _ = reduce(&state, .key(.backspace))
+        #expect(state.prompt?.text == "" && state.prompt != nil, "Backspace clears the offered value, the prompt stays")
+        for c in "renewed" { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.backspace))
+        #expect(state.prompt?.text == "renewe", "typed text is edited a character at a time")
+        state.prompt = nil
+
+        // On the queue, a filter typed anew replaces the last one as it is typed; Esc then clears it before going back.
+        var queue = Fixture.state(screen: .refunds)
+        queue.history = [Visit(screen: .overview)]
+        queue.flagFilter = "C96"
+        _ = reduce(&queue, .key(.char("/")))
+        _ = reduce(&queue, .key(.char("a")))
+        #expect(queue.flagFilter == "a")
+        _ = reduce(&queue, .key(.enter))
+        _ = reduce(&queue, .key(.escape))
+        #expect(queue.flagFilter == nil && queue.screen == .refunds && queue.message?.text == "filter cleared")
+        _ = reduce(&queue, .key(.escape))
+        #expect(queue.screen == .overview)
+
+        var customers = Fixture.state(screen: .customers)
+        customers.customerQuery.filter = "acct"
+        #expect(reduce(&customers, .key(.escape)) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+        #expect(customers.customerQuery.filter == nil)
+    }
+
     @Test("/ on the timeline finds an instant as the screen shows it (2025-02-01 08:00, not the core's T…Z)")
     func timelineSearchByShownInstant() throws {
         var state = Fixture.state(screen: .customer)

@@ -117,7 +117,8 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
             }
         }
         let used = p.text(prompt.label, x: 0, y: y, role: "ui.accent")
-        let shown = p.text(prompt.text, x: used, y: y, role: "ui.prompt", width: state.width - used - 1)
+        // The last value, offered to be replaced, shows selected.
+        let shown = p.text(prompt.text, x: used, y: y, role: prompt.offered ? "ui.selection" : "ui.prompt", width: state.width - used - 1)
         p.buffer.put(" ", x: used + shown, y: y, style: p.theme.style("ui.prompt.cursor"))
         p.buffer.cursor = (used + shown, y)
         return

@@ -105,10 +105,14 @@ public struct Prompt: Sendable, Equatable {
     public var text: String
     /// Completions for what is typed (fuzzy), best first.
     public var completions: [String] = []
+    /// The text is the last value, offered as a selection is: the first character typed replaces it and Backspace
+    /// clears it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"); Tab or Ctrl-U takes it as typed.
+    public var offered: Bool
 
     public init(kind: Kind, text: String = "") {
         self.kind = kind
         self.text = text
+        self.offered = !text.isEmpty
     }
 
     public var label: String {

@@ -59,7 +59,20 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         if let previous = state.history.popLast() { return arrive(&state, at: previous) }
         return quit(&state)
     case .dismiss:
-        // Esc goes back, and on the top screen only clears what is shown: a stray Esc never quits.
+        // Esc first clears a list's filter (the queue's, the customer list's), then goes back, and on the top screen
+        // only clears what is shown: a stray Esc never quits.
+        if state.screen == .refunds, state.flagFilter != nil {
+            state.flagFilter = nil
+            state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+            state.message = StatusMessage("filter cleared")
+            return []
+        }
+        if state.screen == .customers, state.customerQuery.filter != nil {
+            state.customerQuery.filter = nil
+            state.customerList = ListPosition()
+            state.message = StatusMessage("filter cleared")
+            return [.loadCustomers(pageQuery(state), append: false)]
+        }
         if !state.history.isEmpty { return run(&state, .back) }
         state.message = nil
         state.marked = []
@@ -76,7 +89,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.prompt = Prompt(kind: .filter, text: currentFilter(state) ?? "")
         return []
     case .timeTravel:
-        state.prompt = Prompt(kind: .instant, text: state.asOf?.iso8601 ?? "")
+        state.prompt = Prompt(kind: .instant, text: state.asOf.map { Format.minute($0) } ?? "")
         return []
     case .screen(let screen):
         // The queue by its key is the whole queue, not one spike's product.
@@ -545,17 +558,19 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
             state.prompt = nil
             return []
         }
-        prompt.text.removeLast()
+        if prompt.offered { prompt.text = "" } else { prompt.text.removeLast() }
     case .tab:
         if case .command = prompt.kind, let first = prompt.completions.first { prompt.text = first }
     case .ctrl("u"):
         prompt.text = ""
     case .char(let c):
+        if prompt.offered { prompt.text = "" }
         guard prompt.text.count < 512 else { return [] }
         prompt.text.append(c)
     default:
         return []
     }
+    prompt.offered = false
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
     if case .filter = prompt.kind, state.screen == .refunds {
