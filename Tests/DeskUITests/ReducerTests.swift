@@ -746,6 +746,10 @@ struct ReducerTests {
         detail.log = [
             TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-3), operatorName: "ana", action: .note, note: "called, wants a refund", fromStatus: nil, toStatus: nil),
             TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-1), operatorName: "bo", action: .note, note: "refund granted", fromStatus: nil, toStatus: nil),
+            // An undo's own note is no one's note: not the latest, not counted.
+            TriageEntry(
+                flagId: "app-issue:2004", customerId: nil, at: Fixture.at(0), operatorName: "bo", action: .reopen,
+                note: undoNote(of: .acknowledged), fromStatus: .acknowledged, toStatus: .open),
         ]
         _ = reduce(&state, .customerLoaded(detail))
         var buffer = ScreenBuffer(width: 0, height: 0)

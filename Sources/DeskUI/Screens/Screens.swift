@@ -279,7 +279,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     y += 1
     // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's, an
     // undo's), how many there are, and the flag it was about (cut first on a narrow screen).
-    let notes = detail.log.filter { $0.note?.isEmpty == false }
+    let notes = detail.log.filter { entry in entry.note.map { !$0.isEmpty && !isUndoNote($0) } ?? false }
     if let latest = notes.last {
         let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
         let about = latest.flagId.map { "  (\(latest.action.rawValue) \($0))" } ?? ""

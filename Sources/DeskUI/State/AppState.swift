@@ -125,6 +125,13 @@ public struct Prompt: Sendable, Equatable {
     }
 }
 
+/// The note an undo writes with its compensating entries ("undo of acknowledged"): the log says why the flag moved
+/// back, and the customer's header, which shows what people wrote, leaves it out.
+func undoNote(of status: FlagStatus) -> String { "undo of \(status.rawValue)" }
+
+/// Whether a note is one an undo wrote.
+func isUndoNote(_ note: String) -> Bool { FlagStatus.allCases.contains { undoNote(of: $0) == note } }
+
 /// ` (app-issue, quick-refund)`: the rules of up to three flags by their ids (`rule:key`), so that a key that acts on
 /// several flags at once (a customer's) says which; empty for more.
 func flagRules(_ ids: [String]) -> String {

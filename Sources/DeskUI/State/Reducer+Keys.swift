@@ -178,7 +178,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return byTarget.keys.sorted { $0.rawValue < $1.rawValue }.map { from in
             let changes = byTarget[from] ?? []
             return .triage(
-                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: "undo of \(changes[0].to.rawValue)", undo: true,
+                flagIds: changes.map(\.flagId), action: TriageAction(toReach: from), note: undoNote(of: changes[0].to), undo: true,
                 expecting: changes[0].to)
         }
     case .mark:
