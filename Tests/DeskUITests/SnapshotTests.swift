@@ -197,6 +197,21 @@ struct SnapshotTests {
         #expect(drawn([Int.max, Int.max / 2, -1], height: 3) == ["█  ", "█▄ ", "██▁"])
     }
 
+    @Test("a scroll hint over a section title cuts the title where it starts and says so; the timeline's keeps its Tab key")
+    func hintOverTitle() throws {
+        var p = Painter(buffer: ScreenBuffer(width: 40, height: 6), theme: .builtin, glyphs: .unicode)
+        p.section("A title long enough to run under the hint", x: 0, y: 0, width: 40)
+        p.table(x: 0, y: 1, width: 40, height: 3, columns: [Column("n", 5)], rows: 9, position: ListPosition()) { row, _ in
+            TableCell("\(row)")
+        }
+        #expect(p.buffer.line(0) == "─ A title long enough to run unde… 1/9 ─", "\(p.buffer.line(0))")
+
+        var state = Fixture.state(width: 60, height: 16, screen: .customer)
+        state.customerPane = 1
+        let title = try #require(renderedLines(state).first { $0.contains("Timeline") })
+        #expect(title.contains("Timeline (7 events)  Tab: transactions ") && title.hasSuffix(" 7/7 ─"), "\(title)")
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

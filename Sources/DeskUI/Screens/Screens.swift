@@ -394,7 +394,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
         }
     } else {
-        let title = "Timeline (\(Format.counted(view.timeline.count, "event")); at, then when learned if later)  Tab: transactions"
+        // The longest that leaves room for the scroll hint (" 16/16 "): the key to the next pane outlasts the note on
+        // the columns.
+        let counted = Format.counted(view.timeline.count, "event")
+        let title =
+            ["Timeline (\(counted); at, then when learned if later)  Tab: transactions", "Timeline (\(counted))  Tab: transactions"]
+            .first { DisplayWidth.of($0) + 14 <= state.width } ?? "Timeline (\(counted))"
         p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
         let events = view.timeline
         // The selected event in full on the last line, as the flag queue does: at 80 columns the detail column

@@ -154,7 +154,16 @@ public struct Painter {
         if !hint.isEmpty {
             if hintAbove {
                 let text = hint + " "
-                _ = buffer.put(text, x: max(x, x + width - DisplayWidth.of(text) - 1), y: y - 1, style: theme.style("ui.text.muted"))
+                let hintX = max(x, x + width - DisplayWidth.of(text) - 1)
+                // A section title that runs under the hint is cut where it starts, and says so ("Tab: transaction
+                // 16/16" read as a word).
+                let before = hintX - 1
+                if before > x, buffer.width > before, y - 1 < buffer.height,
+                    ![glyphs.horizontal, " "].contains(buffer[before, y - 1].text)
+                {
+                    buffer.put(glyphs.ellipsis, x: before, y: y - 1, style: theme.style("ui.title"))
+                }
+                _ = buffer.put(text, x: hintX, y: y - 1, style: theme.style("ui.text.muted"))
             } else {
                 _ = buffer.put(hint, x: x + width - DisplayWidth.of(hint), y: y, style: theme.style("ui.text.muted"))
             }
