@@ -197,6 +197,17 @@ struct SnapshotTests {
         #expect(drawn([Int.max, Int.max / 2, -1], height: 3) == ["█  ", "█▄ ", "██▁"])
     }
 
+    @Test("the footer says what q does (quit on the top screen, back elsewhere); a customer without flags shows no triage keys")
+    func footerSaysWhatKeysDo() {
+        var state = Fixture.state(width: 120, height: 24, screen: .customer)
+        #expect(renderedLines(state).last?.contains(" q quit ") == true)
+        #expect(renderedLines(state).last?.contains(" a ack r resolve ") == true)
+        state.history = [Visit(screen: .overview)]
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: [], log: [])))
+        let footer = renderedLines(state).last ?? ""
+        #expect(footer.contains(" q back ") && !footer.contains(" a ack") && !footer.contains(" r resolve"), "\(footer)")
+    }
+
     @Test("a scroll hint over a section title cuts the title where it starts and says so; the timeline's keeps its Tab key")
     func hintOverTitle() throws {
         var p = Painter(buffer: ScreenBuffer(width: 40, height: 6), theme: .builtin, glyphs: .unicode)

@@ -64,6 +64,7 @@ struct TextTests {
         ("bought promo-2025-07-14T11:00:00Z (consumable)", "bought promo-2025-07-14T11:00:00Z (consumable)"),
         ("until 2025-07-14T11:00:00Z5 and (2025-07-14T11:00:00Z).", "until 2025-07-14T11:00:00Z5 and (2025-07-14 11:00)."),
         ("ended 2025-07-14T11:00:00Z.", "ended 2025-07-14 11:00."),
+        ("expired 2025-06-03T11:04:48.824Z: the customer turned renewal off", "expired 2025-06-03 11:04:48.824: the customer turned renewal off"),
         ("2025-07-14T11:00:00 no zone", "2025-07-14T11:00:00 no zone"),
         ("2025-07-14T11:00Z", "2025-07-14T11:00Z"),
         ("no instant here", "no instant here"),

@@ -146,9 +146,11 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
         let scrolls = raw.lines.count > RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
         hints = scrolls ? [("j/k PgDn PgUp g G", "scroll"), ("any other key", "close")] : [("any key", "close")]
     } else {
-        hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer).map {
-            ($0.keys[0].label, shortHelp($0.command))
-        }
+        // What the keys do here: q quits on the top screen; a customer without flags has none to triage.
+        let noFlags = state.screen == .customer && state.customer?.flags.isEmpty != false
+        hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer)
+            .filter { !(noFlags && [.acknowledge, .resolve].contains($0.command)) }
+            .map { ($0.keys[0].label, $0.command == .back && state.history.isEmpty ? "quit" : shortHelp($0.command)) }
     }
     for (key, help) in hints {
         let w = DisplayWidth.of(key) + DisplayWidth.of(help) + 3

@@ -329,9 +329,9 @@ enum Format {
             {
                 let millis = at(i + 19, ".") && i + 24 <= bytes.count && digits((i + 20)..<(i + 23)) && at(i + 23, "Z")
                 let end = millis ? i + 24 : i + 20
-                // What follows ends the word: nothing, a space, `;`, `,`, `)`, or a full stop ending the sentence.
+                // What follows ends the word: nothing, a space, `;`, `,`, `:`, `)`, or a full stop ending the sentence.
                 let endsWord =
-                    end == bytes.count || at(end, " ") || at(end, ";") || at(end, ",") || at(end, ")")
+                    end == bytes.count || at(end, " ") || at(end, ";") || at(end, ",") || at(end, ":") || at(end, ")")
                     || (at(end, ".") && (end + 1 == bytes.count || at(end + 1, " ")))
                 if (millis || at(i + 19, "Z")) && endsWord {
                     out += bytes[i..<(i + 10)]
