@@ -269,6 +269,56 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the coverage strip: a family revoke ends access (it showed paid to the period's end); a retry since recovered stays a retry at any instant")
+    func coverageRevokeAndRetry() throws {
+        var shared = Fixture.transaction("6001", product: "pro.monthly", purchased: -30, expires: 30, original: "6000")
+        shared.revocationDate = Fixture.at(-10)
+        shared.revocationType = .familyRevoke
+        var first = Fixture.transaction("7001", product: "storage.monthly", purchased: -60, expires: -30, original: "7000")
+        first.subscriptionGroupIdentifier = "G2"
+        var recovered = Fixture.transaction("7002", product: "storage.monthly", purchased: -20, expires: 10, original: "7000")
+        recovered.subscriptionGroupIdentifier = "G2"
+        var retrying = RenewalInfo()
+        retrying.originalTransactionId = "7000"
+        retrying.isInBillingRetryPeriod = true
+        var fine = RenewalInfo()
+        fine.originalTransactionId = "7000"
+        fine.isInBillingRetryPeriod = false
+        let transactions = [first, shared, recovered]
+        let records = CustomerRecords(
+            id: 1, identifiers: [], transactions: transactions,
+            firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
+            renewalInfos: [(info: retrying, seenAt: Fixture.at(-30)), (info: fine, seenAt: Fixture.at(-20))], notifications: [])
+        func strips(at instant: Timestamp) throws -> [CoverageStrip] {
+            let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: instant, catalog: Catalog())
+            let groups = coverageGroups(records, view: view, catalog: Catalog())
+            let width = Int((instant.millisecondsSince1970 - Fixture.at(-60).millisecondsSince1970) / Fixture.day)
+            return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
+        }
+        let now = try strips(at: Fixture.now)
+        // In the order first bought: storage (day -60), then pro (day -30).
+        #expect(now.count == 2)
+        let storage = now[0]
+        let pro = now[1]
+        #expect(storage.cells[30..<40].allSatisfy { $0 == .retry }, "\(storage.cells[30..<40])")
+        #expect(pro.cells[30..<50].allSatisfy { $0 == .paid } && pro.cells[50...].allSatisfy { $0 == .revoked }, "\(pro.cells)")
+        // Asked about a day inside the retry, the same days read the same.
+        let then = try strips(at: Fixture.at(-25))
+        #expect(then.first?.cells[30..<35].allSatisfy { $0 == .retry } == true, "\(then.first?.cells ?? [])")
+
+        // A strip that ends long before the instant (nothing bought since) says so under it.
+        let old = Fixture.transaction("8001", product: "pro.monthly", purchased: -300, expires: -270, original: "8000")
+        var state = Fixture.state(width: 80, height: 24, screen: .customer)
+        _ = reduce(
+            &state,
+            .customerLoaded(
+                CustomerDetail(
+                    records: CustomerRecords(
+                        id: 8, identifiers: [], transactions: [old], firstSeen: ["8001": old.purchaseDate!], renewalInfos: [], notifications: []),
+                    flags: [], log: [])))
+        #expect(renderedLines(state).contains { $0.contains("2024-05-05 … 2024-06-11 (nothing since)") }, "\(renderedLines(state))")
+    }
+
     @Test("the coverage strip shows a grace period as grace, also one since recovered from; a group not yet bought is blank, not a gap")
     func coverageGrace() throws {
         let first = Fixture.transaction("3001", product: "pro.monthly", purchased: -60, expires: -30, original: "3000")

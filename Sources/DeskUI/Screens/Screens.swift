@@ -337,7 +337,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
             y += 1
         }
-        let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))"
+        // (A strip that ends before the instant, nothing bought for a long while, says so.)
+        let since = coverage.end < view.instant ? " (nothing since)" : ""
+        let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))\(since)"
         // The legend names what the strips shown hold.
         let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells).compactMap { $0 })
         let legend =
@@ -499,8 +501,10 @@ private func timelineDetail(_ e: TimelineEvent) -> String {
 /// What covered a customer in one slice of time.
 enum CoverageKind: String, CaseIterable {
     case paid, trial, grace, retry, gap, refund
+    /// Family sharing access taken away (the purchaser stopped sharing, or left the family): no refund, no access.
+    case revoked
 
-    var role: String { "coverage.\(rawValue)" }
+    var role: String { self == .revoked ? "entitlement.revoked" : "coverage.\(rawValue)" }
 
     func glyph(_ glyphs: Glyphs) -> String {
         let ascii = glyphs == .ascii
@@ -511,6 +515,7 @@ enum CoverageKind: String, CaseIterable {
         case .retry: return "!"
         case .gap: return ascii ? "." : "·"
         case .refund: return "x"
+        case .revoked: return "-"
         }
     }
 }
@@ -587,10 +592,13 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             let t = start + slice * Int64(index) + slice / 2
             if t < firstPurchase { return nil }
             let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
-            // A refund standing at this point of the strip (not a family revoke, not one Apple reversed).
-            if covering.contains(where: { ($0.revocationDate?.millisecondsSince1970 ?? .max) <= t && view.revocations[$0.transactionId]??.isRefund == true }) {
-                return .refund
+            // A refund standing at this point of the strip (not one Apple reversed); a family revoke, no refund, ends
+            // access all the same.
+            let revoked = covering.compactMap { c in
+                (c.revocationDate?.millisecondsSince1970 ?? .max) <= t ? view.revocations[c.transactionId] ?? nil : nil
             }
+            if revoked.contains(where: \.isRefund) { return .refund }
+            if !revoked.isEmpty { return .revoked }
             if let paid = covering.first {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
@@ -599,7 +607,11 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             {
                 return .grace
             }
-            if t >= lastExpiry, renewal?.isInBillingRetryPeriod == true { return .retry }
+            // Billing retry as it stood then: the latest renewal info after the last expiry (the current gap), the
+            // one known at that point for an earlier gap (a retry since recovered stays a retry, whatever the
+            // instant shown).
+            let then = t >= lastExpiry ? renewal : renewals.last { $0.seenAt.millisecondsSince1970 <= t }?.info
+            if then?.isInBillingRetryPeriod == true { return .retry }
             return .gap
         }
         return CoverageStrip(name: group.name, cells: cells)
