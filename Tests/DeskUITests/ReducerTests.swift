@@ -270,6 +270,13 @@ struct ReducerTests {
         let event = try #require(state.customerView?.timeline[safe: state.customerPositions[1].selected])
         #expect(state.customerPane == 1 && event.transactionId == "2004" && event.kind != .refunded, "\(event)")
 
+        // Under time travel to before the flag was raised, Enter says so instead of finding no event.
+        _ = reduce(&state, .instantParsed(Fixture.at(-29)))
+        state.customerPane = 3
+        #expect(reduce(&state, .key(.enter)).isEmpty)
+        #expect(state.message?.text == "quick-refund:2004 was raised 2025-02-01 09:00, after the instant shown: t now shows its event")
+        _ = reduce(&state, .instantParsed(nil))
+
         // A customer without flags: no flags pane to Tab to.
         _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.records, flags: [], log: [])))
         #expect(state.customerPane == 1)

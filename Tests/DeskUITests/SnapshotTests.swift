@@ -162,6 +162,9 @@ struct SnapshotTests {
         let lines = renderedLines(state)
         #expect(lines.contains { $0.contains("app-issue") && $0.contains("resolved") })
         #expect(lines.contains { $0.contains("resolved 2025-02-27 08:00 by bo: refund stands, app fixed in 2.1") })
+        // Travelled to before they were raised: the flags are the ledger's now, and the title counts those after.
+        _ = reduce(&state, .instantParsed(Fixture.at(-28)))
+        #expect(renderedLines(state).contains { $0.contains("Flags (2 flags, 1 open; 2 raised after 2025-02-01 08:00)") })
     }
 
     @Test("at 60 columns the flag queue keeps each amount with its currency and gives the rule the severity's cells")

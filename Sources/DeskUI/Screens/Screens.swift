@@ -447,11 +447,14 @@ func verificationCell(_ verification: Verification) -> TableCell {
 private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, _ body: Body, y: Int, rows: Int) {
     let flags = detail.flags
     let open = flags.filter { $0.status == .open }.count
+    // Flags and their statuses are the ledger's now; under time travel, those raised after the instant are counted.
+    let later = flags.filter { $0.at > state.instant }.count
+    let after = later > 0 ? "; \(later) raised after \(Format.minute(state.instant))" : ""
     // (The triage keys act on the selected flag here, not on all of the customer's: said where they can be used.)
     let keys = state.readOnly ? "" : "  a r o: this flag"
     p.section(
-        "Flags (\(Format.counted(flags.count, "flag")), \(open) open)\(keys)  Tab: entitlements", x: 0, y: y, width: state.width,
-        focused: true)
+        "Flags (\(Format.counted(flags.count, "flag")), \(open) open\(after))\(keys)  Tab: entitlements", x: 0, y: y,
+        width: state.width, focused: true)
     // The selected flag under the table: what it found and its id, then (with room) who last moved it and their note.
     let selected = rows > 3 ? flags[safe: state.customerPositions[3].selected] : nil
     let triage = selected.flatMap { detail.lastTriage(of: $0.id) }

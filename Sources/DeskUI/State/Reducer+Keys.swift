@@ -352,6 +352,11 @@ private func open(_ state: inout AppState) -> [Effect] {
         case 3:
             // A flag opens the timeline on what it is about, as Enter on the queue does.
             guard let flag = detail.flags[safe: position] else { return [] }
+            guard flag.at <= view.instant else {
+                state.message = StatusMessage(
+                    "\(flag.id) was raised \(Format.minute(flag.at)), after the instant shown: t now shows its event", kind: .error)
+                return []
+            }
             guard let index = timelineIndex(of: flag, in: view.timeline) else {
                 state.message = StatusMessage("\(flag.id) names no transaction of this timeline", kind: .error)
                 return []
