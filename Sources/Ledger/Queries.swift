@@ -508,6 +508,7 @@ enum Queries {
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
             ("customer_id = ?", query.customerId.map(SQLValue.int)),
             ("product_id = ?", query.productId.map(SQLValue.text)),
+            ("severity = ?", query.severity.map { SQLValue.of($0) }),
             ("environment = ?", query.environment.stored.map(SQLValue.text)),
         ]
         let used = filters.filter { $0.value != nil }

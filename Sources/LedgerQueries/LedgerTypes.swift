@@ -254,6 +254,8 @@ public struct FlagQuery: Sendable, Equatable {
     public var customerId: Int64?
     /// Only flags about this product.
     public var productId: String?
+    /// Only flags of this severity.
+    public var severity: Severity?
     /// Only flags about refunds in this environment (a flag whose environment is unknown is in none).
     public var environment: EnvironmentFilter
     /// Continue after this flag (the last row of the previous page); read backward, the flags before it (the
@@ -264,11 +266,12 @@ public struct FlagQuery: Sendable, Equatable {
 
     public init(
         status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil,
-        productId: String? = nil, environment: EnvironmentFilter = .all, after: FlagCursor? = nil,
+        productId: String? = nil, severity: Severity? = nil, environment: EnvironmentFilter = .all, after: FlagCursor? = nil,
         direction: PageDirection = .forward, limit: Int = 100
     ) {
         self.direction = direction
         self.productId = productId
+        self.severity = severity
         self.environment = environment
         self.status = status
         self.rule = rule

@@ -947,7 +947,7 @@ struct ReducerTests {
         #expect(state.overviewPane == 0)
     }
 
-    @Test("Enter on a spike alarm opens the refund queue filtered to its product; on the severities, the whole queue")
+    @Test("Enter on a spike alarm opens the refund queue filtered to its product; on a severity, its open flags")
     func spikeOpensItsFlags() throws {
         var state = Fixture.state(screen: .overview)
         func spike(_ product: String, _ day: Int64) -> RefundFlag {
@@ -983,12 +983,18 @@ struct ReducerTests {
         #expect(buffer.line(1).contains("Refund flags: open of coins.500"), "\(buffer.line(1))")
         _ = reduce(&state, .key(.char("e")))
         _ = reduce(&state, .key(.char("e")))
-        // Enter on the severities pane, while the queue is scoped: the whole queue, unfiltered.
+        // Enter on the severities pane, while the queue is scoped: the open flags of the severity selected (j: the
+        // second line, medium), every product's, unfiltered.
         _ = reduce(&state, .key(.char("1")))
         _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.char("j")))
         state.flagFilter = "c12"
-        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
-        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagFilter == nil)
+        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, severity: .medium, limit: 200), append: false)])
+        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagFilter == nil && state.flagSeverity == .medium)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).contains("Refund flags: open, medium"), "\(buffer.line(1))")
+        _ = reduce(&state, .key(.char("5")))
+        #expect(state.flagSeverity == nil)
         // 5 and :refunds are the whole queue again.
         for keys in ["5", ":refunds\r"] {
             _ = reduce(&state, .key(.char("1")))

@@ -127,12 +127,13 @@ extension LedgerConformanceTests {
             FlagQuery(rule: "app-issue", limit: 2), FlagQuery(since: since, limit: 3), FlagQuery(customerId: 2, limit: 3),
             FlagQuery(status: .open, rule: "app-issue", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
             FlagQuery(productId: "spiky", limit: 2), FlagQuery(status: .open, productId: "spiky", limit: 1),
+            FlagQuery(severity: .critical, limit: 3), FlagQuery(status: .open, severity: .high, limit: 2),
         ]
         for query in queries {
             let expected = flags.filter { flag in
                 (query.status.map { status[flag.id] == $0 } ?? true) && (query.rule.map { flag.rule == $0 } ?? true)
                     && (query.since.map { flag.at >= $0 } ?? true) && (query.customerId.map { flag.customerId == $0 } ?? true)
-                    && (query.productId.map { flag.productId == $0 } ?? true)
+                    && (query.productId.map { flag.productId == $0 } ?? true) && (query.severity.map { flag.severity == $0 } ?? true)
             }
             .sorted { ($0.at.millisecondsSince1970, $1.id) > ($1.at.millisecondsSince1970, $0.id) }
             var seen: [RefundFlag] = []

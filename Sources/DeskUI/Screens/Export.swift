@@ -71,6 +71,7 @@ public func exportCSV(_ state: AppState) -> String {
     case .refunds:
         filter += " status=\(state.flagStatus?.rawValue ?? "all")"
         if let product = state.flagProduct { filter += " product=\(product)" }
+        if let severity = state.flagSeverity { filter += " severity=\(severity.rawValue)" }
         if let text = state.flagFilter { filter += " filter=\(text)" }
         rows.append(["id", "rule", "severity", "status", "customer", "environment", "transactionId", "productId", "amount", "currency", "at", "detail"])
         for f in visibleFlags(state) {

@@ -81,14 +81,12 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         if state.overviewPane == 0, firstSpike + offset == selectedSpike { p.markSelected(y: rowY, width: half - 1) }
     }
     // Every severity with an open flag (high, medium and low always), so the lines add up to the tile above;
-    // bars scaled to the largest count.
-    let open = { (severity: Severity) in
-        data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count }
-    }
-    let listed = ([.critical, .high, .medium, .low, .info] as [Severity]).map { ($0, open($0)) }
-        .filter { $0.1 > 0 || [.high, .medium, .low].contains($0.0) }
-    // As many as the lists' rows hold: the most severe with open flags first, a zero line before none of them.
-    let kept = Set((listed.filter { $0.1 > 0 } + listed.filter { $0.1 == 0 }).prefix(listHeight).map(\.0))
+    // bars scaled to the largest count. j/k select one while the pane has focus; Enter opens its open flags.
+    let listed = overviewSeverities(data).map { ($0.severity, $0.open) }
+    let selectedSeverity = state.overviewPane == 1 ? listed[safe: state.severityList.selected]?.0 : nil
+    // As many as the lists' rows hold: the selected one, the most severe with open flags, a zero line before none.
+    let kept = Set(
+        ([selectedSeverity].compactMap { $0 } + listed.filter { $0.1 > 0 }.map(\.0) + listed.filter { $0.1 == 0 }.map(\.0)).prefix(listHeight))
     let severities = listed.filter { kept.contains($0.0) }
     let barRoom = max(0, state.width - half - 19)
     let largest = severities.map(\.1).max() ?? 0
@@ -98,6 +96,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(Format.count(count), x: half + 10, y: y + index, role: role, width: 8)
         let length = count == 0 || largest == 0 ? 0 : max(1, Int((Double(count) / Double(largest) * Double(barRoom)).rounded()))
         _ = p.text(String(repeating: p.glyphs.blockFull, count: min(barRoom, length)), x: half + 18, y: y + index, role: role)
+        if severity == selectedSeverity { p.markSelected(x: half, y: y + index, width: state.width - half) }
     }
     y += max(severities.count, min(listHeight, data.spikes.count))
     // The selected spike's detail whole on the row under the lists (its row has half the width) while its pane
@@ -679,7 +678,9 @@ private func emptyQueueText(_ state: AppState) -> String {
     let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
     if state.flags.isEmpty, let text = notLoaded(state) { return text }
     if state.flags.isEmpty {
-        if let product = state.flagProduct { return "no \(status)flags of \(product) here (5 shows every product's)" }
+        let severity = state.flagSeverity.map { "\($0.rawValue) " } ?? ""
+        if let product = state.flagProduct { return "no \(status)\(severity)flags of \(product) here (5 shows every product's)" }
+        if !severity.isEmpty { return "no \(status)\(severity)flags here (5 shows every severity)" }
         return "no flags \(status)here (f changes the status shown)"
     }
     let text = "none of the \(Format.count(state.flags.count)) flags read matches the filter"
@@ -691,6 +692,7 @@ private func emptyQueueText(_ state: AppState) -> String {
 func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let flags = visibleFlags(state)
     var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")"
+    if let severity = state.flagSeverity { title += ", \(severity.rawValue)" }
     if let product = state.flagProduct { title += " of \(product)" }
     title += "  \(flags.count) shown"
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }

@@ -228,6 +228,8 @@ public struct AppState: Sendable {
     public var overviewPane = 0
     /// The selected spike alarm (the overview's first pane).
     public var spikeList = ListPosition()
+    /// The selected severity (the overview's second pane).
+    public var severityList = ListPosition()
     /// The selected pending consumption request (the overview's third pane).
     public var consumptionList = ListPosition()
 
@@ -253,6 +255,8 @@ public struct AppState: Sendable {
     public var flagFilter: String?
     /// The queue shows this product's flags only (Enter on a spike alarm); the ledger reads them.
     public var flagProduct: String?
+    /// The queue shows this severity's flags only (Enter on the overview's severities); the ledger reads them.
+    public var flagSeverity: Severity?
     public var marked: Set<String> = []
     public var flagsNext: FlagCursor?
     /// Where the flags before the loaded ones end, once G loaded the end of the queue (nil: loaded from its start).

@@ -325,6 +325,9 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
         guard let data = state.overview else { break }
         switch state.overviewPane {
         case 0: state.spikeList.move(by: delta, count: data.spikes.count, visible: data.spikes.count)
+        case 1:
+            let count = overviewSeverities(data).count
+            state.severityList.move(by: delta, count: count, visible: count)
         case 2:
             let count = pendingConsumptionRequests(data, at: state.instant).count
             state.consumptionList.move(by: delta, count: count, visible: count)
@@ -401,18 +404,22 @@ private func open(_ state: inout AppState) -> [Effect] {
         return [.loadCustomer(customer)]
     case .overview:
         // Enter on a spike alarm opens the refund queue of the spike's product (read by the ledger), the flags behind
-        // the figure; on the severities, the open flags they count. Either is the queue from its start, unfiltered,
-        // its open flags whatever status `f` showed last.
-        return openFlagQueue(&state, spike: state.overviewPane == 0 ? state.overview?.spikes[safe: state.spikeList.selected] : nil)
+        // the figure; on a severity, the open flags it counts. Either is the queue from its start, unfiltered, its
+        // open flags whatever status `f` showed last.
+        if state.overviewPane == 1 {
+            guard let data = state.overview, let line = overviewSeverities(data)[safe: state.severityList.selected] else { return [] }
+            return openFlagQueue(&state, spike: nil, severity: line.severity)
+        }
+        return openFlagQueue(&state, spike: state.overview?.spikes[safe: state.spikeList.selected])
     case .transaction:
         return []
     }
 }
 
 /// The open flags of the queue from its start, of a spike's product when one is given (the flags behind its
-/// figure, read by the ledger), else every product's.
-private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?) -> [Effect] {
-    scopeFlagQueue(&state, to: spike?.productId, fromStart: true)
+/// figure, read by the ledger), else every product's; of one severity when one is given.
+private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?, severity: Severity? = nil) -> [Effect] {
+    scopeFlagQueue(&state, to: spike?.productId, severity: severity, fromStart: true)
     state.flagFilter = nil
     state.flagStatus = .open
     if let spike, let product = spike.productId {

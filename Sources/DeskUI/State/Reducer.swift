@@ -366,7 +366,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
 }
 
 func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
-    FlagQuery(status: state.flagStatus, productId: state.flagProduct, environment: state.environment, limit: limit)
+    FlagQuery(status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: state.environment, limit: limit)
 }
 
 /// Keeps a screen left for another in the history (the newest 50).
@@ -404,12 +404,13 @@ func visibleCount(_ state: AppState, of count: Int) -> Int {
     return visibleFlags(prefix).count
 }
 
-/// Sets which product's flags the refund queue shows (nil: every product's). Another scope is another list: what
-/// was loaded, marked and selected in the old one is dropped, and the new one is read from the queue's start
-/// (`fromStart`: also when the scope stays).
-func scopeFlagQueue(_ state: inout AppState, to product: String?, fromStart: Bool = false) {
-    guard fromStart || product != state.flagProduct else { return }
+/// Sets which product's and severity's flags the refund queue shows (nil: every product's, every severity's).
+/// Another scope is another list: what was loaded, marked and selected in the old one is dropped, and the new one is
+/// read from the queue's start (`fromStart`: also when the scope stays).
+func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Severity? = nil, fromStart: Bool = false) {
+    guard fromStart || product != state.flagProduct || severity != state.flagSeverity else { return }
     state.flagProduct = product
+    state.flagSeverity = severity
     state.flags = []
     state.flagsNext = nil
     state.flagsPrevious = nil
@@ -435,6 +436,15 @@ func timelineIndex(of flag: RefundFlag, in timeline: [TimelineEvent]) -> Int? {
     guard let id = flag.transactionId else { return nil }
     let events = timeline.indices.filter { timeline[$0].transactionId == id }
     return events.last { timeline[$0].at <= flag.at } ?? events.first
+}
+
+/// The overview's severities with their open flags, most severe first: every one with an open flag, and high,
+/// medium and low always (so that the lines add up to the open-flags tile).
+func overviewSeverities(_ data: OverviewData) -> [(severity: Severity, open: Int)] {
+    ([.critical, .high, .medium, .low, .info] as [Severity]).map { severity in
+        (severity, data.flagCounts.filter { $0.severity == severity && $0.status == .open }.reduce(0) { $0 + $1.count })
+    }
+    .filter { $0.open > 0 || [.high, .medium, .low].contains($0.severity) }
 }
 
 func customerPaneRows(_ state: AppState) -> Int { max(1, (state.height - 14) / 1) }

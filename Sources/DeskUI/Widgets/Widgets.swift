@@ -236,9 +236,9 @@ public struct Painter {
     }
 
     /// Marks the selected row of a list drawn by hand (not by ``table``): reversed, with the hardware cursor on it.
-    public mutating func markSelected(y: Int, width: Int) {
-        buffer.restyle(x: 0, y: y, width: width) { var s = $0; s.attributes.insert(.reverse); return s }
-        buffer.cursor = (0, y)
+    public mutating func markSelected(x: Int = 0, y: Int, width: Int) {
+        buffer.restyle(x: x, y: y, width: width) { var s = $0; s.attributes.insert(.reverse); return s }
+        buffer.cursor = (x, y)
     }
 
     /// A badge: ` DEMO ` in its role.
