@@ -314,6 +314,29 @@ struct ReducerTests {
         for c in "theme n" { _ = reduce(&state, .key(.char(c))) }
         #expect(state.prompt?.completions == ["theme nord"])
         #expect(fuzzyMatch("cst", "customers") && !fuzzyMatch("xyz", "customers"))
+
+        // A name the typed text starts ranks before one it only matches: n is nord before high-contrast.
+        state.themeNames = ["default", "high-contrast", "nord"]
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        for c in "theme n" { _ = reduce(&state, .key(.char(c))) }
+        #expect(state.prompt?.completions == ["theme nord", "theme high-contrast"])
+        // Tab completes the command, lists its words, then takes them one after the other.
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        for c in "th" { _ = reduce(&state, .key(.char(c))) }
+        var typed: [String] = []
+        for _ in 0..<5 {
+            _ = reduce(&state, .key(.tab))
+            typed.append(state.prompt?.text ?? "")
+        }
+        #expect(typed == ["theme ", "theme default", "theme high-contrast", "theme nord", "theme default"])
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        for c in "exp" { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.tab))
+        #expect(state.prompt?.text == "export csv ")
     }
 
     @Test("t asks for an instant; a parsed instant recomputes the customer's entitlements")

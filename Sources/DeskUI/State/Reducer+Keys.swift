@@ -572,7 +572,15 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         }
         if prompt.offered { prompt.text = "" } else { prompt.text.removeLast() }
     case .tab:
-        if case .command = prompt.kind, let first = prompt.completions.first { prompt.text = first }
+        guard case .command = prompt.kind, !prompt.completions.isEmpty else { return [] }
+        // Tab takes the best completion, and again the next one (the list stays the one for what was typed); a
+        // command that takes a word lists the words it takes.
+        let next = prompt.completions.firstIndex(of: prompt.text).map { ($0 + 1) % prompt.completions.count } ?? 0
+        prompt.text = prompt.completions[next]
+        prompt.offered = false
+        if prompt.text.hasSuffix(" ") { prompt.completions = completions(for: prompt.text, state: state) }
+        state.prompt = prompt
+        return []
     case .ctrl("u"):
         prompt.text = ""
     case .char(let c):
@@ -711,19 +719,24 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
 
 /// Fuzzy completion: commands (and theme names after `theme `) whose letters appear in order.
 func completions(for text: String, state: AppState) -> [String] {
-    if text.hasPrefix("theme ") {
-        let typed = String(text.dropFirst(6))
-        return state.themeNames.filter { fuzzyMatch(typed, $0) }.map { "theme " + $0 }
+    // The words each command takes (an id, a file name or a date is the person's to type).
+    let words: [String: [String]] = [
+        "theme": state.themeNames, "env": EnvironmentFilter.allCases.map(\.rawValue), "export": ["csv "], "mouse": ["on", "off"],
+        "at": ["now"],
+    ]
+    if let space = text.firstIndex(of: " ") {
+        let command = String(text[..<space])
+        let typed = String(text[text.index(after: space)...])
+        return ranked(typed, among: words[command] ?? []).map { "\(command) \($0)" }
     }
-    if text.hasPrefix("env ") {
-        let typed = String(text.dropFirst(4))
-        return EnvironmentFilter.allCases.map(\.rawValue).filter { fuzzyMatch(typed, $0) }.map { "env " + $0 }
-    }
-    if text.contains(" ") { return [] }
-    let names = commandLineCommands.map(\.name)
-    let prefixed = names.filter { $0.hasPrefix(text) }
-    let fuzzy = names.filter { !$0.hasPrefix(text) && fuzzyMatch(text, $0) }
-    return (prefixed + fuzzy).map { takesArgument.contains($0) ? $0 + " " : $0 }
+    return ranked(text, among: commandLineCommands.map(\.name)).map { takesArgument.contains($0) ? $0 + " " : $0 }
+}
+
+/// The candidates `typed` matches, those it starts first (`n`: nord before high-contrast), then the fuzzy matches.
+func ranked(_ typed: String, among candidates: [String]) -> [String] {
+    let lowered = typed.lowercased()
+    let prefixed = candidates.filter { $0.lowercased().hasPrefix(lowered) }
+    return prefixed + candidates.filter { !$0.lowercased().hasPrefix(lowered) && fuzzyMatch(typed, $0) }
 }
 
 /// Whether the characters of `pattern` appear in `candidate` in order (case-insensitive).
