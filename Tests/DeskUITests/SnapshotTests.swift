@@ -270,6 +270,11 @@ struct SnapshotTests {
             let lines = renderedLines(state)
             #expect(lines.contains { $0.hasSuffix(shown) || $0.contains(shown + " ") }, "\(lines.joined(separator: "\n"))")
         }
+        // With the entitlements in focus, the selected one's why whole on the line under the timeline.
+        var state = Fixture.state(width: 60, height: 20, screen: .customer)
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+        state.customerPane = 0
+        #expect(renderedLines(state).contains { $0.hasPrefix(" group G1: paid through 2025-03-11 08:00:25.860; renews") })
     }
 
     @Test("the coverage strip: a family revoke ends access (it showed paid to the period's end); a retry since recovered stays a retry at any instant")

@@ -313,10 +313,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let rowY = y + offset
         _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth)
         _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: stateWidth)
-        var renewal = ""
-        if let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod {
-            renewal = willRenew ? "; renews" : "; renewal turned off"
-        }
+        let renewal = renewalNote(e)
         // Seconds and milliseconds give way before whether it renews does.
         let room = state.width - whyX - 1
         var why = Format.instants(in: e.reason) + renewal
@@ -407,8 +404,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question.
         let selectedEvent =
             state.customerPane == 1 && rows > 3 ? events[safe: state.customerPositions[1].selected] : nil
+        // With the entitlements in focus, that line holds the selected one's why whole (its row cuts it).
+        let selectedEntitlement =
+            state.customerPane == 0 && rows > 3 ? view.entitlements[safe: state.customerPositions[0].selected] : nil
+        let lastLine = selectedEvent != nil || selectedEntitlement != nil
         p.table(
-            x: 0, y: y + 1, width: state.width, height: selectedEvent == nil ? rows : rows - 1,
+            x: 0, y: y + 1, width: state.width, height: lastLine ? rows - 1 : rows,
             columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
             rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
         ) { row, column in
@@ -425,8 +426,18 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             let transaction = e.transactionId.map { "  (transaction \($0))" } ?? ""
             _ = p.text(
                 timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
+        } else if let e = selectedEntitlement {
+            _ = p.text(
+                "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))", x: 1, y: y + rows, role: "ui.text.muted",
+                width: state.width - 2)
         }
     }
+}
+
+/// "; renews" or "; renewal turned off" after an entitlement's why, for one that is still covered; empty otherwise.
+func renewalNote(_ e: Entitlement) -> String {
+    guard let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod else { return "" }
+    return willRenew ? "; renews" : "; renewal turned off"
 }
 
 /// How a transaction's signature stands, in the ten cells of the transactions' status column (`notApplicable` is
