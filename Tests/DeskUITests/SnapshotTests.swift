@@ -183,6 +183,17 @@ struct SnapshotTests {
         #expect(severityCell(flags[0]).role == "status.danger" && severityCell(flags[0], short: true).text == "crit")
     }
 
+    @Test("the overview's chart covers the last 90 days from 104 columns, else the last 30 (the tile's window), not what the width holds")
+    func chartWindow() throws {
+        for (width, title, cells) in [(60, "last 30 days", 30), (80, "last 30 days", 60), (104, "last 90 days", 90), (140, "last 90 days", 90)] {
+            let lines = renderedLines(Fixture.state(width: width, height: 24, screen: .overview))
+            let index = try #require(lines.firstIndex { $0.contains("Refunds per day") })
+            #expect(lines[index].contains(title), "\(lines[index])")
+            let chart = lines[index + 1]
+            #expect(chart.dropFirst().prefix { $0 != " " }.count == cells, "\(width): \(chart)")
+        }
+    }
+
     @Test("a sparkline in one row or several: zero on the baseline, any count above it, the largest to the top; no count traps")
     func sparklineRows() {
         func drawn(_ values: [Int], height: Int, glyphs: Glyphs = .unicode) -> [String] {

@@ -41,21 +41,25 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
             width: state.width - 2)
     }
     y += 3
-    // The days the sparkline has room for (90 from 104 columns).
-    let sparkWidth = min(90, state.width - 14)
-    let days = min(sparkWidth, data.refunds90.counts.count)
+    // The last 90 days, a cell each, from 104 columns; else the last 30 (the tile's window), as wide as there is room
+    // for: a window of its own, not however many days the width happens to hold.
+    let chartRoom = max(1, state.width - 14)
+    let days = min(chartRoom >= 90 ? 90 : 30, data.refunds90.counts.count)
+    let cellsPerDay = max(1, min(chartRoom, 90) / max(1, days))
+    let sparkWidth = days * cellsPerDay
     p.section("Refunds per day (UTC), last \(days) days", x: 0, y: y, width: state.width)
     y += 1
     // A taller terminal gets a taller chart (a spike stands out of the days around it), the lists below keeping
     // the rows they had at 24.
     let sparkHeight = body.height >= 34 ? 4 : body.height >= 28 ? 2 : 1
-    let maximum = p.sparkline(data.refunds90.counts, x: 1, y: y, width: sparkWidth, height: sparkHeight, role: "status.warn")
-    _ = p.text("max \(maximum)/day", x: sparkWidth + 2, y: y, role: "ui.text.muted")
+    let shownDays = data.refunds90.counts.suffix(days).flatMap { Array(repeating: $0, count: cellsPerDay) }
+    let maximum = p.sparkline(shownDays, x: 1, y: y, width: min(sparkWidth, chartRoom), height: sparkHeight, role: "status.warn")
+    _ = p.text("max \(maximum)/day", x: min(sparkWidth, chartRoom) + 2, y: y, role: "ui.text.muted")
     y += sparkHeight
     // Pinned at the end of Int64 rather than trapping: the series starts at a day from the instant asked about.
     let first = Timestamp(
         millisecondsSince1970: clampedSum(
-            data.refunds90.firstDay.millisecondsSince1970, Int64(max(0, data.refunds90.counts.count - sparkWidth)) * 86_400_000))
+            data.refunds90.firstDay.millisecondsSince1970, Int64(max(0, data.refunds90.counts.count - days)) * 86_400_000))
     _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
     let lastLabel = "today " + Format.day(state.instant)
     _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
@@ -130,7 +134,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
     if missed > 0 {
-        let line = "\(Format.count(missed)) open past deadline (5 shows them)"
+        let line = "\(Format.count(missed)) open past deadline, in the queue (5)"
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
