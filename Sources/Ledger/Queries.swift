@@ -119,14 +119,24 @@ extension SQLLedger: LedgerReading {
     public func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry] {
         try await database.read { c in
             let (sql, arguments) = Queries.triageLogSQL(flagId: flagId, customerId: customerId)
-            return try c.query(sql, arguments).map { row in
-                let row = Array(row.dropFirst())
-                return TriageEntry(
-                    flagId: row[0].text, customerId: row[1].int, at: Timestamp(millisecondsSince1970: row[2].int ?? 0),
-                    operatorName: row[3].text ?? "", action: try row[4].decode(TriageAction.self, column: "triage_log.action"),
-                    note: row[5].text, fromStatus: try row[6].decodeIfPresent(FlagStatus.self, column: "triage_log.from_status"),
-                    toStatus: try row[7].decodeIfPresent(FlagStatus.self, column: "triage_log.to_status"))
+            return try c.query(sql, arguments).map(Queries.triageEntry)
+        }
+    }
+
+    public func latestTriage(flagIds: [String]) async throws -> [String: TriageEntry] {
+        guard !flagIds.isEmpty else { return [:] }
+        return try await database.read { c in
+            // Each flag's newest entry, found by the (flag_id, id) index.
+            let rows = try c.queryIn(
+                """
+                SELECT \(Queries.triageColumns) FROM triage_log
+                WHERE id IN (SELECT MAX(id) FROM triage_log WHERE flag_id \(SQLDialect.inListMarker) GROUP BY flag_id)
+                """, [], list: flagIds.map(SQLValue.text))
+            var latest: [String: TriageEntry] = [:]
+            for entry in try rows.map(Queries.triageEntry) {
+                if let flag = entry.flagId { latest[flag] = entry }
             }
+            return latest
         }
     }
 
@@ -178,14 +188,22 @@ enum Queries {
         try c.scalar("SELECT COALESCE(merged_into, id) FROM customers WHERE id = ?", [.int(id)])?.int ?? id
     }
 
-    /// The customer of an id as a person pasted it: as it is first; else with the punctuation a message puts
-    /// around an id (`#1500…,`, `"o1"`, `(tok-A).`) taken off one character at a time, the fewest first, so that
-    /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
-    /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
-    /// the caller to show when it is not what was pasted.
+    /// A triage log row's columns, the entry's id first.
+    static let triageColumns = "id, flag_id, customer_id, at, operator, action, note, from_status, to_status"
+
+    /// A triage log row (``triageColumns``) as an entry.
+    static func triageEntry(_ row: [SQLValue]) throws -> TriageEntry {
+        let row = Array(row.dropFirst())
+        return TriageEntry(
+            flagId: row[0].text, customerId: row[1].int, at: Timestamp(millisecondsSince1970: row[2].int ?? 0),
+            operatorName: row[3].text ?? "", action: try row[4].decode(TriageAction.self, column: "triage_log.action"),
+            note: row[5].text, fromStatus: try row[6].decodeIfPresent(FlagStatus.self, column: "triage_log.from_status"),
+            toStatus: try row[7].decodeIfPresent(FlagStatus.self, column: "triage_log.to_status"))
+    }
+
     /// The triage log of a flag, of a customer, or all of it, oldest first; each row starts with the entry's id.
     static func triageLogSQL(flagId: String?, customerId: Int64?) -> (sql: String, arguments: [SQLValue]) {
-        let columns = "id, flag_id, customer_id, at, operator, action, note, from_status, to_status"
+        let columns = triageColumns
         if let flagId {
             return ("SELECT \(columns) FROM triage_log WHERE flag_id = ? ORDER BY id", [.text(flagId)])
         }
@@ -202,6 +220,11 @@ enum Queries {
         )
     }
 
+    /// The customer of an id as a person pasted it: as it is first; else with the punctuation a message puts
+    /// around an id (`#1500…,`, `"o1"`, `(tok-A).`) taken off one character at a time, the fewest first, so that
+    /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
+    /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
+    /// the caller to show when it is not what was pasted.
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }

@@ -28,6 +28,8 @@ public protocol LedgerReading: Sendable {
     func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter) async throws -> RefundSeries
     /// The triage log of a flag, or of a customer (their notes and their flags' triage), oldest first.
     func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
+    /// The latest triage entry of each of these flags that has one (who moved it last, and their note).
+    func latestTriage(flagIds: [String]) async throws -> [String: TriageEntry]
     /// Imported sources, newest first.
     func sources(after: Int64?, limit: Int) async throws -> [SourceSummary]
     /// Rejected records, oldest first, without their raw bytes.

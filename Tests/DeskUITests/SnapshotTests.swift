@@ -167,6 +167,25 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.contains("Flags (2 flags, 1 open; 2 raised after 2025-02-01 08:00)") })
     }
 
+    @Test("the queue says who last moved a flag and their note: on the selected line, and in a column from 120 columns")
+    func queueLastTriage() throws {
+        let entry = TriageEntry(
+            flagId: "quick-refund:2004", customerId: nil, at: Fixture.at(-1), operatorName: "bo", action: .ack, note: "asked the bank",
+            fromStatus: .open, toStatus: .acknowledged)
+        for width in [80, 120] {
+            var state = Fixture.state(width: width, height: 24, screen: .refunds)
+            _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+            _ = reduce(&state, .flagTriageLoaded(["quick-refund:2004": entry]))
+            let lines = renderedLines(state)
+            #expect(lines.contains { $0.contains("refunded 24 h after purchase  acknowledged 2025-02-28 08:00 by bo") }, "\(lines)")
+            #expect(lines.contains { $0.contains("last triage") } == (width >= 120), "\(width)")
+            #expect(lines.contains { $0.contains("quick-refund") && $0.contains(" bo: asked the bank ") } == (width >= 120), "\(lines)")
+            // A queue read again from its start forgets what it knew of the flags before.
+            _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+            #expect(state.flagTriage.isEmpty)
+        }
+    }
+
     @Test("at 60 columns the flag queue keeps each amount with its currency and gives the rule the severity's cells")
     func narrowQueue() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .refunds)

@@ -121,6 +121,16 @@ extension LedgerConformanceTests {
             _ = try await ledger.triage(flagId: flag.element.id, action: .ack, operatorName: "ana", note: nil, now: testNow)
             status[flag.element.id] = .acknowledged
         }
+        // Who moved each flag last: the acknowledged ones' entries, the first resolved since by bo; none for the rest.
+        let first = flags[0].id
+        _ = try await ledger.triage(flagId: first, action: .resolve, operatorName: "bo", note: "done", now: testNow)
+        let latest = try await ledger.latestTriage(flagIds: flags.map(\.id) + ["no-such-flag"])
+        #expect(Set(latest.keys) == Set(flags.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id)))
+        #expect(latest[first]?.operatorName == "bo" && latest[first]?.action == .resolve && latest[first]?.note == "done")
+        #expect(latest[flags[3].id]?.operatorName == "ana" && latest[flags[3].id]?.action == .ack)
+        #expect(try await ledger.latestTriage(flagIds: []).isEmpty)
+        _ = try await ledger.triage(flagId: first, action: .reopen, operatorName: "bo", note: nil, now: testNow)
+        _ = try await ledger.triage(flagId: first, action: .ack, operatorName: "ana", note: nil, now: testNow)
         let since = testNow.adding(milliseconds: 2 * 3_600_000)
         let queries: [FlagQuery] = [
             FlagQuery(limit: 4), FlagQuery(status: .open, limit: 3), FlagQuery(status: .acknowledged, limit: 5),

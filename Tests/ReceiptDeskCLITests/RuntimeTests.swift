@@ -156,6 +156,11 @@ struct RuntimeTests {
         await bob.handle(.key(.char("f")))
         await bob.handle(.key(.char("f")))
         #expect(bob.state.flagStatus == .resolved)
+        // The queue says who resolved it and why, read with the flags (the runtime is 120 columns: a column too).
+        #expect(bob.state.flagTriage[flag]?.operatorName == "ana")
+        let queue = PostgresRuntimeTests.screen(bob)
+        #expect(queue.contains("(revocationReason 1)  resolved ") && queue.contains(" by ana: refunded by Apple"), "\(queue)")
+        #expect(queue.contains("last triage") && queue.contains(" ana: refunded by Apple, t…"), "\(queue)")
         await bob.handle(.key(.enter))
         #expect(bob.state.screen == .customer)
         let screen = PostgresRuntimeTests.screen(bob)

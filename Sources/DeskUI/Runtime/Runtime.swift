@@ -164,11 +164,13 @@ public final class Runtime {
             case .loadFlags(let query, let append) where query.direction == .backward:
                 let flags = try await handlers.reader.flags(query)
                 let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
-                return [.flagsBeforeLoaded(flags, previous: previous, append: append)]
+                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
+                return [.flagsBeforeLoaded(flags, previous: previous, append: append), .flagTriageLoaded(triage)]
             case .loadFlags(let query, let append):
                 let flags = try await handlers.reader.flags(query)
                 let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
-                return [.flagsLoaded(flags, next: next, append: append)]
+                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
+                return [.flagsLoaded(flags, next: next, append: append), .flagTriageLoaded(triage)]
             case .loadImports:
                 let reader = handlers.reader
                 let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])

@@ -497,18 +497,23 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     guard let f = selected else { return }
     var lines = ["\(Format.instants(in: f.detail))  id \(f.id)"]
     if let entry = triage {
-        let done = switch entry.action {
-        case .ack: "acknowledged"
-        case .resolve: "resolved"
-        case .reopen: "reopened"
-        case .note: "noted"
-        }
-        let line = "\(done) \(Format.minute(entry.at)) by \(entry.operatorName)" + (entry.note.map { ": \($0)" } ?? "")
+        let line = triageSummary(entry)
         if footer == 2 { lines.append(line) } else { lines[0] = "\(line)  \(lines[0])" }
     }
     for (offset, line) in lines.enumerated() {
         _ = p.text(line, x: 1, y: y + rows - footer + 1 + offset, role: "ui.text.muted", width: state.width - 2)
     }
+}
+
+/// Who last moved a flag, when, and their note: "resolved 2025-07-01 10:59 by ana: told them".
+func triageSummary(_ entry: TriageEntry) -> String {
+    let done = switch entry.action {
+    case .ack: "acknowledged"
+    case .resolve: "resolved"
+    case .reopen: "reopened"
+    case .note: "noted"
+    }
+    return "\(done) \(Format.minute(entry.at)) by \(entry.operatorName)" + (entry.note.map { ": \($0)" } ?? "")
 }
 
 private func timelineDetail(_ e: TimelineEvent) -> String {
@@ -725,6 +730,9 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         Column("product", 8, flex: true), Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true),
         Column("due", 6),
     ]
+    // From 120 columns, who last moved each flag and their note, in the room the product would have taken.
+    let triageShown = state.width >= 120
+    if triageShown { columns.append(Column("last triage", 24, flex: true)) }
     // A queue of one status (the title names it) gives the rule the status column's room.
     let statusShown = state.flagStatus == nil
     if !statusShown { columns.remove(at: 3) }
@@ -745,13 +753,18 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 6: return TableCell(f.productId ?? "-")
         case 7: return amountCell(f)
         case 8: return ageCell(f, at: instant)
-        default: return dueCell(f, at: instant)
+        case 9: return dueCell(f, at: instant)
+        default:
+            guard let entry = state.flagTriage[f.id] else { return TableCell("") }
+            return TableCell(entry.operatorName + (entry.note.map { ": \($0)" } ?? ""), role: "ui.text.muted")
         }
     }
-    // The selected flag's detail whole on the last line, then its id (`y` copies it): a V2 flag's id is its rule
-    // and a notification's UUID, 57 cells that put the detail past 80 columns when they came first.
+    // The selected flag's detail whole on the last line, then who last moved it, then its id (`y` copies it): a V2
+    // flag's id is its rule and a notification's UUID, 57 cells that put the detail past 80 columns when they came
+    // first.
     if let f = flags[safe: state.flagList.selected] {
-        drawSelectedLine("\(Format.instants(in: f.detail))  id \(f.id)", &p, body, width: state.width)
+        let triage = state.flagTriage[f.id].map { "  " + triageSummary($0) } ?? ""
+        drawSelectedLine("\(Format.instants(in: f.detail))\(triage)  id \(f.id)", &p, body, width: state.width)
     }
 }
 

@@ -16,6 +16,8 @@ public enum Action: Sendable {
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)
     case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
+    /// The latest triage entry of each of the flags just loaded that has one.
+    case flagTriageLoaded([String: TriageEntry])
     /// Flags read backward: the end of the queue (G; not appended) or the flags before the loaded ones (appended
     /// in front); `previous` is where the page before them ends, nil at the start of the queue.
     case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool)

@@ -258,6 +258,8 @@ public struct AppState: Sendable {
     /// The queue shows this severity's flags only (Enter on the overview's severities); the ledger reads them.
     public var flagSeverity: Severity?
     public var marked: Set<String> = []
+    /// Who last moved each loaded flag, and their note (read with the flags).
+    public var flagTriage: [String: TriageEntry] = [:]
     public var flagsNext: FlagCursor?
     /// Where the flags before the loaded ones end, once G loaded the end of the queue (nil: loaded from its start).
     public var flagsPrevious: FlagCursor?

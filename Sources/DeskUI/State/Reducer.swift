@@ -144,6 +144,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 state.flagList.selected = index
             }
             state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+            state.flagTriage = [:]
         }
         state.flagsNext = next
         if !append {
@@ -151,6 +152,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsFromEnd = false
         }
         state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+        return []
+    case .flagTriageLoaded(let latest):
+        state.flagTriage.merge(latest) { _, new in new }
         return []
     case .flagsBeforeLoaded(let flags, let previous, let append):
         if append {
@@ -169,6 +173,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsPrevious = previous
             state.flagsFromEnd = true
             state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+            state.flagTriage = [:]
             let visible = visibleFlags(state)
             state.flagList.selected = selectedId.flatMap { id in visible.firstIndex { $0.id == id } } ?? max(0, visible.count - 1)
         }
