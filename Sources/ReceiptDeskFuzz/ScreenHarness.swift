@@ -84,7 +84,12 @@ enum ScreenHarness {
         // A note an agent left, in the operator's name, both from the input.
         let note = TriageEntry(
             flagId: nil, customerId: 7, at: wild, operatorName: path, action: .note, note: message, fromStatus: nil, toStatus: nil)
-        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [note])))
+        // The flag's last triage, the same words: on the queue's selected line and column, and the customer's flags pane.
+        let triage = TriageEntry(
+            flagId: flag.id, customerId: nil, at: wild, operatorName: path, action: .resolve, note: message, fromStatus: .open,
+            toStatus: .resolved)
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [note, triage])))
+        _ = reduce(&state, .flagTriageLoaded([flag.id: triage]))
         _ = reduce(&state, .transactionLoaded(refunded, id: refunded.transactionId))
 
         // One screen per input (the flags byte chooses it), so that an input runs in milliseconds under ASan.
@@ -94,10 +99,14 @@ enum ScreenHarness {
         if choice < screens.count {
             state.screen = screens[choice]
             draw(state, &buffer)
-            // The selection moved to the end, and the next pane.
+            // The selection moved to the end, and the next pane (on a customer, also the flags pane after it).
             _ = reduce(&state, .key(.char("G")))
             _ = reduce(&state, .key(.tab))
             draw(state, &buffer)
+            if state.screen == .customer {
+                _ = reduce(&state, .key(.tab))
+                draw(state, &buffer)
+            }
         } else {
             // The rejected record's raw view, scrolled to its end, then at another size.
             state.screen = .imports
