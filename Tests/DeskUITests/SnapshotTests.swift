@@ -241,6 +241,30 @@ struct SnapshotTests {
         #expect(footer.contains(" q back ") && !footer.contains(" a ack") && !footer.contains(" r resolve"), "\(footer)")
     }
 
+    @Test("help too tall for the terminal scrolls with j/k to its last key; any other key closes it")
+    func helpScrolls() throws {
+        var state = Fixture.state(width: 60, height: 16, screen: .customers)
+        _ = reduce(&state, .key(.char("?")))
+        let first = renderedLines(state)
+        #expect(first.contains { $0.contains("j/k scroll, any other key closes") }, "\(first)")
+        #expect(first.contains { $0.contains("more keys: j shows them") })
+        // The last key's line as the help draws it: its keys in 13 cells, then what it does.
+        let binding = try #require(helpLayout(state).bindings.last)
+        let keys = binding.keys.prefix(2).map(\.label).joined(separator: " ")
+        let last = keys + String(repeating: " ", count: max(1, 13 - keys.count)) + binding.help
+        #expect(!first.contains { $0.contains(last) })
+        for _ in 0..<40 { _ = reduce(&state, .key(.char("j"))) }
+        let end = renderedLines(state)
+        #expect(end.contains { $0.contains(last) } && !end.contains { $0.contains("more keys") }, "\(end)")
+        #expect(state.showHelp)
+        _ = reduce(&state, .key(.char("k")))
+        #expect(state.showHelp && state.helpTop > 0)
+        _ = reduce(&state, .key(.char("x")))
+        #expect(!state.showHelp)
+        _ = reduce(&state, .key(.char("?")))
+        #expect(state.helpTop == 0, "help opens at its first key again")
+    }
+
     @Test("a scroll hint over a section title cuts the title where it starts and says so; the timeline's keeps its Tab key")
     func hintOverTitle() throws {
         var p = Painter(buffer: ScreenBuffer(width: 40, height: 6), theme: .builtin, glyphs: .unicode)

@@ -179,21 +179,34 @@ func shortHelp(_ command: Command) -> String {
     }
 }
 
-private func drawHelp(_ state: AppState, _ p: inout Painter) {
-    // This screen's own keys first, then the ones that work everywhere; two columns when there is room,
-    // and the command line's commands at the bottom.
+/// The help overlay's keys (this screen's own first, then the ones that work everywhere) and how they are laid out:
+/// two columns when there is room, as many rows as the terminal gives them under the box's title and above the
+/// command line's commands.
+func helpLayout(_ state: AppState) -> (bindings: [KeyBinding], columns: Int, rows: Int, width: Int, height: Int) {
     let all = state.keymap.bindings(on: state.screen, readOnly: state.readOnly)
     let bindings = all.filter { $0.screens != nil } + all.filter { $0.screens == nil }
+    let width = min(state.width - 2, 110)
+    let columns = width >= 76 ? 2 : 1
+    let needed = (bindings.count + columns - 1) / columns
+    let height = min(state.height - 2, needed + helpCommandLines + 3)
+    // (The overlay's box is its height less the border and title.)
+    return (bindings, columns, max(1, height - 2 - helpCommandLines - 1), width, height)
+}
+
+private let helpCommandLines = 3
+
+private func drawHelp(_ state: AppState, _ p: inout Painter) {
     let commands = [
         ":customer ID", ":refunds", ":overview", ":imports", ":theme NAME", ":env all|production|sandbox", ":at DATE|now",
         ":export csv FILE", ":mouse on|off", ":q",
     ]
-    let width = min(state.width - 2, 110)
-    let columns = width >= 76 ? 2 : 1
-    let commandLines = 3
-    let rows = (bindings.count + columns - 1) / columns
-    let box = p.overlay(
-        title: "Keys on \(state.screen.title) (any key closes)", width: width, height: min(state.height - 2, rows + commandLines + 3))
+    let layout = helpLayout(state)
+    let columns = layout.columns
+    let commandLines = helpCommandLines
+    let hidden = max(0, layout.bindings.count - layout.rows * columns)
+    let title = hidden > 0 ? "Keys on \(state.screen.title) (j/k scroll, any other key closes)" : "Keys on \(state.screen.title) (any key closes)"
+    let box = p.overlay(title: title, width: layout.width, height: layout.height)
+    let bindings = Array(layout.bindings.dropFirst(min(state.helpTop, hidden)))
     let columnWidth = box.width / columns
     let bindingRows = max(0, box.height - commandLines - 1)
     let shown = min(bindings.count, bindingRows * columns)
@@ -207,7 +220,7 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     }
     var y = box.y + bindingRows
     if shown < bindings.count {
-        _ = p.text("… \(bindings.count - shown) more keys: a taller terminal shows them", x: box.x, y: y, role: "ui.text.muted", width: box.width)
+        _ = p.text("… \(bindings.count - shown) more keys: j shows them", x: box.x, y: y, role: "ui.text.muted", width: box.width)
     }
     y += 1
     var line = "commands:"

@@ -217,6 +217,8 @@ public struct AppState: Sendable {
     public var rememberOnLoad: Visit?
     public var prompt: Prompt?
     public var showHelp = false
+    /// The first key the help shows (j/k scroll it when the terminal is too short for every key).
+    public var helpTop = 0
     public var message: StatusMessage?
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?

@@ -5,7 +5,20 @@ import ReceiptModel
 func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if state.prompt != nil { return handlePromptKey(&state, key) }
     if state.showHelp {
-        // Any key closes help; Ctrl-C still quits.
+        // Moving keys scroll the keys when they do not all fit; any other key closes help; Ctrl-C still quits.
+        let layout = helpLayout(state)
+        let hidden = max(0, layout.bindings.count - layout.rows * layout.columns)
+        let step: Int? = switch key {
+        case .char("j"), .down, .wheelDown: 1
+        case .char("k"), .up, .wheelUp: -1
+        case .char(" "), .pageDown, .ctrl("f"): layout.rows
+        case .pageUp, .ctrl("b"): -layout.rows
+        default: nil
+        }
+        if let step, hidden > 0 {
+            state.helpTop = min(max(0, state.helpTop + step), hidden)
+            return []
+        }
         state.showHelp = false
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
         return []
@@ -15,6 +28,7 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
         if key == .char("?") {
             state.showHelp = true
+            state.helpTop = 0
             return []
         }
         let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
@@ -79,6 +93,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return []
     case .help:
         state.showHelp = true
+        state.helpTop = 0
         return []
     case .commandLine:
         var prompt = Prompt(kind: .command)
@@ -680,7 +695,10 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
         scopeFlagQueue(&state, to: nil)
         return switchScreen(&state, to: .refunds)
     case "imports": return switchScreen(&state, to: .imports)
-    case "help": state.showHelp = true; return []
+    case "help":
+        state.showHelp = true
+        state.helpTop = 0
+        return []
     case "theme":
         guard !argument.isEmpty else {
             state.message = StatusMessage("themes: \(state.themeNames.joined(separator: ", "))")
