@@ -222,7 +222,7 @@ struct ReducerTests {
         #expect(state.prompt?.label == "resolve 2 flags (quick-refund, app-issue), note: ")
         state.prompt = nil
         let ids = ["quick-refund:2004", "app-issue:2004"]
-        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ids, action: .ack, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ids, action: .ack, note: nil, undo: false, expecting: .open)])
         _ = reduce(&state, .triaged(ids.map { TriageChange(flagId: $0, from: .open, to: .acknowledged) }, undo: false))
         #expect(state.message?.text == "2 flags (quick-refund, app-issue) acknowledged (u undoes)")
     }
@@ -241,7 +241,7 @@ struct ReducerTests {
         // Listed in the order given (both open, raised at the same instant): the second selected.
         _ = reduce(&state, .key(.char("j")))
         #expect(selectedId(state) == "app-issue:2004")
-        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false, expecting: .open)])
         _ = reduce(&state, .key(.char("r")))
         #expect(state.prompt?.label == "resolve 1 flag (app-issue), note: ")
         state.prompt = nil
@@ -258,7 +258,7 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("o"))) == [.triage(flagIds: ["app-issue:2004"], action: .reopen, note: nil, undo: false)])
         // Outside the pane the keys act on every flag of the customer they move.
         state.customerPane = 0
-        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["quick-refund:2004"], action: .ack, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["quick-refund:2004"], action: .ack, note: nil, undo: false, expecting: .open)])
 
         // Enter: the timeline on the event the flag is about, the one at or before it was raised, not the last of its
         // transaction (a flag raised an hour after 2004's purchase is about the purchase, not the later refund).
@@ -331,6 +331,12 @@ struct ReducerTests {
             typed.append(state.prompt?.text ?? "")
         }
         #expect(typed == ["theme ", "theme default", "theme high-contrast", "theme nord", "theme default"])
+        // A command whose words cannot be listed (an id) keeps the commands: Tab goes on to the next.
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.tab))
+        #expect(state.prompt?.text == "customers")
         _ = reduce(&state, .key(.escape))
         _ = reduce(&state, .key(.char(":")))
         for c in "exp" { _ = reduce(&state, .key(.char(c))) }
@@ -364,7 +370,7 @@ struct ReducerTests {
         flags[2].id = "resolved:2004"
         flags[2].status = .resolved
         _ = reduce(&state, .customerLoaded(CustomerDetail(records: state.customer!.records, flags: flags, log: [])))
-        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: [flags[0].id], action: .ack, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: [flags[0].id], action: .ack, note: nil, undo: false, expecting: .open)])
         #expect(
             reduce(&state, .key(.char("o"))) == [.triage(flagIds: [flags[1].id, "resolved:2004"], action: .reopen, note: nil, undo: false)])
         #expect(reduce(&state, .key(.char("r"))).isEmpty)
@@ -504,7 +510,7 @@ struct ReducerTests {
         #expect(state.message == StatusMessage("quick-refund:2004 is resolved already (o reopens a resolved flag)", kind: .error))
         _ = reduce(&state, .key(.char(" ")))
         _ = reduce(&state, .key(.char(" ")))
-        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false)])
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ["app-issue:2004"], action: .ack, note: nil, undo: false, expecting: .open)])
         _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .acknowledged)], undo: false))
         #expect(state.message == StatusMessage("1 flag acknowledged (u undoes); 1 marked was resolved already"))
     }
@@ -652,7 +658,7 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
-    @Test("a prompt offers the last value selected: typing replaces it, Backspace clears it, Tab keeps it")
+    @Test("a prompt offers the last value selected: typing replaces it, Backspace clears it, Enter takes it unchanged")
     func promptOffersLastValue() {
         var state = Fixture.state(screen: .customer)
         state.asOf = Fixture.at(-10)
@@ -662,6 +668,11 @@ struct ReducerTests {
         #expect(state.prompt?.text == "now" && state.prompt?.offered == false)
         _ = reduce(&state, .key(.enter))
         #expect(state.asOf == nil)
+        // Offered and taken as it is, the instant stays, seconds and all (the prompt shows it to the minute).
+        let exact = Fixture.at(-10).adding(milliseconds: 30_500)
+        state.asOf = exact
+        _ = reduce(&state, .key(.char("t")))
+        #expect(reduce(&state, .key(.enter)).isEmpty && state.asOf == exact)
 
         state.search = "refund"
         _ = reduce(&state, .key(.char("/")))
@@ -684,6 +695,23 @@ struct ReducerTests {
         #expect(queue.flagFilter == nil && queue.screen == .refunds && queue.message?.text == "filter cleared")
         _ = reduce(&queue, .key(.escape))
         #expect(queue.screen == .overview)
+
+        // Clearing the filter keeps the flag it showed selected; an offered filter cleared with Backspace is no filter.
+        var kept = Fixture.state(screen: .refunds)
+        kept.history = [Visit(screen: .overview)]
+        _ = reduce(&kept, .key(.char("/")))
+        for c in "consumption" { _ = reduce(&kept, .key(.char(c))) }
+        _ = reduce(&kept, .key(.enter))
+        #expect(visibleFlags(kept).map(\.id) == ["consumption-request:77"])
+        _ = reduce(&kept, .key(.escape))
+        #expect(selectedId(kept) == "consumption-request:77" && kept.flagFilter == nil)
+        kept.flagFilter = "C42"
+        _ = reduce(&kept, .key(.char("/")))
+        _ = reduce(&kept, .key(.backspace))
+        _ = reduce(&kept, .key(.escape))
+        #expect(kept.flagFilter == nil)
+        _ = reduce(&kept, .key(.escape))
+        #expect(kept.screen == .overview, "no filter left for Esc to clear: it goes back")
 
         var customers = Fixture.state(screen: .customers)
         customers.customerQuery.filter = "acct"
@@ -934,6 +962,24 @@ struct ReducerTests {
         _ = reduce(&kept, .key(.char("/")))
         #expect(reduce(&kept, .key(.char("z"))).isEmpty)
         #expect(reduce(&kept, .flagsLoaded([flag(6, "p")], next: next, append: true)).isEmpty)
+    }
+
+    @Test("the overview's severity stays selected by what it is when the figures are read again")
+    func severityKeptOnRefresh() {
+        var state = Fixture.state(screen: .overview)
+        _ = reduce(&state, .key(.tab))
+        _ = reduce(&state, .key(.char("j")))
+        #expect(overviewSeverities(state.overview!)[state.severityList.selected].severity == .medium)
+        // A critical flag raised since: a line above it.
+        var data = Fixture.overview
+        data.flagCounts.append(FlagCount(severity: .critical, status: .open, count: 1))
+        _ = reduce(&state, .overviewLoaded(data))
+        #expect(overviewSeverities(state.overview!)[state.severityList.selected].severity == .medium)
+        // The selected line gone, the selection stays on the list.
+        state.severityList.selected = 3
+        data.flagCounts = [FlagCount(severity: .high, status: .open, count: 1)]
+        _ = reduce(&state, .overviewLoaded(data))
+        #expect(state.severityList.selected < overviewSeverities(data).count)
     }
 
     @Test("the overview's pending consumption requests take a selection (Tab, j/k), soonest deadline first; Enter opens the customer")

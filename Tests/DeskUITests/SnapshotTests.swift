@@ -368,6 +368,17 @@ struct SnapshotTests {
         let then = try strips(at: Fixture.at(-25))
         #expect(then.first?.cells[30..<35].allSatisfy { $0 == .retry } == true, "\(then.first?.cells ?? [])")
 
+        // A retry of an earlier period says nothing of a later lapse: a gap after the period that followed it.
+        var lapsed = records
+        lapsed.transactions = [first, recovered]
+        lapsed.renewalInfos = [(info: retrying, seenAt: Fixture.at(-30))]
+        let view = CustomerView(detail: CustomerDetail(records: lapsed, flags: [], log: []), at: Fixture.at(12), catalog: Catalog())
+        let strip = try #require(
+            coverageStrips(lapsed, view: view, groups: coverageGroups(lapsed, view: view, catalog: Catalog()), width: 72)?.strips.first)
+        // Days -60...12, a cell each: retrying from day -30 to -20, paid to day 10, then lapsed (the latest renewal
+        // info says retry, but of the earlier period: it was seen before the last expiry).
+        #expect(strip.cells[30..<40].allSatisfy { $0 == .retry } && strip.cells[70...].allSatisfy { $0 == .gap }, "\(strip.cells)")
+
         // A strip that ends long before the instant (nothing bought since) says so under it.
         let old = Fixture.transaction("8001", product: "pro.monthly", purchased: -300, expires: -270, original: "8000")
         var state = Fixture.state(width: 80, height: 24, screen: .customer)

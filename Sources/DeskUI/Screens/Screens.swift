@@ -95,7 +95,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let barRoom = max(0, state.width - half - 19)
     let largest = severities.map(\.1).max() ?? 0
     for (index, (severity, count)) in severities.enumerated() {
-        let role = severity >= .high ? "status.danger" : severity == .medium ? "status.warn" : severity == .low ? "ui.text" : "ui.text.muted"
+        let role = severityRole(severity)
         _ = p.text(severity.rawValue, x: half + 1, y: y + index, role: role, width: 8)
         _ = p.text(Format.count(count), x: half + 10, y: y + index, role: role, width: 8)
         let length = count == 0 || largest == 0 ? 0 : max(1, Int((Double(count) / Double(largest) * Double(barRoom)).rounded()))
@@ -280,8 +280,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let line = lines.first { DisplayWidth.of($0) <= room } ?? figures
     _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: room)
     y += 1
-    // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's, an
-    // undo's), how many there are, and the flag it was about (cut first on a narrow screen).
+    // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's; an
+    // undo's own "undo of ..." is no one's note), how many there are, and the flag it was about (cut first on a
+    // narrow screen).
     let notes = detail.log.filter { entry in entry.note.map { !$0.isEmpty && !isUndoNote($0) } ?? false }
     if let latest = notes.last {
         let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
@@ -495,11 +496,8 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
         }
     }
     guard let f = selected else { return }
-    var lines = ["\(Format.instants(in: f.detail))  id \(f.id)"]
-    if let entry = triage {
-        let line = triageSummary(entry)
-        if footer == 2 { lines.append(line) } else { lines[0] = "\(line)  \(lines[0])" }
-    }
+    // With room, who last moved it on a line of its own under what it found; else all on one.
+    let lines = footer == 2 ? [flagLine(f, triage: nil), triage.map(triageSummary) ?? ""] : [flagLine(f, triage: triage)]
     for (offset, line) in lines.enumerated() {
         _ = p.text(line, x: 1, y: y + rows - footer + 1 + offset, role: "ui.text.muted", width: state.width - 2)
     }
@@ -513,7 +511,16 @@ func triageSummary(_ entry: TriageEntry) -> String {
     case .reopen: "reopened"
     case .note: "noted"
     }
-    return "\(done) \(Format.minute(entry.at)) by \(entry.operatorName)" + (entry.note.map { ": \($0)" } ?? "")
+    return "\(done) \(Format.minute(entry.at)) by \(triageWho(entry))"
+}
+
+/// Who wrote a triage entry and their note: "ana: told them".
+func triageWho(_ entry: TriageEntry) -> String { entry.operatorName + (entry.note.map { ": \($0)" } ?? "") }
+
+/// A flag's line under a list of flags: what it found, who last moved it (when given), and its id (`y` copies it; a
+/// V2 flag's id is its rule and a notification's UUID, 57 cells that would push the detail off an 80-column line).
+func flagLine(_ f: RefundFlag, triage: TriageEntry?) -> String {
+    "\(Format.instants(in: f.detail))\(triage.map { "  " + triageSummary($0) } ?? "")  id \(f.id)"
 }
 
 private func timelineDetail(_ e: TimelineEvent) -> String {
@@ -605,7 +612,6 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
         let renewals = records.renewalInfos.filter { seen in
             seen.seenAt.millisecondsSince1970 <= instant && transactions.contains { $0.originalTransactionId == seen.info.originalTransactionId }
         }
-        let renewal = renewals.last?.info
         let groupGraceEnds = renewals.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
         let expiries = transactions.compactMap(\.expiresDate?.millisecondsSince1970).sorted()
         let lastExpiry = expiries.last ?? start
@@ -624,15 +630,20 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             if let paid = covering.first {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
-            if let expired = expiries.last(where: { $0 <= t }),
-                groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace })
-            {
+            let expired = expiries.last { $0 <= t }
+            if let expired, groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace }) {
                 return .grace
             }
-            // Billing retry as it stood then: the latest renewal info after the last expiry (the current gap), the
-            // one known at that point for an earlier gap (a retry since recovered stays a retry, whatever the
-            // instant shown).
-            let then = t >= lastExpiry ? renewal : renewals.last { $0.seenAt.millisecondsSince1970 <= t }?.info
+            // Billing retry as it stood then: for the current gap the latest renewal info, for an earlier one the one
+            // known at that point (a retry since recovered stays a retry, whatever the instant shown), either only
+            // when seen after that gap's own expiry (a retry of an earlier period says nothing of a later lapse).
+            let sinceExpiry = { (seen: (info: RenewalInfo, seenAt: Timestamp)) in
+                seen.seenAt.millisecondsSince1970 >= clampedDifference(expired ?? .min, 86_400_000)
+            }
+            let then =
+                t >= lastExpiry
+                ? renewals.last.flatMap { sinceExpiry($0) ? $0.info : nil }
+                : renewals.last { sinceExpiry($0) && $0.seenAt.millisecondsSince1970 <= t }?.info
             if then?.isInBillingRetryPeriod == true { return .retry }
             return .gap
         }
@@ -755,16 +766,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 8: return ageCell(f, at: instant)
         case 9: return dueCell(f, at: instant)
         default:
-            guard let entry = state.flagTriage[f.id] else { return TableCell("") }
-            return TableCell(entry.operatorName + (entry.note.map { ": \($0)" } ?? ""), role: "ui.text.muted")
+            return TableCell(state.flagTriage[f.id].map(triageWho) ?? "", role: "ui.text.muted")
         }
     }
-    // The selected flag's detail whole on the last line, then who last moved it, then its id (`y` copies it): a V2
-    // flag's id is its rule and a notification's UUID, 57 cells that put the detail past 80 columns when they came
-    // first.
+    // The selected flag's detail whole on the last line, then who last moved it, then its id.
     if let f = flags[safe: state.flagList.selected] {
-        let triage = state.flagTriage[f.id].map { "  " + triageSummary($0) } ?? ""
-        drawSelectedLine("\(Format.instants(in: f.detail))\(triage)  id \(f.id)", &p, body, width: state.width)
+        drawSelectedLine(flagLine(f, triage: state.flagTriage[f.id]), &p, body, width: state.width)
     }
 }
 
@@ -773,7 +780,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
 /// A flag's severity, in four cells when `short` (on a narrow screen the rule needs them more).
 func severityCell(_ f: RefundFlag, short: Bool = false) -> TableCell {
     let text = !short ? f.severity.rawValue : f.severity == .critical ? "crit" : f.severity == .medium ? "med" : f.severity.rawValue
-    return TableCell(text, role: f.severity >= .high ? "status.danger" : f.severity == .medium ? "status.warn" : "ui.text")
+    return TableCell(text, role: severityRole(f.severity))
+}
+
+/// A severity's colour, wherever one is shown: the worst two in danger's, medium in warning's, info muted.
+func severityRole(_ severity: Severity) -> String {
+    severity >= .high ? "status.danger" : severity == .medium ? "status.warn" : severity == .low ? "ui.text" : "ui.text.muted"
 }
 
 /// Under this many columns the flag tables give the severity four cells, and the rule the rest.

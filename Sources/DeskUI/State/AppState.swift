@@ -105,8 +105,8 @@ public struct Prompt: Sendable, Equatable {
     public var text: String
     /// Completions for what is typed (fuzzy), best first.
     public var completions: [String] = []
-    /// The text is the last value, offered as a selection is: the first character typed replaces it and Backspace
-    /// clears it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"); Tab or Ctrl-U takes it as typed.
+    /// The text is the last value, offered as a selection is: the first character typed replaces it, Backspace
+    /// and Ctrl-U clear it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"), Enter takes it unchanged.
     public var offered: Bool
 
     public init(kind: Kind, text: String = "") {
@@ -246,7 +246,9 @@ public struct AppState: Sendable {
     public var customerView: CustomerView?
     /// The customer screen's pane: 0 entitlements, 1 timeline, 2 transactions, 3 flags (a Tab stop when they have some).
     public var customerPane = 0
-    public var customerPositions = [ListPosition(), ListPosition(), ListPosition(), ListPosition()]
+    public var customerPositions = AppState.freshCustomerPositions
+    /// One position per customer pane.
+    public static let freshCustomerPositions = Array(repeating: ListPosition(), count: 4)
 
     public var transaction: Transaction?
     public var transactionScroll = ListPosition()

@@ -63,7 +63,7 @@ public struct Keymap: Sendable {
         KeyBinding([.char("g"), .home], .top, "first row"),
         KeyBinding([.char("G"), .end], .bottom, "last row"),
         KeyBinding([.enter], .open, "open", on: [.overview, .customers, .customer, .refunds, .imports], footer: true),
-        KeyBinding([.escape], .dismiss, "back (never quits)"),
+        KeyBinding([.escape], .dismiss, "clear filter, or back"),
         KeyBinding([.char("q")], .back, "back (quit if on top)", footer: true),
         KeyBinding([.char("Q"), .ctrl("c")], .quit, "quit"),
         KeyBinding([.char("/")], .filter, "filter", on: [.customers, .customer, .refunds], footer: true),

@@ -76,8 +76,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         // Esc first clears a list's filter (the queue's, the customer list's), then goes back, and on the top screen
         // only clears what is shown: a stray Esc never quits.
         if state.screen == .refunds, state.flagFilter != nil {
-            state.flagFilter = nil
-            state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+            filterQueue(&state, nil)
             state.message = StatusMessage("filter cleared")
             return []
         }
@@ -173,7 +172,13 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.message = StatusMessage(noTriageTarget(state, toward: target), kind: .error)
             return []
         }
-        return [.triage(flagIds: ids, action: command == .acknowledge ? .ack : .reopen, note: nil, undo: false)]
+        // Acknowledging expects the flag still open: one someone resolved since the screen was read is left as they
+        // set it (the ledger writes nothing), not taken back into work.
+        return [
+            .triage(
+                flagIds: ids, action: command == .acknowledge ? .ack : .reopen, note: nil, undo: false,
+                expecting: command == .acknowledge ? .open : nil)
+        ]
     case .resolve:
         let ids = triageTargets(state, toward: .resolved)
         guard !ids.isEmpty else {
@@ -589,11 +594,15 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     case .tab:
         guard case .command = prompt.kind, !prompt.completions.isEmpty else { return [] }
         // Tab takes the best completion, and again the next one (the list stays the one for what was typed); a
-        // command that takes a word lists the words it takes.
+        // command that takes words it can list (a theme, an environment) lists them instead.
         let next = prompt.completions.firstIndex(of: prompt.text).map { ($0 + 1) % prompt.completions.count } ?? 0
         prompt.text = prompt.completions[next]
         prompt.offered = false
-        if prompt.text.hasSuffix(" ") { prompt.completions = completions(for: prompt.text, state: state) }
+        if prompt.text.hasSuffix(" ") {
+            // (One that takes words nobody can list, an id or a file, keeps the commands for the next Tab.)
+            let words = completions(for: prompt.text, state: state)
+            if !words.isEmpty { prompt.completions = words }
+        }
         state.prompt = prompt
         return []
     case .ctrl("u"):
@@ -610,8 +619,7 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     state.prompt = prompt
     if case .filter = prompt.kind, state.screen == .refunds {
         // The refund queue filters as you type (it is in memory).
-        state.flagFilter = prompt.text
-        state.flagList = ListPosition()
+        filterQueue(&state, prompt.text)
     }
     return []
 }
@@ -628,14 +636,15 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
             state.customerList = ListPosition()
             return [.loadCustomers(pageQuery(state), append: false)]
         case .refunds:
-            state.flagFilter = text.isEmpty ? nil : text
-            state.flagList.move(by: 0, count: visibleFlags(state).count, visible: state.listRows)
+            filterQueue(&state, text)
             return []
         default:
             state.search = text.isEmpty ? nil : text
             return nextMatch(&state, forward: true)
         }
     case .instant:
+        // The instant offered (to the minute) taken as it is: the instant stays, seconds and all.
+        if prompt.offered { return [] }
         if text.isEmpty || text == "now" { return reduce(&state, .instantParsed(nil)) }
         return [.parseInstant(text)]
     case .note(let ids):
@@ -736,6 +745,8 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
 }
 
 /// Fuzzy completion: commands (and theme names after `theme `) whose letters appear in order.
+/// The command line's completions for what is typed: the commands it could be, best first, or once a command and
+/// a space are typed, the words that command takes that can be listed.
 func completions(for text: String, state: AppState) -> [String] {
     // The words each command takes (an id, a file name or a date is the person's to type).
     let words: [String: [String]] = [

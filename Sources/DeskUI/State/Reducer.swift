@@ -25,7 +25,13 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // The selected spike kept while it is still alarmed, the selected consumption request while it is pending.
         let selectedSpike = state.overview?.spikes[safe: state.spikeList.selected]?.id
         let selectedRequest = state.overview.flatMap { pendingConsumptionRequests($0, at: state.instant)[safe: state.consumptionList.selected]?.id }
+        let selectedSeverity = state.overview.flatMap { overviewSeverities($0)[safe: state.severityList.selected]?.severity }
         state.overview = data
+        let severities = overviewSeverities(data)
+        if let index = selectedSeverity.flatMap({ severity in severities.firstIndex { $0.severity == severity } }) {
+            state.severityList.selected = index
+        }
+        state.severityList.move(by: 0, count: severities.count, visible: severities.count)
         if let index = selectedSpike.flatMap({ id in data.spikes.firstIndex { $0.id == id } }) {
             state.spikeList.selected = index
         }
@@ -104,7 +110,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         let timeline = state.customerView?.timeline ?? []
         if !sameCustomer {
-            state.customerPositions = [ListPosition(), ListPosition(), ListPosition(), ListPosition()]
+            state.customerPositions = AppState.freshCustomerPositions
             state.customerPane = 1
             // Start the timeline at its newest events.
             state.customerPositions[1].move(by: timeline.count, count: timeline.count, visible: customerPaneRows(state))
@@ -422,6 +428,15 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Seve
     state.flagsFromEnd = false
     state.flagList = ListPosition()
     state.marked = []
+}
+
+/// Sets the queue's `/` filter (empty: none), the selected flag staying selected while the filter shows it.
+func filterQueue(_ state: inout AppState, _ text: String?) {
+    let selected = visibleFlags(state)[safe: state.flagList.selected]?.id
+    state.flagFilter = text?.isEmpty == false ? text : nil
+    let visible = visibleFlags(state)
+    state.flagList.selected = selected.flatMap { id in visible.firstIndex { $0.id == id } } ?? 0
+    state.flagList.move(by: 0, count: visible.count, visible: state.listRows)
 }
 
 /// The flags the refunds list shows (after the `/` filter). The detail matches as `lookup` prints it and as the
