@@ -126,12 +126,7 @@ extension SQLLedger: LedgerReading {
     public func latestTriage(flagIds: [String]) async throws -> [String: TriageEntry] {
         guard !flagIds.isEmpty else { return [:] }
         return try await database.read { c in
-            // Each flag's newest entry, found by the (flag_id, id) index.
-            let rows = try c.queryIn(
-                """
-                SELECT \(Queries.triageColumns) FROM triage_log
-                WHERE id IN (SELECT MAX(id) FROM triage_log WHERE flag_id \(SQLDialect.inListMarker) GROUP BY flag_id)
-                """, [], list: flagIds.map(SQLValue.text))
+            let rows = try c.queryIn(Queries.latestTriageSQL, [], list: flagIds.map(SQLValue.text))
             var latest: [String: TriageEntry] = [:]
             for entry in try rows.map(Queries.triageEntry) {
                 if let flag = entry.flagId { latest[flag] = entry }
@@ -187,6 +182,12 @@ enum Queries {
     static func resolve(_ c: any SQLConnection, _ id: Int64) throws -> Int64 {
         try c.scalar("SELECT COALESCE(merged_into, id) FROM customers WHERE id = ?", [.int(id)])?.int ?? id
     }
+
+    /// Each listed flag's newest triage entry (``SQLConnection/queryIn(_:_:list:)``), found by the (flag_id, id) index.
+    static let latestTriageSQL = """
+        SELECT \(triageColumns) FROM triage_log
+        WHERE id IN (SELECT MAX(id) FROM triage_log WHERE flag_id \(SQLDialect.inListMarker) GROUP BY flag_id)
+        """
 
     /// A triage log row's columns, the entry's id first.
     static let triageColumns = "id, flag_id, customer_id, at, operator, action, note, from_status, to_status"
