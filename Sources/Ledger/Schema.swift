@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 9
+    public static let version = 10
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -402,6 +402,16 @@ public enum Schema {
                 """,
                 "CREATE TRIGGER raw_records_outcome_only BEFORE UPDATE ON raw_records FOR EACH ROW EXECUTE FUNCTION raw_records_outcome_only()",
             ]
+        ),
+        Migration(
+            id: "v10-flag-severity-index",
+            statements: [
+                // The flag queue of one severity (Enter on the overview's severities), newest first, without sorting
+                // every flag of that severity for each page.
+                "CREATE INDEX flags_severity_at ON flags (severity, at DESC, id)"
+            ],
+            sqliteOnly: [],
+            postgresOnly: []
         ),
     ]
 
