@@ -13,6 +13,11 @@ struct DeferredIndexTests {
         return (try await SQLLedger.open(SQLiteDatabase.open(path: path), now: testNow), path)
     }
 
+    /// Removes a ledger `newLedger` made, with its write-ahead log.
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     /// Every index of the ledger with its SQL.
     static func indexes(_ ledger: SQLLedger) async throws -> [String: String] {
         try await ledger.database.read { c in
@@ -26,7 +31,8 @@ struct DeferredIndexTests {
 
     @Test("an empty ledger drops them, imports, and builds them back exactly; a ledger with transactions keeps them")
     func deferAndBuild() async throws {
-        let (ledger, _) = try await Self.newLedger()
+        let (ledger, path) = try await Self.newLedger()
+        defer { Self.remove(path) }
         let before = try await Self.indexes(ledger)
         #expect(before["customer_stats_activity"] != nil && before["transactions_refund_day"] != nil)
 
@@ -52,6 +58,7 @@ struct DeferredIndexTests {
     @Test("a load cut short: the next open for writing builds what it left unbuilt; a read-only open leaves them")
     func reopenBuilds() async throws {
         let (ledger, path) = try await Self.newLedger()
+        defer { Self.remove(path) }
         let before = try await Self.indexes(ledger)
         #expect(try await ledger.deferIndexesForFirstLoad())
         try await importText(PostgresFailureTests.line, path: "one.ndjson", into: ledger)
