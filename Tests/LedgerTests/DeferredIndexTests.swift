@@ -9,7 +9,7 @@ import Testing
 @Suite("SQLite: indexes built after a first load")
 struct DeferredIndexTests {
     static func newLedger() async throws -> (SQLLedger, String) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("deferred-\(UUID().uuidString).sqlite").path
+        let path = testScratchDirectory.appendingPathComponent("deferred-\(UUID().uuidString).sqlite").path
         return (try await SQLLedger.open(SQLiteDatabase.open(path: path), now: testNow), path)
     }
 

@@ -31,7 +31,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func database() async throws -> any SQLDatabase {
         switch self {
         case .sqlite:
-            let path = testLedgerDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            let path = testScratchDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
             return try SQLiteDatabase.open(path: path)
         case .postgres, .postgresPortable:
             return try await PostgresDatabase.connect(url: postgresURL())
@@ -42,7 +42,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func twoConnections() async throws -> (any SQLDatabase, any SQLDatabase) {
         switch self {
         case .sqlite:
-            let path = testLedgerDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+            let path = testScratchDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
             let first = try SQLiteDatabase.open(path: path)
             // The file exists once the first has created the schema; open the second after.
             _ = try await SQLLedger.open(first, now: testNow)
@@ -60,12 +60,12 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 let testNow = Timestamp.utc(year: 2026, month: 1, day: 1)
 
-/// Where this test process's SQLite ledgers go: one directory, removed when the process exits (the suites make
-/// hundreds of ledgers, and none of them is worth keeping).
-let testLedgerDirectory: URL = {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-ledger-tests-\(getpid())")
+/// Where this test process's files go (SQLite ledgers, password files): one directory, removed when the process
+/// exits (the suites make hundreds of ledgers, and none of them is worth keeping).
+let testScratchDirectory: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-tests-\(getpid())")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    atexit { try? FileManager.default.removeItem(at: testLedgerDirectory) }
+    atexit { try? FileManager.default.removeItem(at: testScratchDirectory) }
     return url
 }()
 

@@ -8,7 +8,7 @@ import Testing
 @Suite("PostgreSQL credentials: PGPASSWORD and the password file", .ownThreads)
 struct PostgresCredentialsTests {
     static func passwordFile(_ text: String, mode: mode_t = 0o600) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rd-pgpass-\(UUID().uuidString)").path
+        let path = testScratchDirectory.appendingPathComponent("rd-pgpass-\(UUID().uuidString)").path
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         chmod(path, mode)
         return path
@@ -47,7 +47,7 @@ struct PostgresCredentialsTests {
         #expect(try PostgresURL("postgres://ana@/ledger?host=/run/pg", environment: ["PGPASSFILE": socketFile]).password == "via-localhost")
         #expect(try PostgresURL("postgres://ana@/ledger", environment: ["PGPASSFILE": socketFile]).password == "via-localhost")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": socketFile]).password == nil)
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rd-home-\(UUID().uuidString)").path
+        let home = testScratchDirectory.appendingPathComponent("rd-home-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try FileManager.default.moveItem(atPath: file, toPath: home + "/.pgpass")
         #expect(try PostgresURL(url, environment: ["HOME": home]).password == "from-file")

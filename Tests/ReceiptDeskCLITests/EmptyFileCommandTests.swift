@@ -4,7 +4,7 @@ import Testing
 @Suite("receiptdesk decode and import on empty files", .serialized, .ownThreads)
 struct EmptyFileCommandTests {
     static func directory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rd-empty-\(UUID().uuidString)").path
+        let path = cliScratchDirectory.appendingPathComponent("rd-empty-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

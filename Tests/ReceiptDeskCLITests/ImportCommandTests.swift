@@ -3,10 +3,18 @@ import Ledger
 import LedgerSQLite
 import Testing
 
+/// Where this test process's files go (ledgers, inputs, exports): one directory, removed when the process exits.
+let cliScratchDirectory: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdesk-cli-tests-\(getpid())")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(at: cliScratchDirectory) }
+    return url
+}()
+
 @Suite("receiptdesk import, as an operator runs it", .serialized, .ownThreads)
 struct ImportCommandTests {
     static func temporary(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("rd-\(UUID().uuidString)-\(name)").path
+        cliScratchDirectory.appendingPathComponent("rd-\(UUID().uuidString)-\(name)").path
     }
 
     /// Starts the real binary in the background, its output discarded.

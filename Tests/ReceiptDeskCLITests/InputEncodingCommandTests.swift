@@ -6,7 +6,7 @@ struct InputEncodingCommandTests {
     static let line = #"{"transactionId":"bom-1","originalTransactionId":"bom-o","productId":"pro.monthly","purchaseDate":1700000000000,"expiresDate":1702592000000,"type":"Auto-Renewable Subscription","quantity":1}"#
 
     static func directory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rd-encoding-\(UUID().uuidString)").path
+        let path = cliScratchDirectory.appendingPathComponent("rd-encoding-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
