@@ -6,10 +6,19 @@ import Samples
 
 @testable import ReceiptDeskCLI
 
+/// Where this test process's sample sets go: one directory, removed when the process exits (a run generates about
+/// 200 MB of them, which every run left behind).
+let samplesScratchDirectory: String = {
+    let path = NSTemporaryDirectory() + "receiptdesk-samples-tests-\(ProcessInfo.processInfo.processIdentifier)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: samplesScratchDirectory) }
+    return path
+}()
+
 /// Generated sample sets in temporary directories, and the demo ledger built from them.
 enum SampleSupport {
     static func temporaryDirectory(_ name: String) -> String {
-        let path = NSTemporaryDirectory() + "receiptdesk-samples-tests-\(ProcessInfo.processInfo.processIdentifier)-\(name)"
+        let path = samplesScratchDirectory + "/" + name
         try? FileManager.default.removeItem(atPath: path)
         return path
     }
