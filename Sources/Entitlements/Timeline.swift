@@ -34,7 +34,7 @@ extension CustomerHistory {
     /// The customer's history up to `instant`, oldest first (DESIGN section 7).
     ///
     /// A refund is never called an opt-out: `autoRenewDisabled` is the customer (or Apple, after a refund
-    /// request, which the detail says) turning renewal off; `refunded` is Apple taking the money back. An
+    /// request or a family revoke, which the detail says) turning renewal off; `refunded` is Apple taking the money back. An
     /// upgrade's prorated cancellation is the upgrade, never a refund. A period that begins when Apple's
     /// billing retry succeeds is `billingRecovered`, never a lapse and a resubscribe: the grace period or the
     /// retry between the two periods is told by `gracePeriodStarted` / `billingIssue`, not as a gap.
@@ -139,29 +139,35 @@ extension CustomerHistory {
             }
         }
 
-        // When a refund of each subscription was asked for or given (a consumption request, a refund notification, a
-        // refunded period): the App Store turns renewal off after a refund request (Apple's documentation of
-        // AUTO_RENEW_DISABLED), so renewal turned off within a day after one of the same subscription is Apple's
-        // doing. Another subscription's refund (a consumable's request, say) says nothing about this one.
-        var refundAsks: [String: [Timestamp]] = [:]
+        // What turns renewal off that is not the customer's choice, per subscription: a refund asked for or given (a
+        // consumption request, a refund notification, a refunded period; the App Store turns renewal off after a
+        // refund request, Apple's documentation of AUTO_RENEW_DISABLED says), and family sharing revoked (the
+        // purchaser stopped sharing: the member's renewal ends with it). Renewal turned off within a day after one of
+        // the same subscription is that; another subscription's (a consumable's request, say) says nothing of this one.
+        var notTheirChoice: [String: [(at: Timestamp, revoke: Bool)]] = [:]
         for t in transactions {
-            if case .refund(let revoked, _)? = t.revocation, revoked <= instant, let original = t.originalTransactionId {
-                refundAsks[original, default: []].append(revoked)
-            }
+            guard let revocation = t.revocation, revocation.date <= instant, let original = t.originalTransactionId else { continue }
+            notTheirChoice[original, default: []].append((revocation.date, !revocation.isRefund))
         }
         for seen in notifications where eventTime(seen) <= instant {
             let n = seen.notification
-            guard [.consumptionRequest, .refund, .cancel].contains(n.notificationType),
+            guard [.consumptionRequest, .refund, .cancel, .revoke].contains(n.notificationType),
                 let original = n.originalTransactionId ?? transactions.first(where: { $0.transactionId == seen.transactionId })?.originalTransactionId
             else { continue }
-            refundAsks[original, default: []].append(eventTime(seen))
+            notTheirChoice[original, default: []].append((eventTime(seen), n.notificationType == .revoke))
         }
-        /// Whether renewal of `original` turned off at `at` (learned no earlier than `since`) followed a refund request.
-        func afterRefundAsk(_ original: String?, at: Timestamp, since: Timestamp) -> Bool {
-            guard let original else { return false }
-            return refundAsks[original]?.contains { $0 <= at && $0 >= since } ?? false
+        /// Why renewal of `original` turned off at `at`, when a refund request or a family revoke came before it (no
+        /// earlier than `since`): the latest one's words; nil when neither did.
+        func offBecause(_ original: String?, at: Timestamp, since: Timestamp, likely: Bool = false) -> String? {
+            guard let original, let cause = notTheirChoice[original]?.filter({ $0.at <= at && $0.at >= since }).max(by: { $0.at < $1.at })
+            else { return nil }
+            switch (cause.revoke, likely) {
+            case (false, false): return "renewal turned off by Apple after a refund request, not by the customer"
+            case (true, false): return "renewal turned off as family sharing was revoked, not by the customer"
+            case (false, true): return "renewal turned off, after a refund request (the App Store turns it off then)"
+            case (true, true): return "renewal turned off, after family sharing was revoked (which turns it off)"
+            }
         }
-        let offByApple = "renewal turned off by Apple after a refund request, not by the customer"
 
         // Notifications: what Apple told us, at the time it happened.
         for seen in notifications where eventTime(seen) <= instant {
@@ -178,11 +184,9 @@ extension CustomerHistory {
                 let off = subtype == .autoRenewDisabled || (n.version == "1" && n.autoRenewStatus == false)
                 let on = subtype == .autoRenewEnabled || (n.version == "1" && n.autoRenewStatus == true)
                 if off {
-                    if afterRefundAsk(original, at: at, since: at.adding(milliseconds: -86_400_000)) {
-                        note(.autoRenewDisabled, offByApple)
-                    } else {
-                        note(.autoRenewDisabled, "the customer turned renewal off")
-                    }
+                    note(
+                        .autoRenewDisabled,
+                        offBecause(original, at: at, since: at.adding(milliseconds: -86_400_000)) ?? "the customer turned renewal off")
                 } else if on {
                     note(.autoRenewEnabled, "the customer turned renewal back on")
                 }
@@ -220,15 +224,14 @@ extension CustomerHistory {
             let product = info.productId ?? info.autoRenewProductId
             defer { lastSeen[key] = seen.seenAt }
             if let status = info.autoRenewStatus, let before = lastStatus[key], before != status {
-                // Worded as the notification says it: Apple's doing within a day after a refund request. A report says
-                // when it was learned, not when renewal turned off: a request longer ago, but since the last report,
-                // is what likely turned it off, said as likely.
+                // Worded as the notification says it: not the customer's choice within a day after a refund request or
+                // a family revoke. A report says when it was learned, not when renewal turned off: one longer ago, but
+                // since the last report, is what likely turned it off, said as likely.
                 let original = info.originalTransactionId
                 let off =
-                    afterRefundAsk(original, at: seen.seenAt, since: seen.seenAt.adding(milliseconds: -86_400_000))
-                    ? offByApple
-                    : afterRefundAsk(original, at: seen.seenAt, since: lastSeen[key] ?? seen.seenAt)
-                        ? "renewal turned off, after a refund request (the App Store turns it off then)" : "the customer turned renewal off"
+                    offBecause(original, at: seen.seenAt, since: seen.seenAt.adding(milliseconds: -86_400_000))
+                    ?? offBecause(original, at: seen.seenAt, since: lastSeen[key] ?? seen.seenAt, likely: true)
+                    ?? "the customer turned renewal off"
                 add(seen.seenAt, seen.seenAt, status == .on ? .autoRenewEnabled : .autoRenewDisabled, nil,
                     status == .on ? "renewal turned back on" : off, product: product)
             } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off {

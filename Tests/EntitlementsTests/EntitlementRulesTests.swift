@@ -224,6 +224,14 @@ struct EntitlementRulesTests {
         #expect(
             try await late.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail
                 == "renewal turned off, after a refund request (the App Store turns it off then)")
+        // Family sharing revoked (the purchaser stopped sharing): the member's renewal ends with it, not by their choice.
+        var revoked = B()
+        revoked.period("1", from: 0, to: 30, ownership: "FAMILY_SHARED")
+        revoked.renewal(seen: 1, autoRenew: true)
+        try revoked.notificationV2("REVOKE", at: 3, transactionId: "1", renewal: .init(autoRenew: false))
+        #expect(
+            try await revoked.history().timeline(upTo: B.at(10)).last { $0.kind == .autoRenewDisabled }?.detail
+                == "renewal turned off as family sharing was revoked, not by the customer")
         var customer = B()
         customer.period("1", from: 0, to: 30)
         customer.renewal(seen: 1, autoRenew: true)
@@ -355,5 +363,11 @@ struct EntitlementRulesTests {
         #expect(facts.firstSeen == B.at(0))
         #expect(facts.environments == ["Production"])
         #expect(h.facts(at: B.at(10)).netSpend == ["USD": 9990])
+
+        // A purchase a family member shared with the customer: the purchaser paid. Counted, not in the net.
+        var shared = paid("4", price: 119_990, currency: "AUD", day: 10)
+        shared.inAppOwnershipType = .familyShared
+        let family = CustomerHistory(transactions: [shared]).facts(at: B.at(100))
+        #expect(family.netSpend.isEmpty && family.sharedCount == 1 && family.transactionCount == 1 && family.unpricedCount == 0)
     }
 }
