@@ -14,6 +14,9 @@ public struct CustomerFacts: Hashable, Sendable {
     public var refundCount: Int
     /// Transactions with no price or no currency (verifyReceipt's carry none): counted, but not in ``netSpend``.
     public var unpricedCount = 0
+    /// Purchases a family member shared with the customer (`inAppOwnershipType` FAMILY_SHARED): the purchaser paid,
+    /// so they are counted, but not in ``netSpend`` or ``refunded``.
+    public var sharedCount = 0
     /// Currencies whose totals do not fit in 64-bit milliunits: left out of ``netSpend`` and ``refunded``
     /// rather than shown wrong, each with a sentence in ``warnings``.
     public var unrepresentableCurrencies: [String] = []
@@ -24,7 +27,8 @@ public struct CustomerFacts: Hashable, Sendable {
 extension CustomerHistory {
     /// Lifetime figures at `instant`; prices are milliunits of their currency, prorated refunds by their percentage.
     /// A refund counts when it is one by ``Transaction/revocation`` and is in force at `instant` (not reversed);
-    /// a family revoke moved no money and an upgrade's prorated cancellation is the upgrade.
+    /// a family revoke moved no money and an upgrade's prorated cancellation is the upgrade. A purchase shared by a
+    /// family member is no spend of this customer's: the purchaser paid.
     ///
     /// Every product and sum is checked: a currency whose figures overflow 64 bits is reported in
     /// ``CustomerFacts/unrepresentableCurrencies`` instead of wrapping or trapping.
@@ -37,12 +41,17 @@ extension CustomerHistory {
         var count = 0
         var refunds = 0
         var unpriced = 0
+        var shared = 0
         for t in transactions where (t.purchaseDate ?? instant) <= instant {
             count += 1
             if let start = t.purchaseDate ?? firstSeen[t.transactionId] { first = min(first ?? start, start) }
             if let environment = t.environment { environments.insert(environment.rawValue) }
             let refundedShare = revocation(of: t, at: instant)?.refundedShare
             if refundedShare != nil { refunds += 1 }
+            if t.inAppOwnershipType == .familyShared {
+                shared += 1
+                continue
+            }
             guard let price = t.price, let currency = t.currency else {
                 unpriced += 1
                 continue
@@ -78,6 +87,7 @@ extension CustomerHistory {
             netSpend: net, refunded: refunded, firstSeen: first, environments: environments.sorted(), transactionCount: count,
             refundCount: refunds)
         facts.unpricedCount = unpriced
+        facts.sharedCount = shared
         facts.unrepresentableCurrencies = overflowed.keys.sorted()
         facts.warnings = facts.unrepresentableCurrencies.compactMap { overflowed[$0] }
         return facts

@@ -105,7 +105,10 @@ struct Lookup: AsyncParsableCommand {
             let facts = history.facts(at: instant)
             let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMoney($0.value)) \(safe($0.key))" }.joined(separator: ", ")
             output.line("  first seen \(facts.firstSeen?.iso8601 ?? "-")  environments \(facts.environments.joined(separator: ", "))")
-            output.line("  \(facts.transactionCount) transactions, \(facts.refundCount) refunded, net spend \(spend.isEmpty ? "unknown (no prices)" : spend)")
+            // (A purchase a family member shared is the purchaser's spend: counted, not summed.)
+            let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
+            let net = spend.isEmpty ? (facts.sharedCount > 0 && facts.unpricedCount == 0 ? "none" : "unknown (no prices)") : spend
+            output.line("  \(facts.transactionCount) transactions, \(facts.refundCount) refunded, net spend \(net)\(shared)")
             output.line("")
             output.line("entitlements")
             for e in entitlements {

@@ -258,10 +258,15 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
     // Transactions the data gives no price (verifyReceipt's do not carry one) are not in the net: said, not hidden.
+    // (Nor are purchases a family member shared: the purchaser paid for them.)
+    let shared = facts.sharedCount > 0 ? " + \(facts.sharedCount) shared by family" : ""
     let net =
         spend.isEmpty
-        ? (facts.unrepresentableCurrencies.isEmpty ? "unknown (no prices in the data)" : "too large to sum")
-        : spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "")
+        ? (facts.unrepresentableCurrencies.isEmpty
+            ? (facts.unpricedCount == 0 && facts.sharedCount > 0
+                ? "none (\(Format.counted(facts.sharedCount, "purchase")) shared by family)" : "unknown (no prices in the data)")
+            : "too large to sum")
+        : spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "") + shared
     let figures = "\(Format.counted(facts.transactionCount, "tx"))  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
@@ -283,7 +288,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's; an
     // undo's own "undo of ..." is no one's note), how many there are, and the flag it was about (cut first on a
     // narrow screen).
-    let notes = detail.log.filter { entry in entry.note.map { !$0.isEmpty && !isUndoNote($0) } ?? false }
+    // (One note resolving several flags is in the log once per flag: counted once.)
+    var seenNotes = Set<String>()
+    let notes = detail.log.filter { entry in
+        guard let note = entry.note, !note.isEmpty, !isUndoNote(note) else { return false }
+        return seenNotes.insert("\(entry.at.millisecondsSince1970)\u{1F}\(entry.operatorName)\u{1F}\(note)").inserted
+    }
     if let latest = notes.last {
         let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
         let about = latest.flagId.map { "  (\(latest.action.rawValue) \($0))" } ?? ""
@@ -400,8 +410,10 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // The longest that leaves room for the scroll hint (" 16/16 "): the key to the next pane outlasts the note on
         // the columns.
         let counted = Format.counted(view.timeline.count, "event")
+        // (Where Tab goes from here, while it is here: from the entitlements it comes here.)
+        let next = state.customerPane == 1 ? "  Tab: transactions" : ""
         let title =
-            ["Timeline (\(counted); at, then when learned if later)  Tab: transactions", "Timeline (\(counted))  Tab: transactions"]
+            ["Timeline (\(counted); at, then when learned if later)\(next)", "Timeline (\(counted))\(next)"]
             .first { DisplayWidth.of($0) + 14 <= state.width } ?? "Timeline (\(counted))"
         p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
         let events = view.timeline
