@@ -284,6 +284,21 @@ struct ReducerTests {
         #expect(state.customerPane == 1)
     }
 
+    @Test("an undo of flags moved from two statuses says every flag it brought back, not the last write's")
+    func undoSaysAll() {
+        var state = Fixture.state(screen: .customer)
+        state.undoStack = [[
+            TriageChange(flagId: "quick-refund:2004", from: .resolved, to: .open),
+            TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .open),
+        ]]
+        let effects = reduce(&state, .key(.char("u")))
+        #expect(effects.count == 2, "one write per status the flags go back to")
+        _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .acknowledged)], undo: true))
+        _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)], undo: true))
+        #expect(state.message?.text == "undone: app-issue:2004 back to acknowledged; undone: quick-refund:2004 back to resolved")
+        #expect(state.undoStack.isEmpty)
+    }
+
     @Test("Enter on a customer row loads that customer")
     func openCustomer() {
         var state = Fixture.state(screen: .customers)
@@ -331,6 +346,13 @@ struct ReducerTests {
             typed.append(state.prompt?.text ?? "")
         }
         #expect(typed == ["theme ", "theme default", "theme high-contrast", "theme nord", "theme default"])
+        // A space typed after Tab's own is no part of the word; a theme's start no other shares will do.
+        _ = reduce(&state, .key(.escape))
+        _ = reduce(&state, .key(.char(":")))
+        for c in "theme  n" { _ = reduce(&state, .key(.char(c))) }
+        #expect(state.prompt?.completions.first == "theme nord")
+        #expect(runCommandLine(&state, "theme  d") == [.setTheme("default")])
+        #expect(runCommandLine(&state, "theme zz") == [.setTheme("zz")], "no theme starts so: the loader says which exist")
         // A command whose words cannot be listed (an id) keeps the commands: Tab goes on to the next.
         _ = reduce(&state, .key(.escape))
         _ = reduce(&state, .key(.char(":")))
@@ -803,6 +825,9 @@ struct ReducerTests {
         var detail = state.customer!
         detail.log = [
             TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-3), operatorName: "ana", action: .note, note: "called, wants a refund", fromStatus: nil, toStatus: nil),
+            // One note resolving two flags is in the log twice: one note.
+            TriageEntry(flagId: "quick-refund:2004", customerId: nil, at: Fixture.at(-2), operatorName: "bo", action: .resolve, note: "both done", fromStatus: .open, toStatus: .resolved),
+            TriageEntry(flagId: "app-issue:2004", customerId: nil, at: Fixture.at(-2), operatorName: "bo", action: .resolve, note: "both done", fromStatus: .open, toStatus: .resolved),
             TriageEntry(flagId: nil, customerId: 42, at: Fixture.at(-1), operatorName: "bo", action: .note, note: "refund granted", fromStatus: nil, toStatus: nil),
             // An undo's own note is no one's note: not the latest, not counted.
             TriageEntry(
@@ -813,7 +838,7 @@ struct ReducerTests {
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(state, theme: .builtin, into: &buffer)
         let lines = (0..<buffer.height).map { buffer.line($0) }
-        #expect(lines.contains { $0.contains("bo: refund granted") && $0.contains("(2 notes)") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("bo: refund granted") && $0.contains("(3 notes)") }, "\(lines.joined(separator: "\n"))")
         state.customerPane = 2
         render(state, theme: .builtin, into: &buffer)
         #expect((0..<buffer.height).map { buffer.line($0) }.contains { $0.contains(" env ") })

@@ -287,6 +287,9 @@ public struct AppState: Sendable {
     public var importPositions = [ListPosition(), ListPosition()]
     public var rawView: RawView?
 
+    /// What the undo under way has said so far: an undo of flags moved from different statuses is one write per
+    /// status, and the line says all of them, not the last.
+    public var undoReport: [String] = []
     /// This session's triage changes, newest last, for `u`.
     /// Your triage actions this session, newest last; a bulk action is one entry.
     public var undoStack: [[TriageChange]] = []

@@ -195,6 +195,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             return []
         }
         let byTarget = Dictionary(grouping: batch, by: \.from)
+        state.undoReport = []
         return byTarget.keys.sorted { $0.rawValue < $1.rawValue }.map { from in
             let changes = byTarget[from] ?? []
             return .triage(
@@ -713,7 +714,9 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
             state.message = StatusMessage("themes: \(state.themeNames.joined(separator: ", "))")
             return []
         }
-        return [.setTheme(argument)]
+        // A theme's start will do when no other theme shares it (`:theme d`).
+        let starting = state.themeNames.filter { $0.hasPrefix(argument.lowercased()) }
+        return [.setTheme(state.themeNames.contains(argument) || starting.count != 1 ? argument : starting[0])]
     case "env":
         guard let environment = EnvironmentFilter(parsing: argument) else {
             state.message = StatusMessage(":env takes production, sandbox or all", kind: .error)
@@ -755,7 +758,8 @@ func completions(for text: String, state: AppState) -> [String] {
     ]
     if let space = text.firstIndex(of: " ") {
         let command = String(text[..<space])
-        let typed = String(text[text.index(after: space)...])
+        // (A space typed after Tab's own is no part of the word.)
+        let typed = String(text[text.index(after: space)...].drop { $0 == " " })
         return ranked(typed, among: words[command] ?? []).map { "\(command) \($0)" }
     }
     return ranked(text, among: commandLineCommands.map(\.name)).map { takesArgument.contains($0) ? $0 + " " : $0 }

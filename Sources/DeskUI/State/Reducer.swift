@@ -234,14 +234,17 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // A flag someone changed after you comes back unchanged (from == to): it is left as they set it.
             let undone = changes.filter { $0.from != $0.to }
             let left = changes.filter { $0.from == $0.to }
-            var parts: [String] = []
-            if !undone.isEmpty { parts.append("undone: " + undone.map { "\($0.flagId) back to \($0.to.rawValue)" }.joined(separator: ", ")) }
+            // (One write per status the flags go back to: each adds to what the undo has said.)
+            if !undone.isEmpty {
+                state.undoReport.append("undone: " + undone.map { "\($0.flagId) back to \($0.to.rawValue)" }.joined(separator: ", "))
+            }
             if !left.isEmpty {
-                parts.append("left as someone else set them since: " + left.map { "\($0.flagId) (\($0.to.rawValue))" }.joined(separator: ", "))
+                state.undoReport.append(
+                    "left as someone else set them since: " + left.map { "\($0.flagId) (\($0.to.rawValue))" }.joined(separator: ", "))
             }
             state.message = StatusMessage(
-                parts.isEmpty ? "nothing to undo: the flags were already back" : parts.joined(separator: "; "),
-                kind: left.isEmpty ? .info : .error)
+                state.undoReport.isEmpty ? "nothing to undo: the flags were already back" : state.undoReport.joined(separator: "; "),
+                kind: state.undoReport.contains { $0.hasPrefix("left as") } ? .error : .info)
         } else {
             let moved = changes.filter { $0.from != $0.to }
             // Flags someone else had moved there since the queue was read: nothing was written for them (nor the note).
