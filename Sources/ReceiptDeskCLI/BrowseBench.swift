@@ -80,7 +80,7 @@ struct BrowseBench: AsyncParsableCommand {
         keys += Array(repeating: .pageDown, count: 10)                   // pages past what is loaded
         keys += [.char("G"), .char("g"), .char("s"), .char("s"), .char("s"), .char("e"), .char("e"), .char("e")]
         keys += [.char("/")] + prefix.map { .char($0) } + [.enter]          // filter by an id prefix
-        keys += [.char("j"), .char("/")] + prefix.map { _ in .backspace } + [.enter]  // and clear it
+        keys += [.char("j"), .char("/"), .backspace, .enter]           // and clear it (/ offers it; Backspace clears it)
         keys += [.char("j"), .char("j"), .enter]                          // open a customer
         keys += Array(repeating: .char("j"), count: 10) + [.tab, .char("j"), .char("j"), .tab, .tab]
         keys += [.enter, .char("j"), .escape]                             // a transaction, and back

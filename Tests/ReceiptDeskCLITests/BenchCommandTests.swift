@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import DeskUI
+import ReceiptModel
+@testable import ReceiptDeskCLI
 
 /// `receiptdesk bench --json` measures every figure of DESIGN section 11 in one run (issue 9): the JSON line
 /// other tools read has each key, a number for each, nothing left unmeasured, and names only its own keys as
@@ -52,5 +55,22 @@ struct BenchCommandTests {
         let again = try Binary.run(["bench", "--transactions", "1000", "--json", "--postgres", url])
         #expect(again.status != 0)
         #expect(again.stderr.contains("must name an empty database"), "\(again.stderr.suffix(600))")
+    }
+}
+
+/// The browse bench's walk, through the dashboard's own reducer: it must do what its comments say, or the figures
+/// it prints are of another walk (a prompt that offers the last value turned "clear the filter" into keeping it).
+@Suite("bench-browse's walk")
+struct BrowseScriptTests {
+    @Test("the id filter the walk types is cleared again by the keys that say they clear it")
+    func filterTypedAndCleared() throws {
+        var state = AppState(width: 120, height: 40, now: Timestamp(millisecondsSince1970: 0))
+        let keys = BrowseBench.script(prefix: "15")
+        let slashes = keys.indices.filter { keys[$0] == .char("/") }
+        #expect(slashes.count == 2)
+        for key in keys[..<slashes[1]] { _ = reduce(&state, .key(key)) }
+        #expect(state.screen == .customers && state.customerQuery.filter == "15")
+        for key in keys[slashes[1]...].prefix(3) { _ = reduce(&state, .key(key)) }
+        #expect(state.customerQuery.filter == nil && state.prompt == nil)
     }
 }
