@@ -241,6 +241,20 @@ struct SnapshotTests {
         #expect(footer.contains(" q back ") && !footer.contains(" a ack") && !footer.contains(" r resolve"), "\(footer)")
     }
 
+    @Test("a family member's header: nothing paid, the purchase shared by family, and the flag's rule beside it at 120 columns")
+    func sharedByFamily() {
+        var shared = Fixture.transaction("9001", product: "pro.monthly", purchased: -10, expires: 20, original: "9000")
+        shared.inAppOwnershipType = .familyShared
+        var state = Fixture.state(width: 120, height: 24, screen: .customer)
+        let records = CustomerRecords(
+            id: 9, identifiers: [], transactions: [shared], firstSeen: ["9001": Fixture.at(-10)], renewalInfos: [], notifications: [])
+        var flag = Fixture.flags[0]
+        flag.rule = "family-revoke"
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [])))
+        let header = renderedLines(state)[2]
+        #expect(header.contains("net none (shared by family)") && header.contains("1 open flag: family-revoke"), "\(header)")
+    }
+
     @Test("help too tall for the terminal scrolls with j/k to its last key; any other key closes it")
     func helpScrolls() throws {
         var state = Fixture.state(width: 60, height: 16, screen: .customers)

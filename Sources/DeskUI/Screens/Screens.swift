@@ -263,8 +263,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let net =
         spend.isEmpty
         ? (facts.unrepresentableCurrencies.isEmpty
-            ? (facts.unpricedCount == 0 && facts.sharedCount > 0
-                ? "none (\(Format.counted(facts.sharedCount, "purchase")) shared by family)" : "unknown (no prices in the data)")
+            ? (facts.unpricedCount == 0 && facts.sharedCount > 0 ? "none (shared by family)" : "unknown (no prices in the data)")
             : "too large to sum")
         : spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "") + shared
     let figures = "\(Format.counted(facts.transactionCount, "tx"))  \(facts.refundCount) refunded  net \(net)"
