@@ -755,12 +755,16 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // From 120 columns, who last moved each flag and their note, in the room the product would have taken.
     let triageShown = state.width >= 120
     if triageShown { columns.append(Column("last triage", 24, flex: true)) }
+    // Under 120 columns, once any flag shown has been moved by someone, who last moved the selected one goes on a
+    // line of its own under its detail (after it, on one line, it was cut at 80 columns).
+    let whoOnItsOwnLine = !triageShown && !state.flagTriage.isEmpty
     // A queue of one status (the title names it) gives the rule the status column's room.
     let statusShown = state.flagStatus == nil
     if !statusShown { columns.remove(at: 3) }
     let instant = state.instant
     p.table(
-        x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: flags.count, position: state.flagList,
+        x: 0, y: body.y + 1, width: state.width, height: body.height - (whoOnItsOwnLine ? 3 : 2), columns: columns, rows: flags.count,
+        position: state.flagList,
         marked: { state.marked.contains(flags[$0].id) }
     ) { row, shownColumn in
         let f = flags[row]
@@ -781,7 +785,11 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         }
     }
     // The selected flag's detail whole on the last line, then who last moved it, then its id.
-    if let f = flags[safe: state.flagList.selected] {
+    guard let f = flags[safe: state.flagList.selected] else { return }
+    if whoOnItsOwnLine {
+        _ = p.text(flagLine(f, triage: nil), x: 1, y: body.y + body.height - 2, role: "ui.text.muted", width: state.width - 2)
+        drawSelectedLine(state.flagTriage[f.id].map(triageSummary) ?? "", &p, body, width: state.width)
+    } else {
         drawSelectedLine(flagLine(f, triage: state.flagTriage[f.id]), &p, body, width: state.width)
     }
 }
