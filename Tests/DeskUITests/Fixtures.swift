@@ -27,6 +27,23 @@ enum Fixture {
         return t
     }
 
+    /// A renewal info of one subscription: in billing retry or not, with a grace period's end.
+    static func renewal(original: String, retry: Bool, grace: Timestamp? = nil) -> RenewalInfo {
+        var info = RenewalInfo()
+        info.originalTransactionId = original
+        info.isInBillingRetryPeriod = retry
+        info.gracePeriodExpiresDate = grace
+        return info
+    }
+
+    /// A customer of these transactions (each first seen at its purchase) and renewal infos (seen when given).
+    static func customer(_ transactions: [Transaction], renewals: [(RenewalInfo, Timestamp)] = []) -> CustomerRecords {
+        CustomerRecords(
+            id: 1, identifiers: [], transactions: transactions,
+            firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
+            renewalInfos: renewals.map { (info: $0.0, seenAt: $0.1) }, notifications: [])
+    }
+
     static var records: CustomerRecords {
         var trial = transaction("2001", product: "pro.monthly", purchased: -95, expires: -88)
         trial.offerType = .introductory

@@ -16,6 +16,15 @@ struct SnapshotTests {
         [(80, 24), (120, 40)].map { ("\(screen.title.lowercased())-\($0.0)x\($0.1)", screen, $0.0, $0.1) }
     }
 
+    /// A customer's coverage strips at `instant`, one cell a day from day -60 (the first purchase of the tests that
+    /// call it).
+    static func dailyStrips(_ records: CustomerRecords, at instant: Timestamp) throws -> [CoverageStrip] {
+        let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: instant, catalog: Catalog())
+        let groups = coverageGroups(records, view: view, catalog: Catalog())
+        let width = Int((instant.millisecondsSince1970 - Fixture.at(-60).millisecondsSince1970) / Fixture.day)
+        return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
+    }
+
     @Test("every screen at 80x24 and 120x40", arguments: cases)
     func snapshot(name: String, screen: ScreenID, width: Int, height: Int) throws {
         var state = Fixture.state(width: width, height: height, screen: screen)
@@ -360,23 +369,10 @@ struct SnapshotTests {
         first.subscriptionGroupIdentifier = "G2"
         var recovered = Fixture.transaction("7002", product: "storage.monthly", purchased: -20, expires: 10, original: "7000")
         recovered.subscriptionGroupIdentifier = "G2"
-        var retrying = RenewalInfo()
-        retrying.originalTransactionId = "7000"
-        retrying.isInBillingRetryPeriod = true
-        var fine = RenewalInfo()
-        fine.originalTransactionId = "7000"
-        fine.isInBillingRetryPeriod = false
-        let transactions = [first, shared, recovered]
-        let records = CustomerRecords(
-            id: 1, identifiers: [], transactions: transactions,
-            firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
-            renewalInfos: [(info: retrying, seenAt: Fixture.at(-30)), (info: fine, seenAt: Fixture.at(-20))], notifications: [])
-        func strips(at instant: Timestamp) throws -> [CoverageStrip] {
-            let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: instant, catalog: Catalog())
-            let groups = coverageGroups(records, view: view, catalog: Catalog())
-            let width = Int((instant.millisecondsSince1970 - Fixture.at(-60).millisecondsSince1970) / Fixture.day)
-            return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
-        }
+        let retrying = Fixture.renewal(original: "7000", retry: true)
+        let records = Fixture.customer(
+            [first, shared, recovered], renewals: [(retrying, Fixture.at(-30)), (Fixture.renewal(original: "7000", retry: false), Fixture.at(-20))])
+        func strips(at instant: Timestamp) throws -> [CoverageStrip] { try Self.dailyStrips(records, at: instant) }
         let now = try strips(at: Fixture.now)
         // In the order first bought: storage (day -60), then pro (day -30).
         #expect(now.count == 2)
@@ -418,26 +414,10 @@ struct SnapshotTests {
         let recovered = Fixture.transaction("3002", product: "pro.monthly", purchased: -20, expires: 10, original: "3000")
         var storage = Fixture.transaction("4001", product: "storage.monthly", purchased: -10, expires: 20, original: "4000")
         storage.subscriptionGroupIdentifier = "G2"
-        var failing = RenewalInfo()
-        failing.originalTransactionId = "3000"
-        failing.isInBillingRetryPeriod = true
-        failing.gracePeriodExpiresDate = Fixture.at(-14)
-        var fine = RenewalInfo()
-        fine.originalTransactionId = "3000"
-        fine.isInBillingRetryPeriod = false
-        let transactions = [first, recovered, storage]
-        let records = CustomerRecords(
-            id: 1, identifiers: [], transactions: transactions,
-            firstSeen: Dictionary(uniqueKeysWithValues: transactions.map { ($0.transactionId, $0.purchaseDate!) }),
-            renewalInfos: [(info: failing, seenAt: Fixture.at(-30)), (info: fine, seenAt: Fixture.at(-20))], notifications: [])
-        let catalog = Catalog()
-        func strips(at instant: Timestamp) throws -> [CoverageStrip] {
-            let view = CustomerView(detail: CustomerDetail(records: records, flags: [], log: []), at: instant, catalog: catalog)
-            let groups = coverageGroups(records, view: view, catalog: catalog)
-            // One cell a day from the first purchase (day -60).
-            let width = Int((instant.millisecondsSince1970 - Fixture.at(-60).millisecondsSince1970) / Fixture.day)
-            return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
-        }
+        let failing = Fixture.renewal(original: "3000", retry: true, grace: Fixture.at(-14))
+        let records = Fixture.customer(
+            [first, recovered, storage], renewals: [(failing, Fixture.at(-30)), (Fixture.renewal(original: "3000", retry: false), Fixture.at(-20))])
+        func strips(at instant: Timestamp) throws -> [CoverageStrip] { try Self.dailyStrips(records, at: instant) }
         let now = try strips(at: Fixture.now)
         #expect(now.count == 2)
         #expect(now[0].cells[0..<30].allSatisfy { $0 == .paid })
