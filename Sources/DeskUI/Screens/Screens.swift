@@ -259,13 +259,17 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let openFlags = detail.flags.filter { $0.status == .open }
     // Transactions the data gives no price (verifyReceipt's do not carry one) are not in the net: said, not hidden.
     // (Nor are purchases a family member shared: the purchaser paid for them.)
-    let shared = facts.sharedCount > 0 ? " + \(facts.sharedCount) shared by family" : ""
-    let net =
-        spend.isEmpty
-        ? (facts.unrepresentableCurrencies.isEmpty
-            ? (facts.unpricedCount == 0 && facts.sharedCount > 0 ? "none (shared by family)" : "unknown (no prices in the data)")
-            : "too large to sum")
-        : spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "") + shared
+    let net: String
+    if !spend.isEmpty {
+        net = spend + (facts.unpricedCount > 0 ? " + \(facts.unpricedCount) unpriced" : "")
+            + (facts.sharedCount > 0 ? " + \(facts.sharedCount) shared by family" : "")
+    } else if !facts.unrepresentableCurrencies.isEmpty {
+        net = "too large to sum"
+    } else if facts.unpricedCount == 0 && facts.sharedCount > 0 {
+        net = "none (shared by family)"
+    } else {
+        net = "unknown (no prices in the data)"
+    }
     let figures = "\(Format.counted(facts.transactionCount, "tx"))  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
