@@ -103,7 +103,7 @@ struct Lookup: AsyncParsableCommand {
             output.line("customer C\(records.id)  at \(instant.iso8601)")
             for identifier in records.identifiers { output.line("  \(identifier.kind)  \(safe(identifier.value))") }
             let facts = history.facts(at: instant)
-            let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMoney($0.value)) \(safe($0.key))" }.joined(separator: ", ")
+            let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(Money.format($0.value, currency: $0.key)) \(safe($0.key))" }.joined(separator: ", ")
             output.line("  first seen \(facts.firstSeen?.iso8601 ?? "-")  environments \(facts.environments.joined(separator: ", "))")
             // (A purchase a family member shared is the purchaser's spend: counted, not summed.)
             let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
@@ -136,12 +136,6 @@ struct Lookup: AsyncParsableCommand {
         }
         output.flush()
     }
-}
-
-/// Milliunits as an amount: 9990 -> 9.99.
-func formatMoney(_ milliunits: Int64) -> String {
-    let cents = (milliunits.magnitude + 5) / 10
-    return (milliunits < 0 ? "-" : "") + "\(cents / 100)." + (cents % 100 < 10 ? "0" : "") + "\(cents % 100)"
 }
 
 extension JSONWriter {

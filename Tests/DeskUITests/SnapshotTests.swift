@@ -692,6 +692,19 @@ struct SnapshotTests {
         #expect(transactionFields(t).first { $0.key == "revocationReason" }?.value == "1")
     }
 
+    @Test("a yen price has no decimals on the transaction screen and in its export")
+    func yenPrice() throws {
+        var state = Fixture.state(width: 100, height: 40, screen: .transaction)
+        var t = Fixture.records.transactions[3]
+        t.price = 1_500_000
+        t.currency = "JPY"
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.screen = .transaction
+        let price = try #require(renderedLines(state).first { $0.hasPrefix("price ") }).trimmingCharacters(in: .whitespaces)
+        #expect(price.hasSuffix(" 1500"), "\(price)")
+        #expect(transactionFields(t).first { $0.key == "price" }?.value == "1500")
+    }
+
     @Test("the sort arrow stays on a column too narrow for its title and the arrow", arguments: [
         (CustomerSort.refunds, "refund▼"), (CustomerSort.lastActivity, "last purchas▼"), (CustomerSort.id, "id▼"),
     ])

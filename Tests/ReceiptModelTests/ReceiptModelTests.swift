@@ -13,6 +13,15 @@ struct ReceiptModelTests {
         #expect(type.description == raw)
     }
 
+    @Test("an amount is written with its currency's minor unit, rounded half away from zero", arguments: [
+        (9990, "USD", "9.99"), (9995, "USD", "10.00"), (-9995, "EUR", "-10.00"), (4, "USD", "0.00"), (-4, "USD", "0.00"),
+        (990_000, "JPY", "990"), (990_500, "jpy", "991"), (-1_500, "KWD", "-1.500"), (1_234, "BHD", "1.234"),
+        (5, nil, "0.01"), (Int64.min, "USD", "-9223372036854775.81"), (Int64.max, "KRW", "9223372036854776"),
+    ] as [(Int64, String?, String)])
+    func money(milliunits: Int64, currency: String?, expected: String) {
+        #expect(Money.format(milliunits, currency: currency) == expected)
+    }
+
     @Test("integer enums keep unknown values too")
     func intEnums() {
         #expect(OfferType(rawValue: 3) == .offerCode)

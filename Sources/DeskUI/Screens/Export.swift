@@ -11,7 +11,7 @@ public func transactionFields(_ transaction: Transaction?) -> [(key: String, val
     for field in Transaction.fields {
         switch field.value(t) {
         case .text(let text)?: add(field.name, text)
-        case .integer(let number)?: add(field.name, field.kind == .milliunits ? formatMilliunits(number) : "\(number)")
+        case .integer(let number)?: add(field.name, field.kind == .milliunits ? Money.format(number, currency: t.currency) : "\(number)")
         case .date(let date)?: add(field.name, "\(date.iso8601)  (\(date.millisecondsSince1970))")
         case .flag(let flag)?: add(field.name, flag ? "true" : "false")
         case .json(let json)?: add(field.name, jsonText(json))
@@ -23,14 +23,6 @@ public func transactionFields(_ transaction: Transaction?) -> [(key: String, val
     for member in t.extra.members { add("extra.\(member.key)", jsonText(member.value)) }
     for (index, source) in t.sources.enumerated() { add("source[\(index)]", source.description) }
     return fields
-}
-
-/// Milliunits as an amount: 9990 -> 9.99.
-public func formatMilliunits(_ milliunits: Int64) -> String {
-    let cents = (milliunits.magnitude / 5 + 1) / 2
-    let whole = cents / 100
-    let fraction = cents % 100
-    return (milliunits < 0 ? "-" : "") + "\(whole)." + (fraction < 10 ? "0" : "") + "\(fraction)"
 }
 
 /// A spreadsheet-safe CSV cell: quoted when needed, and a leading `=`, `+`, `-`, `@`, tab or CR made inert.
@@ -77,7 +69,7 @@ public func exportCSV(_ state: AppState) -> String {
         for f in visibleFlags(state) {
             rows.append([
                 f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.environment?.rawValue ?? "",
-                f.transactionId ?? "", f.productId ?? "", f.amount.map(formatMilliunits) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
+                f.transactionId ?? "", f.productId ?? "", f.amount.map { Money.format($0, currency: f.currency) } ?? "", f.currency ?? "", f.at.iso8601, f.detail,
             ])
         }
     case .imports:

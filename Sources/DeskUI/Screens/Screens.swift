@@ -255,7 +255,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     y += 1
     let facts = view.facts
-    let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(formatMilliunits($0.value)) \($0.key)" }.joined(separator: ", ")
+    let spend = facts.netSpend.sorted { $0.key < $1.key }.map { "\(Money.format($0.value, currency: $0.key)) \($0.key)" }.joined(separator: ", ")
     let openFlags = detail.flags.filter { $0.status == .open }
     // Transactions the data gives no price (verifyReceipt's do not carry one) are not in the net: said, not hidden.
     // (Nor are purchases a family member shared: the purchaser paid for them.)
@@ -389,7 +389,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 2: return TableCell(t.productId ?? "-")
             case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
             case 4: return TableCell(Format.day(t.expiresDate))
-            case 5: return TableCell(t.price.map { "\(formatMilliunits($0)) \(t.currency ?? "")" } ?? "-")
+            case 5: return TableCell(t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-")
             default:
                 // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
                 // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
@@ -823,7 +823,7 @@ func statusCell(_ f: RefundFlag) -> TableCell {
 }
 
 func amountCell(_ f: RefundFlag) -> TableCell {
-    TableCell(f.amount.map { "\(formatMilliunits($0)) \(f.currency ?? "")" } ?? "-")
+    TableCell(f.amount.map { "\(Money.format($0, currency: f.currency)) \(f.currency ?? "")" } ?? "-")
 }
 
 /// How long ago the flag was raised. (As of an instant before that: it had no age, and no deadline ran.)
