@@ -329,6 +329,12 @@ public final class SQLLedger: Sendable {
                 }
                 return (flag, current)
             }
+            // Acknowledging says someone is looking at an open flag; a resolved one is reopened first (the
+            // dashboard's `a` moves open flags only, for the same reason).
+            if action == .ack && current == .resolved {
+                throw LedgerError(
+                    code: .usage, message: "flag \(flagId) is resolved: only an open flag is acknowledged (reopen it first)")
+            }
             // The log entry first: the flag's status moves only with the entry that records it (schema v7).
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",

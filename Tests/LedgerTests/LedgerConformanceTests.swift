@@ -347,6 +347,13 @@ struct LedgerConformanceTests {
             flagId: flag.id, action: .resolve, operatorName: "ana", note: "customer confirmed an accidental purchase",
             now: testNow.adding(milliseconds: 2000))
         #expect(resolved.status == .resolved)
+        // A resolved flag is reopened, not acknowledged: refused, nothing written.
+        do {
+            _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "bo", note: nil, now: testNow.adding(milliseconds: 2500))
+            Issue.record("a resolved flag was acknowledged on \(backend)")
+        } catch let error as LedgerError {
+            #expect(error.code == .usage && error.message.contains("reopen it first"), "\(error)")
+        }
         _ = try await ledger.triage(flagId: flag.id, action: .reopen, operatorName: "bo", note: "again", now: testNow.adding(milliseconds: 3000))
         await #expect(throws: LedgerError.self) {
             _ = try await ledger.triage(flagId: flag.id, action: .reopen, operatorName: "bo", note: nil, now: testNow)

@@ -67,6 +67,8 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", id, "--ack", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
         let resolved = try Binary.run(["triage", id, "--resolve", "--note", "accidental purchase", "--ledger", "sqlite:\(ledger)", "--json"])
         #expect(try Binary.json(resolved.stdout)["status"] as? String == "resolved")
+        let ackResolved = try Binary.run(["triage", id, "--ack", "--ledger", "sqlite:\(ledger)"])
+        #expect(ackResolved.status == 2 && ackResolved.stderr.contains("is resolved: only an open flag is acknowledged"), "\(ackResolved.stderr)")
         let open = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--status", "open", "--json"]).lines
         #expect(open.count == 1)
         let csv = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--csv", "--rule", "quick-refund"]).lines
