@@ -265,6 +265,14 @@ public struct FlagEvaluation: Sendable {
               currency: t.currency, environment: t.environment, detail)
     }
 
+    /// A share in thousandths of a percent as a person writes it: 25000 -> "25%", 99999 -> "99.999%".
+    static func percent(_ thousandths: Int64) -> String {
+        var fraction = String(thousandths.magnitude % 1000)
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.last == "0" { fraction.removeLast() }
+        return (thousandths < 0 ? "-" : "") + "\(thousandths.magnitude / 1000)" + (fraction.isEmpty ? "" : "." + fraction) + "%"
+    }
+
     /// Judges a part of the refunds (each refund in exactly one part).
     public mutating func add(_ refunds: [RefundFact]) {
         for fact in refunds {
@@ -274,7 +282,9 @@ public struct FlagEvaluation: Sendable {
             switch t.revocation(reversedAt: reversals[t.transactionId]) {
             case nil: continue
             case .familyRevoke(let at)?:
-                raise("family-revoke", at, t, customer: fact.customerId, "family sharing access revoked")
+                // No money moved from this customer: the price is the purchaser's, so the flag carries none.
+                raise("family-revoke", at, t.transactionId, customer: fact.customerId, transactionId: t.transactionId,
+                      product: t.productId, amount: nil, currency: nil, environment: t.environment, "family sharing access revoked")
                 continue
             case .refund(let at, let refunded)?:
                 revoked = at
@@ -299,7 +309,7 @@ public struct FlagEvaluation: Sendable {
                 raise("app-issue", revoked, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
             }
             if share < 100_000 {
-                raise("partial-refund", revoked, t, customer: fact.customerId, "partial refund of \(Double(share) / 1000)%")
+                raise("partial-refund", revoked, t, customer: fact.customerId, "partial refund of \(Self.percent(share))")
             }
             if let purchase = t.purchaseDate, let expires = t.expiresDate, expires > purchase {
                 let used = Double(purchase.distance(to: revoked)) / Double(purchase.distance(to: expires))
@@ -308,7 +318,7 @@ public struct FlagEvaluation: Sendable {
                 }
             }
             if let price = t.price, price >= rules.highValuePrice {
-                raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Double(price) / 1000) \(t.currency ?? "")")
+                raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Money.format(price, currency: t.currency)) \(t.currency ?? "")")
             }
         }
     }
