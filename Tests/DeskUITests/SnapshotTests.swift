@@ -194,7 +194,11 @@ struct SnapshotTests {
                 #expect(lines.contains { $0.contains("refunded 24 h after purchase  acknowledged 2025-02-28 08:00 by bo") }, "\(lines)")
             }
             #expect(lines.contains { $0.contains("last triage") } == (width >= 120), "\(width)")
-            #expect(lines.contains { $0.contains("quick-refund") && $0.contains(" bo: asked the bank ") } == (width >= 120), "\(lines)")
+            #expect(lines.contains { $0.contains("quick-refund") && $0.contains(" 24h bo: asked the bank ") } == (width >= 120), "\(lines)")
+            // Under time travel to before the entry, it is later than the instant shown.
+            var before = state
+            _ = reduce(&before, .instantParsed(Fixture.at(-2)))
+            #expect(renderedLines(before).contains { $0.contains(" later bo: asked the bank ") } == (width >= 120))
             // A queue read again from its start forgets what it knew of the flags before.
             _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
             #expect(state.flagTriage.isEmpty)

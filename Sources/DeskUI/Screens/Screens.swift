@@ -532,6 +532,13 @@ func triageSummary(_ entry: TriageEntry) -> String {
 /// Who wrote a triage entry and their note: "ana: told them".
 func triageWho(_ entry: TriageEntry) -> String { entry.operatorName + (entry.note.map { ": \($0)" } ?? "") }
 
+/// How long ago a triage entry was written, who wrote it and their note, as the queue's column has room for:
+/// "2h bo: asked the bank" ("later" for an entry after the instant shown under time travel).
+func triageAgo(_ entry: TriageEntry, at instant: Timestamp) -> String {
+    let age = clampedDifference(instant.millisecondsSince1970, entry.at.millisecondsSince1970)
+    return "\(age < 0 ? "later" : Format.span(age)) \(triageWho(entry))"
+}
+
 /// A flag's line under a list of flags: what it found, who last moved it (when given), and its id (`y` copies it; a
 /// V2 flag's id is its rule and a notification's UUID, 57 cells that would push the detail off an 80-column line).
 func flagLine(_ f: RefundFlag, triage: TriageEntry?) -> String {
@@ -785,7 +792,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 8: return ageCell(f, at: instant)
         case 9: return dueCell(f, at: instant)
         default:
-            return TableCell(state.flagTriage[f.id].map(triageWho) ?? "", role: "ui.text.muted")
+            return TableCell(state.flagTriage[f.id].map { triageAgo($0, at: instant) } ?? "", role: "ui.text.muted")
         }
     }
     // The selected flag's detail whole on the last line, then who last moved it, then its id.
