@@ -174,6 +174,8 @@ struct SnapshotTests {
         // Travelled to before they were raised: the flags are the ledger's now, and the title counts those after.
         _ = reduce(&state, .instantParsed(Fixture.at(-28)))
         #expect(renderedLines(state).contains { $0.contains("Flags (2 flags, 1 open; 2 raised after 2025-02-01 08:00)") })
+        // The header's open flags are the ledger's now too, and say so.
+        #expect(renderedLines(state).contains { $0.contains(" 1 open flag now ") }, "\(renderedLines(state).joined(separator: "\n"))")
     }
 
     @Test("the queue says who last moved a flag and their note: on the selected line, and in a column from 120 columns")

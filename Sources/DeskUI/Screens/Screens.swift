@@ -279,7 +279,8 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
     var flagText = ""
     if !openFlags.isEmpty {
-        let count = Format.counted(openFlags.count, "open flag")
+        // Flags and their statuses are the ledger's now, whatever instant the screen shows: said under time travel.
+        let count = Format.counted(openFlags.count, "open flag") + (state.asOf == nil ? "" : " now")
         let full = " \(count): \(Set(openFlags.map(\.rule)).sorted().joined(separator: ", ")) "
         flagText = DisplayWidth.of(lines[0]) + DisplayWidth.of(full) + 4 <= state.width ? full : " \(count) "
         _ = p.text(flagText, x: max(1, state.width - DisplayWidth.of(flagText) - 1), y: y, role: "status.danger", width: state.width - 2)
