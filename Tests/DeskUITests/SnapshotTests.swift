@@ -207,6 +207,21 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the queue's severity and customer columns are as wide as the widest shown, and the product has the rest")
+    func queueColumnsFitFlags() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .refunds)
+        var flags = Fixture.flags
+        flags[0].severity = .critical
+        flags[1].customerId = 2_256_070
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.hasPrefix("  critical quick-refund ") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains(" C2256070 ") })
+        // Without them, the cells go to the product.
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        #expect(renderedLines(state).contains { $0.hasPrefix("  high   quick-refund        C42  -    pro.monthly ") })
+    }
+
     @Test("at 60 columns the flag queue keeps each amount with its currency and gives the rule the severity's cells")
     func narrowQueue() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .refunds)

@@ -492,7 +492,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     let footer = selected == nil ? 0 : triage != nil && rows > 5 ? 2 : 1
     let short = state.width < narrowFlagTable
     let columns = [
-        Column("sev", short ? 4 : 8), Column("rule", 19), Column("status", 8), Column("product", 8, flex: true),
+        Column("sev", severityWidth(flags, short: short)), Column("rule", 19), Column("status", 8), Column("product", 8, flex: true),
         Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true), Column("due", 6),
     ]
     let instant = state.instant
@@ -758,9 +758,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     // Money cut loses its currency ("119.99 …"): the amount keeps its width, as ids do.
     let short = state.width < narrowFlagTable
+    // The severity and customer columns as wide as the widest shown (a demo's C208 needs 4 cells, a large ledger's
+    // C225607 7): at 80 columns the product gets what they would leave empty.
+    let customerWidth = max(4, flags.map { $0.customerId.map { "C\($0)".count } ?? 1 }.max() ?? 4)
     var columns = [
-        Column(" ", 1), Column("sev", short ? 4 : 8), Column("rule", 19), Column("status", 8), Column("cust", 7, keepsWidth: true),
-        Column("env", 4),
+        Column(" ", 1), Column("sev", severityWidth(flags, short: short)), Column("rule", 19), Column("status", 8),
+        Column("cust", customerWidth, keepsWidth: true), Column("env", 4),
         Column("product", 8, flex: true), Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true),
         Column("due", 6),
     ]
@@ -812,6 +815,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
 func severityCell(_ f: RefundFlag, short: Bool = false) -> TableCell {
     let text = !short ? f.severity.rawValue : f.severity == .critical ? "crit" : f.severity == .medium ? "med" : f.severity.rawValue
     return TableCell(text, role: severityRole(f.severity))
+}
+
+/// The severity column's width: four cells when `short`, else the widest severity among `flags` ("critical" 8,
+/// "medium" 6), so the product keeps the cells no flag shown needs.
+func severityWidth(_ flags: [RefundFlag], short: Bool) -> Int {
+    short ? 4 : max(3, flags.map { $0.severity.rawValue.count }.max() ?? 3)
 }
 
 /// A severity's colour, wherever one is shown: the worst two in danger's, medium in warning's, info muted.
