@@ -453,7 +453,7 @@ struct SnapshotTests {
 
     @Test("the overview shorter than 24 rows keeps the pending consumption request, the count past deadline and the import health")
     func shortOverview() throws {
-        for (width, height) in [(80, 20), (80, 22), (60, 16)] {
+        for (width, height) in [(80, 20), (80, 22), (60, 16), (60, 20)] {
             var state = Fixture.state(width: width, height: height, screen: .overview)
             var missed = Fixture.flags[2]
             missed.id = "consumption-request:78"
@@ -466,8 +466,15 @@ struct SnapshotTests {
             render(state, theme: .builtin, into: &buffer)
             let text = buffer.text
             #expect(text.contains("11h left  C7"), "\(width)x\(height):\n\(text)")
-            #expect(text.contains("1 open past deadline"), "\(width)x\(height):\n\(text)")
-            #expect(text.contains("critical 1"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains(width > 60 ? "1 open past deadline, in the queue (5)" : "1 past deadline: queue (5)"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains("critical 1") || text.contains("crit:1"), "\(width)x\(height):\n\(text)")
+            // Every severity with open flags is counted, on a row of its own or on the last row's rest.
+            #expect(text.contains("info     4") || text.contains("info 4") || text.contains("info:4"), "\(width)x\(height):\n\(text)")
+            if height <= 16 { #expect(text.contains("crit:1 high:1 med:2 info:4"), "\(text)") }
+            if width <= 60 {
+                // Titles and labels whole at 60 columns.
+                #expect(text.contains("─ Consumption requests ─") && text.contains(" txs ") && text.contains(" refund 30d "), "\(text)")
+            }
             #expect(text.contains("12 sources"), "\(width)x\(height):\n\(text)")
             if height >= 20 { #expect(text.contains("3 rejected (6 shows them)"), "\(width)x\(height):\n\(text)") }
         }

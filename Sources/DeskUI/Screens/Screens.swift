@@ -21,18 +21,20 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     var y = body.y + 1
     let refunds30 = data.refunds90.counts.suffix(30).reduce(0, +)
     let openFlags = data.flagCounts.filter { $0.status == .open }.reduce(0) { $0 + $1.count }
-    let tiles: [(String, String, String)] = [
-        ("customers", Format.count(c.customers), "ui.accent"),
-        ("transactions", Format.count(c.transactions), "ui.accent"),
-        ("refunds 30d", Format.count(refunds30), refunds30 > 0 ? "status.warn" : "status.ok"),
-        ("open flags", Format.count(openFlags), openFlags > 0 ? "status.danger" : "status.ok"),
-        ("rejected", Format.count(c.rejectedRecords), c.rejectedRecords > 0 ? "status.warn" : "status.ok"),
+    // Each tile's label, and a shorter one for a tile too narrow for it (at 60 columns "transacti…").
+    let tiles: [(label: String, short: String, value: String, role: String)] = [
+        ("customers", "customers", Format.count(c.customers), "ui.accent"),
+        ("transactions", "txs", Format.count(c.transactions), "ui.accent"),
+        ("refunds 30d", "refund 30d", Format.count(refunds30), refunds30 > 0 ? "status.warn" : "status.ok"),
+        ("open flags", "open flags", Format.count(openFlags), openFlags > 0 ? "status.danger" : "status.ok"),
+        ("rejected", "rejected", Format.count(c.rejectedRecords), c.rejectedRecords > 0 ? "status.warn" : "status.ok"),
     ]
     let tileWidth = max(10, (state.width - 2) / tiles.count)
     for (index, tile) in tiles.enumerated() {
         let x = 1 + index * tileWidth
-        _ = p.text(tile.1, x: x, y: y, role: tile.2, width: tileWidth - 1)
-        _ = p.text(tile.0, x: x, y: y + 1, role: "ui.text.muted", width: tileWidth - 1)
+        _ = p.text(tile.value, x: x, y: y, role: tile.role, width: tileWidth - 1)
+        let label = DisplayWidth.of(tile.label) < tileWidth ? tile.label : tile.short
+        _ = p.text(label, x: x, y: y + 1, role: "ui.text.muted", width: tileWidth - 1)
     }
     // Under time travel the refunds move to the instant; the counts and the flags are the ledger's now.
     if let asOf = state.asOf {
@@ -89,9 +91,17 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let listed = overviewSeverities(data).map { ($0.severity, $0.open) }
     let selectedSeverity = state.overviewPane == 1 ? listed[safe: state.severityList.selected]?.0 : nil
     // As many as the lists' rows hold: the selected one, the most severe with open flags, a zero line before none.
+    // When severities with open flags do not all fit, the last row counts the rest, so the lines still add up to
+    // the tile ("+ info 1"); on a single row (unless one is selected) every count, without bars.
+    let withOpen = listed.filter { $0.1 > 0 }.count
+    let rows =
+        withOpen <= listHeight ? listHeight
+        : listHeight > 1 ? listHeight - 1
+        : selectedSeverity == nil ? 0 : 1
     let kept = Set(
-        ([selectedSeverity].compactMap { $0 } + listed.filter { $0.1 > 0 }.map(\.0) + listed.filter { $0.1 == 0 }.map(\.0)).prefix(listHeight))
+        ([selectedSeverity].compactMap { $0 } + listed.filter { $0.1 > 0 }.map(\.0) + listed.filter { $0.1 == 0 }.map(\.0)).prefix(rows))
     let severities = listed.filter { kept.contains($0.0) }
+    let rest = listed.filter { !kept.contains($0.0) && $0.1 > 0 }
     let barRoom = max(0, state.width - half - 19)
     let largest = severities.map(\.1).max() ?? 0
     for (index, (severity, count)) in severities.enumerated() {
@@ -102,14 +112,23 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(String(repeating: p.glyphs.blockFull, count: min(barRoom, length)), x: half + 18, y: y + index, role: role)
         if severity == selectedSeverity { p.markSelected(x: half, y: y + index, width: state.width - half) }
     }
-    y += max(severities.count, min(listHeight, data.spikes.count))
+    if rows < listHeight {
+        let prefix = rows == 0 ? "" : "+ "
+        let full = prefix + rest.map { "\($0.0.rawValue) \(Format.count($0.1))" }.joined(separator: ", ")
+        let short = prefix + rest.map { "\(severityCell($0.0, short: true).text):\(Format.count($0.1))" }.joined(separator: " ")
+        let line = DisplayWidth.of(full) <= state.width - half - 2 ? full : short
+        _ = p.text(line, x: half + 1, y: y + severities.count, role: "ui.text.muted", width: state.width - half - 2)
+    }
+    y += max(severities.count + (rows < listHeight ? 1 : 0), min(listHeight, data.spikes.count))
     // The selected spike's detail whole on the row under the lists (its row has half the width) while its pane
     // has focus.
     if state.overviewPane == 0, let spike = data.spikes[safe: selectedSpike] {
         _ = p.text(spike.detail, x: 1, y: y, role: "ui.text.muted", width: state.width - 2)
     }
     y += 1
-    p.section("Consumption requests (12 h)", x: 0, y: y, width: half - 1, focused: state.overviewPane == 2)
+    // The title whole: without its window when the half is narrow (at 60 columns it was cut inside the brackets).
+    let consumptionTitle = DisplayWidth.of("Consumption requests (12 h)") + 4 <= half - 1 ? "Consumption requests (12 h)" : "Consumption requests"
+    p.section(consumptionTitle, x: 0, y: y, width: half - 1, focused: state.overviewPane == 2)
     p.section("Import health", x: half, y: y, width: state.width - half)
     y += 1
     let room = max(1, body.y + body.height - y)
@@ -134,7 +153,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
     if missed > 0 {
-        let line = "\(Format.count(missed)) open past deadline, in the queue (5)"
+        let full = "\(Format.count(missed)) open past deadline, in the queue (5)"
+        let line = DisplayWidth.of(full) <= half - 2 ? full : "\(Format.count(missed)) past deadline: queue (5)"
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
     let health = [
@@ -812,9 +832,11 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
 // A flag's cells, on the queue and on the customer's flags pane.
 
 /// A flag's severity, in four cells when `short` (on a narrow screen the rule needs them more).
-func severityCell(_ f: RefundFlag, short: Bool = false) -> TableCell {
-    let text = !short ? f.severity.rawValue : f.severity == .critical ? "crit" : f.severity == .medium ? "med" : f.severity.rawValue
-    return TableCell(text, role: severityRole(f.severity))
+func severityCell(_ f: RefundFlag, short: Bool = false) -> TableCell { severityCell(f.severity, short: short) }
+
+func severityCell(_ severity: Severity, short: Bool = false) -> TableCell {
+    let text = !short ? severity.rawValue : severity == .critical ? "crit" : severity == .medium ? "med" : severity.rawValue
+    return TableCell(text, role: severityRole(severity))
 }
 
 /// The severity column's width: four cells when `short`, else the widest severity among `flags` ("critical" 8,
