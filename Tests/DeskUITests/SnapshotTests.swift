@@ -343,6 +343,23 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the selected event's detail too long for the last line takes the rows the events leave empty")
+    func timelineDetailWraps() throws {
+        var state = Fixture.state(width: 60, height: 30, screen: .customer)
+        state.customerPane = 1
+        let index = 1
+        state.customerView?.timeline[index].detail = "the customer asked for a refund; consumption data due by 2025-07-01 02:00"
+        state.customerPositions[1].selected = index
+        let e = try #require(state.customerView?.timeline[index])
+        let whole = Sanitize.text(timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? ""))
+        #expect(DisplayWidth.of(whole) > 58, "\(whole)")
+        let lines = renderedLines(state)
+        let footer = try #require(lines.lastIndex { $0.contains("Enter") })
+        let shown = lines[(footer - 3)..<footer].map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(shown.joined(separator: " ").contains(whole.split(separator: " ").prefix(12).joined(separator: " ")), "\(lines.joined(separator: "\n"))")
+        #expect(shown.count >= 2, "\(lines.joined(separator: "\n"))")
+    }
+
     @Test("a count of one is said in the singular: the customer list's title, the overview's import health")
     func singularCounts() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .customers)

@@ -448,9 +448,16 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // With the entitlements in focus, that line holds the selected one's why whole (its row cuts it).
         let selectedEntitlement =
             state.customerPane == 0 && rows > 3 ? view.entitlements[safe: state.customerPositions[0].selected] : nil
-        let lastLine = selectedEvent != nil || selectedEntitlement != nil
+        // The detail first: it is what is cut at the right edge when the line is short.
+        let lastText =
+            selectedEvent.map { e in timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? "") }
+            ?? selectedEntitlement.map { e in "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))" }
+        // Too long for one line, it takes up to two more of the rows the events leave empty (at 60 columns a
+        // consumption request's deadline was cut off).
+        let lastLines = lastText.map { wrapped($0, width: state.width - 2, words: true) } ?? []
+        let extra = max(0, min(lastLines.count - 1, rows - 2 - events.count, 2))
         p.table(
-            x: 0, y: y + 1, width: state.width, height: lastLine ? rows - 1 : rows,
+            x: 0, y: y + 1, width: state.width, height: lastText != nil ? rows - 1 - extra : rows,
             columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
             rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
         ) { row, column in
@@ -462,15 +469,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             default: return TableCell(timelineDetail(e))
             }
         }
-        if let e = selectedEvent {
-            // The detail first: it is what is cut at the right edge when the line is short.
-            let transaction = e.transactionId.map { "  (transaction \($0))" } ?? ""
-            _ = p.text(
-                timelineDetail(e) + transaction, x: 1, y: y + rows, role: "ui.text.muted", width: state.width - 2)
-        } else if let e = selectedEntitlement {
-            _ = p.text(
-                "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))", x: 1, y: y + rows, role: "ui.text.muted",
-                width: state.width - 2)
+        if !lastLines.isEmpty {
+            for index in 0...extra {
+                // The last row, with more to say than the rows hold, is cut at the edge.
+                let text = index < extra || index == lastLines.count - 1 ? lastLines[index] : lastLines[index] + " " + lastLines[index + 1]
+                _ = p.text(text, x: 1, y: y + rows - extra + index, role: "ui.text.muted", width: state.width - 2)
+            }
         }
     }
 }
@@ -566,7 +570,7 @@ func flagLine(_ f: RefundFlag, triage: TriageEntry?) -> String {
     "\(Format.instants(in: f.detail))\(triage.map { "  " + triageSummary($0) } ?? "")  id \(f.id)"
 }
 
-private func timelineDetail(_ e: TimelineEvent) -> String {
+func timelineDetail(_ e: TimelineEvent) -> String {
     Format.instants(in: e.detail) + (e.learnedLate ? "  (learned \(Format.minute(e.seenAt)))" : "")
 }
 
