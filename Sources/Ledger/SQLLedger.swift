@@ -15,7 +15,14 @@ public final class SQLLedger: Sendable {
 
     /// Opens a ledger over a backend, creating or upgrading its schema unless `readOnly`. A ledger whose
     /// schema is current is only read: opening never writes (nor waits for an importer's lock) then.
-    public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false) async throws -> SQLLedger {
+    /// - Parameter creating: whether a database that holds no ledger gets one; without it (a command that reads),
+    ///   such a database is refused as it is, never given the ledger's tables.
+    public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false, creating: Bool = true) async throws
+        -> SQLLedger
+    {
+        if !creating, try await !database.read({ connection in try Schema.exists(connection) }) {
+            throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger (receiptdesk import into it creates one)")
+        }
         if readOnly {
             try await database.read { connection in try Schema.checkVersion(connection) }
         } else if try await database.read({ connection in try Schema.isCurrent(connection) }) {

@@ -64,15 +64,16 @@ struct LedgerOptions: ParsableArguments {
             _ = try await ImportRun(ledger: ledger, decoder: decoder, rules: rules, quiet: true).run(paths: files, now: now)
             return ledger
         }
-        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, readOnly: readOnly, mustExist: true)
+        return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, readOnly: readOnly, mustExist: true, creating: false)
     }
 
     /// Opens a ledger URL; failures exit 3. Only `import` creates a SQLite ledger: everything else
     /// (`mustExist`) refuses a path with no ledger, so a typo never opens a new, empty one.
-    /// Opens the ledger at `url`, creating or upgrading it unless `readOnly`; `settingsOnly` opens an existing
-    /// ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
+    /// Opens the ledger at `url`, creating (unless `creating` is false: a command that reads refuses a database
+    /// with no ledger rather than give it the ledger's tables) or upgrading it unless `readOnly`; `settingsOnly`
+    /// opens an existing ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
     static func open(
-        url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false, settingsOnly: Bool = false
+        url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false, settingsOnly: Bool = false, creating: Bool = true
     ) async throws -> SQLLedger {
         do {
             let database: any SQLDatabase
@@ -93,7 +94,12 @@ struct LedgerOptions: ParsableArguments {
                 throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
             }
             if settingsOnly { return try await SQLLedger.openForSettings(database) }
-            return try await SQLLedger.open(database, now: now, readOnly: readOnly)
+            do {
+                return try await SQLLedger.open(database, now: now, readOnly: readOnly, creating: creating)
+            } catch {
+                try? await database.close()
+                throw error
+            }
         } catch let error as LedgerError {
             throw CLIError.ledgerUnavailable(error.message)
         }
