@@ -151,6 +151,9 @@ struct Dashboard {
                         // Already there (someone else moved it since the queue was read): nothing is written, and
                         // the change comes back unmoved for the status line to say so.
                         if let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
+                    } catch where !changes.isEmpty {
+                        // The flags written before the failure are kept (and undoable); the rest are said not saved.
+                        throw TriageInterrupted(written: changes, reason: "\(error)")
                     }
                 }
                 return changes

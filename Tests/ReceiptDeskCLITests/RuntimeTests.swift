@@ -123,6 +123,38 @@ struct RuntimeTests {
         #expect(runtime.state.overview?.counts.transactions == 5)
     }
 
+    @Test("a triage the ledger cannot take says 'not saved' over the retrying line, and the next resolve offers its note again")
+    func triageNotSaved() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (runtime, ledger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "ana")
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(runtime.state.flags.first?.id)
+        // The ledger goes away under the open queue.
+        try await ledger.close()
+        await runtime.pollChanges()
+        #expect(runtime.state.unavailable != nil)
+        await runtime.handle(.key(.char("r")))
+        for c in "called the bank" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        let message = try #require(runtime.state.message)
+        #expect(message.kind == .error && message.text.hasPrefix("not saved: resolve of \(flag); r offers your note again: "), "\(message.text)")
+        let screen = PostgresRuntimeTests.screen(runtime)
+        #expect(screen.contains("not saved: resolve of") && !screen.contains("ledger unavailable, retrying"), "\(screen)")
+        #expect(runtime.state.undoStack.isEmpty)
+        // The note typed is offered again, whole: Enter would send it as it was.
+        await runtime.handle(.key(.char("r")))
+        #expect(runtime.state.prompt?.text == "called the bank" && runtime.state.prompt?.offered == true)
+        await runtime.handle(.key(.escape))
+        // An acknowledge says so too, without a note to offer.
+        await runtime.handle(.key(.char("a")))
+        #expect(runtime.state.message?.text.hasPrefix("not saved: acknowledge of \(flag): ") == true, "\(String(describing: runtime.state.message))")
+        // Nothing was written.
+        let reopened = try await LedgerOptions.open(url: fixture.url, now: currentTimestamp(), readOnly: true, mustExist: true)
+        #expect(try await reopened.triageLog(flagId: flag, customerId: nil).isEmpty)
+        try await reopened.close()
+    }
+
     @Test("two agents resolve the same flag: the second is told it was resolved already and that its note was not written")
     func triageRace() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

@@ -2,12 +2,24 @@ import Entitlements
 import LedgerQueries
 import ReceiptModel
 
+/// A triage write that failed part-way: the flags written before the failure, and why the rest were not.
+public struct TriageInterrupted: Error, Sendable {
+    public var written: [TriageChange]
+    public var reason: String
+
+    public init(written: [TriageChange], reason: String) {
+        self.written = written
+        self.reason = reason
+    }
+}
+
 /// The outside world as the dashboard sees it: closures the command line builds over a ledger, the
 /// theme files and the file system, so DeskUI never imports storage.
 public struct EffectHandlers: Sendable {
     public var reader: any LedgerReading
     /// Appends triage changes to the log (ack/resolve/reopen); returns what changed. With `expecting` (an
-    /// undo), a flag whose status is no longer that is left alone and returned unchanged (`from == to`).
+    /// undo), a flag whose status is no longer that is left alone and returned unchanged (`from == to`). A write
+    /// that fails after some flags were written throws ``TriageInterrupted`` with them.
     public var triage:
         @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?, _ expecting: FlagStatus?) async throws -> [TriageChange]
     /// Understands `:at` text (ISO 8601 or milliseconds).

@@ -186,7 +186,17 @@ public final class Runtime {
             case .loadRaw(let id):
                 return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
             case .triage(let ids, let action, let note, let undo, let expecting):
-                return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
+                do {
+                    return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
+                } catch let error as TriageInterrupted {
+                    let written = Set(error.written.map(\.flagId))
+                    return [
+                        .triaged(error.written, undo: undo),
+                        .triageFailed(error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo),
+                    ]
+                } catch {
+                    return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo)]
+                }
             case .parseInstant(let text):
                 guard let instant = handlers.parseInstant(text) else {
                     return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)", kind: .error))]

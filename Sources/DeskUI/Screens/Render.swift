@@ -123,7 +123,9 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
         p.buffer.cursor = (used + shown, y)
         return
     }
-    if let unavailable = state.unavailable {
+    // An error said during an outage (a triage not saved) shows over the "retrying" line; the header keeps
+    // LEDGER UNAVAILABLE.
+    if let unavailable = state.unavailable, state.message?.urgent != true {
         _ = p.text("ledger unavailable, retrying: \(unavailable)", x: 0, y: y, role: "status.danger")
     } else if let message = state.message {
         _ = p.text(message.text, x: 0, y: y, role: message.kind == .error ? "status.danger" : "status.ok")

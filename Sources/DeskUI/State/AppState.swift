@@ -148,10 +148,13 @@ public struct StatusMessage: Sendable, Equatable {
     public enum Kind: Sendable, Equatable { case info, error }
     public var text: String
     public var kind: Kind
+    /// Shown over the "ledger unavailable, retrying" line (a triage not saved): what the outage would otherwise hide.
+    public var urgent: Bool
 
-    public init(_ text: String, kind: Kind = .info) {
+    public init(_ text: String, kind: Kind = .info, urgent: Bool = false) {
         self.text = text
         self.kind = kind
+        self.urgent = urgent
     }
 }
 
@@ -220,6 +223,8 @@ public struct AppState: Sendable {
     /// The first key the help shows (j/k scroll it when the terminal is too short for every key).
     public var helpTop = 0
     public var message: StatusMessage?
+    /// A resolve's note that was not saved (the write failed): the next resolve offers it again.
+    public var unsavedNote: String?
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
     public var environment: EnvironmentFilter = .all

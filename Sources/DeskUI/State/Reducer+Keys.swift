@@ -185,7 +185,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.message = StatusMessage(noTriageTarget(state, toward: .resolved), kind: .error)
             return []
         }
-        state.prompt = Prompt(kind: .note(flagIds: ids))
+        // A note whose resolve was not saved is offered again (Enter keeps it, typing replaces it).
+        state.prompt = Prompt(kind: .note(flagIds: ids), text: state.unsavedNote ?? "")
         return []
     case .undo:
         // The last action (one flag or a bulk one) is undone as a unit; it leaves the stack only when the
@@ -649,6 +650,7 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         if text.isEmpty || text == "now" { return reduce(&state, .instantParsed(nil)) }
         return [.parseInstant(text)]
     case .note(let ids):
+        state.unsavedNote = nil
         return [.triage(flagIds: ids, action: .resolve, note: text.isEmpty ? nil : text, undo: false)]
     case .command:
         return runCommandLine(&state, text)
