@@ -64,6 +64,14 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in try Queries.flags(c, query, id: nil) }
     }
 
+    public func flagCount(_ query: FlagQuery) async throws -> Int {
+        try await database.read { c in
+            let (conditions, arguments) = Queries.flagFilters(query, id: nil)
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return Int(try c.scalar("SELECT COUNT(*) FROM flags \(filter)", arguments)?.int ?? 0)
+        }
+    }
+
     public func flagCounts(environment: EnvironmentFilter) async throws -> [FlagCount] {
         try await database.read { c in
             let filter = environment.stored == nil ? "" : "WHERE environment = ? "
@@ -526,18 +534,23 @@ enum Queries {
             notifications: notifications)
     }
 
-    static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
+    /// A flag query's filters as SQL conditions and their arguments (the cursor aside).
+    static func flagFilters(_ query: FlagQuery, id: String?) -> (conditions: [String], arguments: [SQLValue]) {
         let filters: [(clause: String, value: SQLValue?)] = [
             ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map { SQLValue.of($0) }),
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
+            ("at <= ?", query.until.map { SQLValue.of($0) }),
             ("customer_id = ?", query.customerId.map(SQLValue.int)),
             ("product_id = ?", query.productId.map(SQLValue.text)),
             ("severity = ?", query.severity.map { SQLValue.of($0) }),
             ("environment = ?", query.environment.stored.map(SQLValue.text)),
         ]
         let used = filters.filter { $0.value != nil }
-        let conditions = used.map(\.clause)
-        let arguments = used.compactMap(\.value)
+        return (used.map(\.clause), used.compactMap(\.value))
+    }
+
+    static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
+        let (conditions, arguments) = flagFilters(query, id: id)
         func page(_ extra: [String], _ extraArguments: [SQLValue], order: String = "at DESC, id", limit: Int) throws -> [[SQLValue]] {
             let all = conditions + extra
             let filter = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")

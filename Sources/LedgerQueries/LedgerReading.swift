@@ -21,6 +21,8 @@ public protocol LedgerReading: Sendable {
     func transaction(_ id: String) async throws -> Transaction?
     /// Flags matching a query, newest first.
     func flags(_ query: FlagQuery) async throws -> [RefundFlag]
+    /// How many flags match a query's filters (its cursor, direction and limit aside).
+    func flagCount(_ query: FlagQuery) async throws -> Int
     /// Flag counts by severity and status, of the flags about refunds in one environment or all.
     func flagCounts(environment: EnvironmentFilter) async throws -> [FlagCount]
     /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all, in one

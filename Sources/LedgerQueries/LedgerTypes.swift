@@ -251,6 +251,8 @@ public struct FlagQuery: Sendable, Equatable {
     public var status: FlagStatus?
     public var rule: String?
     public var since: Timestamp?
+    /// Only flags raised at or before this instant.
+    public var until: Timestamp?
     public var customerId: Int64?
     /// Only flags about this product.
     public var productId: String?
@@ -267,8 +269,9 @@ public struct FlagQuery: Sendable, Equatable {
     public init(
         status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil,
         productId: String? = nil, severity: Severity? = nil, environment: EnvironmentFilter = .all, after: FlagCursor? = nil,
-        direction: PageDirection = .forward, limit: Int = 100
+        direction: PageDirection = .forward, limit: Int = 100, until: Timestamp? = nil
     ) {
+        self.until = until
         self.direction = direction
         self.productId = productId
         self.severity = severity

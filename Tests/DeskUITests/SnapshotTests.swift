@@ -497,6 +497,13 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the overview's count past deadline is the ledger's count, not what the newest requests in its list hold")
+    func pastDeadlineCounted() throws {
+        var state = Fixture.state(width: 120, height: 40, screen: .overview)
+        state.overview?.consumptionPastDeadline = 317
+        #expect(renderedLines(state).contains { $0.contains("317 open past deadline, in the queue (5)") }, "\(renderedLines(state))")
+    }
+
     @Test("the flag queue as of an instant before a flag was raised: no age, no deadline (not a negative age)")
     func queueBeforeFlag() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .refunds)

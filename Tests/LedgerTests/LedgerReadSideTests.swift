@@ -138,11 +138,13 @@ extension LedgerConformanceTests {
             FlagQuery(status: .open, rule: "app-issue", since: since, limit: 1), FlagQuery(limit: 41), FlagQuery(limit: 100),
             FlagQuery(productId: "spiky", limit: 2), FlagQuery(status: .open, productId: "spiky", limit: 1),
             FlagQuery(severity: .critical, limit: 3), FlagQuery(status: .open, severity: .high, limit: 2),
+            FlagQuery(limit: 3, until: since), FlagQuery(status: .open, rule: "app-issue", limit: 2, until: since),
         ]
         for query in queries {
             let expected = flags.filter { flag in
                 (query.status.map { status[flag.id] == $0 } ?? true) && (query.rule.map { flag.rule == $0 } ?? true)
-                    && (query.since.map { flag.at >= $0 } ?? true) && (query.customerId.map { flag.customerId == $0 } ?? true)
+                    && (query.since.map { flag.at >= $0 } ?? true) && (query.until.map { flag.at <= $0 } ?? true)
+                    && (query.customerId.map { flag.customerId == $0 } ?? true)
                     && (query.productId.map { flag.productId == $0 } ?? true) && (query.severity.map { flag.severity == $0 } ?? true)
             }
             .sorted { ($0.at.millisecondsSince1970, $1.id) > ($1.at.millisecondsSince1970, $0.id) }
@@ -156,6 +158,8 @@ extension LedgerConformanceTests {
                 page.after = FlagCursor(after: last)
             }
             #expect(seen.map(\.id) == expected.map(\.id), "\(query)")
+            // Counted, the cursor and the limit aside, it is every flag the pages held.
+            #expect(try await ledger.flagCount(query) == expected.count, "\(query)")
             #expect(!expected.isEmpty, "\(query) matches nothing, so it tests nothing")
             #expect(seen.allSatisfy { status[$0.id] == $0.status })
         }

@@ -1,3 +1,4 @@
+import Entitlements
 import Foundation
 import Ledger
 import LedgerSQLite
@@ -78,6 +79,28 @@ struct RuntimeTests {
         await runtime.handle(.key(.char("Q")))
         #expect(runtime.state.quitting)
         #expect(runtime.keyMilliseconds.count == 4)
+    }
+
+    @Test("the overview counts every open consumption request past its 12 hours, not only those among the newest 20")
+    func pastDeadlineCount() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = currentTimestamp()
+        let (runtime, ledger) = try await Self.runtime(fixture.url, readOnly: false, now: now)
+        defer { Task { try? await ledger.close() } }
+        let before = try #require(try await runtime.handlers.overview(asOf: now).consumptionPastDeadline)
+        func request(_ n: Int, hoursAgo: Int64) -> RefundFlag {
+            RefundFlag(
+                id: "consumption-request:n\(n)", rule: "consumption-request", severity: .high, customerId: nil, transactionId: "n\(n)",
+                productId: "gems", amount: 990, currency: "USD", at: now.adding(milliseconds: -hoursAgo * 3_600_000), detail: "d")
+        }
+        // 30 past their deadline (one exactly at it), 5 still running: more than the overview's list of 20 holds.
+        var flags: [RefundFlag] = (0..<30).map { n in request(n, hoursAgo: n == 0 ? 12 : 13 + Int64(n)) }
+        flags += (30..<35).map { n in request(n, hoursAgo: 1) }
+        try await ledger.saveFlags(flags, now: now)
+        let overview = try await runtime.handlers.overview(asOf: now)
+        #expect(overview.consumptionPastDeadline == before + 30)
+        #expect(overview.consumptionRequests.count == 20)
     }
 
     @Test("a dashboard left open follows the wall clock: a new minute moves now and the overview's days; :at pins them")

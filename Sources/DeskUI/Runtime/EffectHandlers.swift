@@ -55,9 +55,13 @@ public struct EffectHandlers: Sendable {
         async let flagCounts = reader.flagCounts(environment: environment)
         async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20))
         async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", environment: environment, limit: 20))
+        // Every open request whose 12 hours had run out by the instant, not only those among the newest 20.
+        let deadlinePassed = Timestamp(millisecondsSince1970: clampedSum(instant.millisecondsSince1970, -12 * 3_600_000))
+        async let pastDeadline = reader.flagCount(
+            FlagQuery(status: .open, rule: "consumption-request", environment: environment, until: deadlinePassed))
         return OverviewData(
             counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
-            consumptionRequests: try await consumption)
+            consumptionRequests: try await consumption, consumptionPastDeadline: try await pastDeadline)
     }
 
     /// One customer with their flags and triage log.

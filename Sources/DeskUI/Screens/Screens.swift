@@ -136,7 +136,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // those whose deadline passed are one line, not a list.
     let instant = state.instant.millisecondsSince1970
     let pending = pendingConsumptionRequests(data, at: state.instant)
-    let missed = data.consumptionRequests.filter { consumptionDeadline($0) <= instant }.count
+    let missed = data.consumptionPastDeadline ?? data.consumptionRequests.filter { consumptionDeadline($0) <= instant }.count
     if pending.isEmpty {
         _ = p.text("none pending", x: 1, y: y, role: "status.ok", width: half - 2)
     }

@@ -24,14 +24,22 @@ public struct OverviewData: Sendable, Equatable {
     public var refunds90: RefundSeries
     public var flagCounts: [FlagCount]
     public var spikes: [RefundFlag]
+    /// The newest open consumption requests (the pending ones among them).
     public var consumptionRequests: [RefundFlag]
+    /// How many open consumption requests' deadlines had passed at the instant read, counted by the ledger (the
+    /// list above holds the newest only); nil: those in the list.
+    public var consumptionPastDeadline: Int?
 
-    public init(counts: LedgerOverview, refunds90: RefundSeries, flagCounts: [FlagCount], spikes: [RefundFlag], consumptionRequests: [RefundFlag]) {
+    public init(
+        counts: LedgerOverview, refunds90: RefundSeries, flagCounts: [FlagCount], spikes: [RefundFlag], consumptionRequests: [RefundFlag],
+        consumptionPastDeadline: Int? = nil
+    ) {
         self.counts = counts
         self.refunds90 = refunds90
         self.flagCounts = flagCounts
         self.spikes = spikes
         self.consumptionRequests = consumptionRequests
+        self.consumptionPastDeadline = consumptionPastDeadline
     }
 }
 
