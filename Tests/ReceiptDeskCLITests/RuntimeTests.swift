@@ -103,6 +103,36 @@ struct RuntimeTests {
         #expect(overview.consumptionRequests.count == 20)
     }
 
+    @Test("a queue longer than its loaded pages says of how many, and :export writes every flag of it, not the 200 loaded")
+    func wholeQueueExported() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = currentTimestamp()
+        let (runtime, ledger) = try await Self.runtime(fixture.url, readOnly: false, now: now)
+        defer { Task { try? await ledger.close() } }
+        let flags = (0..<450).map { n in
+            RefundFlag(
+                id: "quick-refund:q\(n)", rule: "quick-refund", severity: .high, customerId: nil, transactionId: "q\(n)",
+                productId: "gems", amount: 990, currency: "USD", at: now.adding(milliseconds: -Int64(n) * 60_000), detail: "d")
+        }
+        try await ledger.saveFlags(flags, now: now)
+        let open = try await ledger.flagCount(FlagQuery(status: .open))
+        #expect(open >= 450)
+        await runtime.handle(.key(.char("5")))
+        #expect(runtime.state.flags.count == 200 && runtime.state.flagTotal == open)
+        #expect(PostgresRuntimeTests.screen(runtime).contains("200 shown of \(Format.count(open))"))
+        let path = fixture.directory.appendingPathComponent("queue.csv").path
+        await runtime.handle(.key(.char(":")))
+        for c in "export csv \(path)" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.message?.text == "exported \(open) rows (the whole queue) to \(path)")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == open + 2)
+        #expect(Set(flags.map(\.id)).isSubset(of: Set(lines.map { String($0.split(separator: ",").first ?? "") })))
+        // The loaded pages are as they were.
+        #expect(runtime.state.flags.count == 200)
+    }
+
     @Test("a dashboard left open follows the wall clock: a new minute moves now and the overview's days; :at pins them")
     func clockAdvances() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

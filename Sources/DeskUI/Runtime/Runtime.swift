@@ -165,12 +165,15 @@ public final class Runtime {
                 let flags = try await handlers.reader.flags(query)
                 let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
-                return [.flagsBeforeLoaded(flags, previous: previous, append: append), .flagTriageLoaded(triage)]
+                let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
+                return [.flagsBeforeLoaded(flags, previous: previous, append: append), .flagTriageLoaded(triage)] + total
             case .loadFlags(let query, let append):
                 let flags = try await handlers.reader.flags(query)
                 let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
-                return [.flagsLoaded(flags, next: next, append: append), .flagTriageLoaded(triage)]
+                // The whole queue's count with its first page (a page read after it does not change it).
+                let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
+                return [.flagsLoaded(flags, next: next, append: append), .flagTriageLoaded(triage)] + total
             case .loadImports:
                 let reader = handlers.reader
                 let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])
@@ -205,6 +208,22 @@ public final class Runtime {
             case .copy(let text):
                 return backend.copyToClipboard(text)
                     ? [] : [.message(StatusMessage("cannot copy: the output is not a terminal (or the text is too long)", kind: .error))]
+            case .exportQueue(let path):
+                // Every page of the queue's query, then the same CSV as the view's (its `/` filter applied).
+                var query = flagQuery(state, limit: 1000)
+                var all: [RefundFlag] = []
+                while true {
+                    let page = try await handlers.reader.flags(query)
+                    all += page
+                    guard page.count == query.limit, let last = page.last else { break }
+                    query.after = FlagCursor(after: last)
+                }
+                var whole = state
+                whole.flags = all
+                let contents = exportCSV(whole)
+                try handlers.writeFile(path, contents)
+                let rows = contents.split(separator: "\n").count - 2
+                return [.message(StatusMessage("exported \(rows) rows (the whole queue) to \(path)"))]
             case .export(let path, let contents):
                 try handlers.writeFile(path, contents)
                 let rows = contents.split(separator: "\n").count - 2

@@ -772,7 +772,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")"
     if let severity = state.flagSeverity { title += ", \(severity.rawValue)" }
     if let product = state.flagProduct { title += " of \(product)" }
-    title += "  \(flags.count) shown"
+    // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls).
+    if let total = state.flagTotal, total > state.flags.count {
+        title += "  \(flags.count) shown of \(Format.count(total))"
+    } else {
+        title += "  \(flags.count) shown"
+    }
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)

@@ -18,6 +18,8 @@ public enum Action: Sendable {
     case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
     /// The latest triage entry of each of the flags just loaded that has one.
     case flagTriageLoaded([String: TriageEntry])
+    /// How many flags the queue's query matches in all (the loaded pages hold some of them).
+    case flagTotalLoaded(Int)
     /// Flags read backward: the end of the queue (G; not appended) or the flags before the loaded ones (appended
     /// in front); `previous` is where the page before them ends, nil at the start of the queue.
     case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool)
@@ -61,6 +63,8 @@ public enum Effect: Sendable, Equatable {
     case parseInstant(String)
     case copy(String)
     case export(path: String, contents: String)
+    /// The whole flag queue (every page of the current query, the `/` filter applied) as CSV to `path`.
+    case exportQueue(path: String)
     case setTheme(String)
     case setMouse(Bool)
     case quit

@@ -278,6 +278,8 @@ public struct AppState: Sendable {
     /// Who last moved each loaded flag, and their note (read with the flags).
     public var flagTriage: [String: TriageEntry] = [:]
     public var flagsNext: FlagCursor?
+    /// How many flags the queue's query matches in all, read with its first page.
+    public var flagTotal: Int?
     /// Where the flags before the loaded ones end, once G loaded the end of the queue (nil: loaded from its start).
     public var flagsPrevious: FlagCursor?
     /// The loaded flags were read from the end of the queue (G), so a refresh reads the end again.

@@ -742,6 +742,10 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
             state.message = StatusMessage(":export csv FILE", kind: .error)
             return []
         }
+        // The queue with pages not loaded is read whole first: an export is every flag it matches, not the 200 shown.
+        if state.screen == .refunds, state.flagsNext != nil || state.flagsPrevious != nil {
+            return [.exportQueue(path: words[1])]
+        }
         return [.export(path: words[1], contents: exportCSV(state))]
     default:
         state.message = StatusMessage("unknown command :\(name) (Tab completes; ? lists keys)", kind: .error)

@@ -162,6 +162,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .flagTriageLoaded(let latest):
         state.flagTriage.merge(latest) { _, new in new }
         return []
+    case .flagTotalLoaded(let total):
+        state.flagTotal = total
+        return []
     case .flagsBeforeLoaded(let flags, let previous, let append):
         if append {
             // The flags before the loaded ones: in front, the selection staying on its flag.
