@@ -56,6 +56,22 @@ public final class SQLLedger: Sendable {
         return SQLLedger(database: database)
     }
 
+    // MARK: What the connection's role may do
+
+    /// Who the connection is, and whether it may triage: nil on SQLite (the file's owner may); on PostgreSQL the
+    /// role, and whether its rights let it add to the triage log and move a flag (a viewer's do not). The dashboard
+    /// hides the triage keys for a role that may not, as it does for a ledger opened read-only.
+    public func role() async throws -> (name: String, mayTriage: Bool)? {
+        try await database.read { c in
+            guard c.dialect == .postgres else { return nil }
+            let row = try c.query(
+                "SELECT current_user::text, has_table_privilege('triage_log', 'INSERT') AND has_column_privilege('flags', 'status', 'UPDATE')", []
+            ).first
+            guard let name = row?[0].text else { return nil }
+            return (name, row?[1].int == 1)
+        }
+    }
+
     // MARK: The stored read-only setting
 
     /// Whether the ledger itself is set read-only (`receiptdesk ledger read-only on`): every write through

@@ -60,6 +60,23 @@ struct Dashboard {
         var isDemo: Bool
         /// The demo's own catalog, used when no --catalog is given.
         var catalogPath: String? = nil
+        /// The PostgreSQL role the ledger is read as, and whether it may triage (nil on SQLite).
+        var role: (name: String, mayTriage: Bool)? = nil
+    }
+
+    /// The dashboard's first state over what was opened: read-only (the keys hidden) when asked, or when the
+    /// role may not triage (a viewer: its keys would only be refused); the operator is `--operator`, `$USER`, else
+    /// the role.
+    func initialState(_ opened: Opened, width: Int = 80, height: Int = 24, themes: ThemeLoader, catalog: Catalog) -> AppState {
+        let roleRefuses = opened.role.map { !$0.mayTriage } ?? false
+        var state = AppState(
+            width: width, height: height, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
+            operatorName: operatorName ?? environment["USER"] ?? opened.role?.name ?? "unknown", readOnly: readOnly || roleRefuses,
+            mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+        if roleRefuses, !readOnly, let role = opened.role {
+            state.readOnlyReason = "the PostgreSQL role \(role.name) may read this ledger, not triage it"
+        }
+        return state
     }
 
     func run() async throws {
@@ -79,9 +96,7 @@ struct Dashboard {
             try? await opened.ledger.close()
             throw error
         }
-        var state = AppState(
-            width: 80, height: 24, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
-            operatorName: operatorName ?? environment["USER"] ?? "unknown", readOnly: readOnly, mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+        var state = initialState(opened, themes: themes, catalog: catalog)
         if let warning { state.message = StatusMessage(warning, kind: .error) }
         // (The ledger's own read-only setting, which hides the write keys as --read-only does while it is set, is
         // read by the runtime as it starts and followed after; the ledger refuses the writes itself.)
@@ -106,7 +121,7 @@ struct Dashboard {
                 ledger = try await data.open(now: now)
             }
             let name = data.source.files.isEmpty ? redact(url) : "files: \(data.source.files.joined(separator: " "))"
-            return Opened(ledger: ledger, name: name, now: now, isDemo: false)
+            return Opened(ledger: ledger, name: name, now: now, isDemo: false, role: try await ledger.role())
         }
         return try await openDemo()
     }

@@ -188,6 +188,13 @@ struct PostgresRoleTests {
         #expect(flags.map(\.id).sorted() == found.map(\.id).sorted())
         let flagged = try #require(flags.first { $0.customerId != nil })
         #expect(try await viewer.customerRecords(flagged.customerId!).id == flagged.customerId)
+        // What each says of itself, so the dashboard hides the keys a viewer would only be refused.
+        let viewerRole = try await viewer.role()
+        let agentRole = try await agent.role()
+        let importerRole = try await importer.role()
+        #expect(viewerRole?.name == viewerName && viewerRole?.mayTriage == false)
+        #expect(agentRole?.name == agentName && agentRole?.mayTriage == true)
+        #expect(importerRole?.mayTriage == false)
         await Self.expectRefused("triage", as: viewerName) {
             _ = try await viewer.triage(flagId: flagged.id, action: .ack, operatorName: "view", note: nil, now: testNow)
         }

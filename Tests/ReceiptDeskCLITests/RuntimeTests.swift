@@ -133,6 +133,29 @@ struct RuntimeTests {
         #expect(runtime.state.flags.count == 200)
     }
 
+    @Test("a role that may not triage opens the dashboard read-only, saying why; the operator defaults to the role")
+    func viewerRole() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: currentTimestamp(), readOnly: true, mustExist: true)
+        defer { Task { try? await ledger.close() } }
+        #expect(try await ledger.role() == nil, "SQLite has no roles")
+        let dashboard = Dashboard(
+            data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: nil, mouse: false, environment: [:])
+        let themes = ThemeLoader(environment: [:])
+        var opened = Dashboard.Opened(ledger: ledger, name: "postgres://boss@db/desk", now: currentTimestamp(), isDemo: false)
+        opened.role = ("boss", false)
+        var state = dashboard.initialState(opened, themes: themes, catalog: .init())
+        #expect(state.readOnly && state.operatorName == "boss")
+        _ = reduce(&state, .key(.char("5")))
+        _ = reduce(&state, .flagsLoaded(try await ledger.flags(FlagQuery(status: .open)), next: nil, append: false))
+        _ = reduce(&state, .key(.char("a")))
+        #expect(state.message?.text == "read-only: the PostgreSQL role boss may read this ledger, not triage it; triage is refused")
+        // An agent's role keeps the keys.
+        opened.role = ("ana", true)
+        #expect(!dashboard.initialState(opened, themes: themes, catalog: .init()).readOnly)
+    }
+
     @Test("a dashboard left open follows the wall clock: a new minute moves now and the overview's days; :at pins them")
     func clockAdvances() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

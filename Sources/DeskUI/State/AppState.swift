@@ -207,6 +207,8 @@ public struct AppState: Sendable {
     public var operatorName: String
     /// Opened for reading (`--read-only`): writes are refused for the whole session.
     public var openedReadOnly: Bool
+    /// Why it was opened read-only, when not for `--read-only` (a role that may not triage).
+    public var readOnlyReason: String?
     /// The ledger's own setting (`receiptdesk ledger read-only on`), followed while the dashboard is open.
     public var ledgerReadOnly: Bool
     /// Whether triage is refused: the keys that write are hidden and the header says READ-ONLY.

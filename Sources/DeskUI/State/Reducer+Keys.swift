@@ -49,7 +49,8 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         if state.readOnly, Keymap.standard.command(for: key, on: state.screen, readOnly: false) != nil {
             let why =
                 state.openedReadOnly
-                ? "this ledger is opened for reading" : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
+                ? state.readOnlyReason ?? "this ledger is opened for reading"
+                : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
             state.message = StatusMessage("read-only: \(why); triage is refused", kind: .error)
         }
         return []
