@@ -1,5 +1,6 @@
-/// Makes text from data safe to draw: nothing in it can move the cursor, change colours or reorder
-/// the line. Control characters, escape sequences and bidirectional overrides are shown escaped as text
+/// Makes text from data safe to draw: nothing in it can move the cursor, change colours, reorder the line or
+/// hide. Control characters, escape sequences, bidirectional overrides and invisible format characters are shown
+/// escaped as text
 /// (`ESC [2J` becomes `\e[2J`), never passed to the terminal.
 public enum Sanitize {
     /// The text with every control and bidi-control scalar replaced by a visible escape.
@@ -13,7 +14,12 @@ public enum Sanitize {
             case 0x0A: out.append(contentsOf: "\\n".unicodeScalars)
             case 0x0D: out.append(contentsOf: "\\r".unicodeScalars)
             case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
-            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x061C, 0xFFF9...0xFFFB:
+            // Controls; bidi marks, embeddings, overrides and isolates; and the invisible format characters that
+            // hide text or make two ids look alike (zero-width space, word joiner and invisible operators, the
+            // deprecated format controls, the byte order mark, soft hyphen, Mongolian vowel separator). The
+            // zero-width joiner and non-joiner stay: emoji sequences and scripts need them.
+            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0xAD, 0x180E, 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2064,
+                0x2066...0x206F, 0x061C, 0xFEFF, 0xFFF9...0xFFFB:
                 out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
             default:
                 out.append(scalar)
