@@ -45,6 +45,9 @@ struct ThemeLoader: Sendable {
 
     /// Loads a theme, or says why not and gives the built-in one.
     func loadOrDefault(_ name: String) -> (theme: Theme, warning: String?) {
+        // No theme files at all (a binary run away from its Themes/ folder): the built-in theme is the default, and
+        // nothing is wrong to say so about (a broken default.toml is still said).
+        if name == "default", (try? document(name)) == .some(nil) { return (Theme.builtin, nil) }
         do {
             return (try load(name), nil)
         } catch {

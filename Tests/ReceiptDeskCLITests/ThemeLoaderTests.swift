@@ -220,6 +220,10 @@ struct ThemeLoaderTests {
         #expect(theme.style("ui.text") == Style(fg: .rgb(0xab, 0xcd, 0xef)))
         #expect(warning?.hasPrefix("theme broken line \(broken.line): ") == true, "\(warning ?? "no warning")")
         #expect(warning?.hasSuffix("; using default") == true)
+        // Without any theme files, the default is the built-in theme, said by no warning; another name still is.
+        let none = ThemeLoader(directories: [])
+        #expect(none.loadOrDefault("default") == (Theme.builtin, nil))
+        #expect(none.loadOrDefault("nord").warning?.hasPrefix("theme nord: no such theme") == true)
     }
 
     @Test("a palette entry's error is on its own line, not on a role's line that uses the same name")
