@@ -93,7 +93,7 @@ public struct Importer: Sendable {
             let ledger = self.ledger
             pendingWrite = Task { try await ledger.importBatch(sourceId: sourceId, decoded, now: now) }
             let rejections = decoded.compactMap { input in
-                input.record.error.map { "record \(input.index + 1) (byte \(input.offset)): \($0.code): \($0.message)" }
+                input.record.error.map { "record #\(input.index) (byte \(input.offset)): \($0.code): \($0.message)" }
             }
             progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections))
         }

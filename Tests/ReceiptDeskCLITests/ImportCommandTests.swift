@@ -134,7 +134,7 @@ struct ImportCommandTests {
         #expect(result.stdout.contains("total: read 3 = imported 2 + duplicate 0 + rejected 1"), "\(result.stdout)")
         #expect(
             result.stderr.contains(
-                "rejected record 2 (byte \(small.utf8.count + 1)): recordTooLarge: the record is \(big.utf8.count) bytes, over the limit of 4096 bytes"),
+                "rejected record #1 (byte \(small.utf8.count + 1)): recordTooLarge: the record is \(big.utf8.count) bytes, over the limit of 4096 bytes"),
             "\(result.stderr)")
         #expect(try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--max-record-bytes", "10", input]).status == 2)
     }
