@@ -162,7 +162,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             database.lock.withLock { database.isClosed = true }
             DispatchQueue.global().async { group.shutdownGracefully { _ in } }
             throw LedgerError.cannotOpen(
-                "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))")
+                "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))"
+                    + (target.passwordFileRefused.map { "; \($0)" } ?? ""))
         }
         // The ledger says how it is written; the URL's `portable` only chooses for a ledger not yet created.
         // (A role that cannot read it learns so at its first read.)
@@ -407,6 +408,15 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             switch error.code {
             case .serverClosedConnection, .uncleanShutdown: return "the server closed the connection"
             case .clientClosedConnection: return "the connection was closed"
+            case .authMechanismRequiresPassword:
+                return "the server asks this role for a password and none was given (in the URL, PGPASSWORD, or a "
+                    + "pgpass file readable by you alone: PGPASSFILE or ~/.pgpass, mode 0600)"
+            case .sslUnsupported:
+                return "the server does not offer TLS, which sslmode asks for (sslmode=prefer uses it when offered, "
+                    + "sslmode=disable never)"
+            case .unsupportedAuthMechanism:
+                return "the server asks for an authentication method receiptdesk does not speak (it speaks password, md5 "
+                    + "and scram-sha-256)"
             default: return "\(error.code)"
             }
         }
@@ -863,6 +873,8 @@ struct PostgresURL {
     var password: String?
     /// Whether the URL itself carried the password (the redacted form says so).
     var passwordInURL: Bool
+    /// Why the password file was not read, when it exists but others may read it (libpq ignores it then too).
+    var passwordFileRefused: String?
     /// The server's name or address (an IPv6 address without brackets); empty for a unix socket.
     var host: String
     /// The TCP port, or for a socket the number in its file name (`.s.PGSQL.5432`).
@@ -976,6 +988,11 @@ struct PostgresURL {
             } else if let file = environment["PGPASSFILE"].flatMap({ $0.isEmpty ? nil : $0 })
                 ?? environment["HOME"].map({ $0 + "/.pgpass" })
             {
+                var status = stat()
+                if stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+                    passwordFileRefused =
+                        "the password file \(file) was not read: others may read it (chmod 600 \(file))"
+                }
                 // libpq matches a socket, or no host given, as "localhost".
                 password = Self.passwordFile(file)?.password(
                     host: socketDirectory == nil && hostGiven ? host : "localhost", port: port, database: database ?? user, user: user)

@@ -72,6 +72,16 @@ struct PostgresCredentialsTests {
         } catch let error as LedgerError {
             #expect(error.code == .cannotOpen)
             #expect(!error.message.contains("s3cret"))
+            #expect(error.message.contains("the server asks this role for a password and none was given"), "\(error.message)")
+        }
+        // A password file others may read is not read (as libpq does), and the refusal says so.
+        let open = try Self.passwordFile("localhost:5432:postgres:\(role):s3cret-word\n", mode: 0o644)
+        do {
+            let refused = try await PostgresDatabase.connect(url: url, environment: ["PGPASSFILE": open])
+            try await refused.close()
+            Issue.record("read a password file others may read")
+        } catch let error as LedgerError {
+            #expect(error.message.contains("the password file \(open) was not read: others may read it (chmod 600"), "\(error.message)")
         }
         let viaEnvironment = try await PostgresDatabase.connect(url: url, environment: ["PGPASSWORD": "s3cret-word"])
         try await viaEnvironment.close()
