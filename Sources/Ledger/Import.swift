@@ -113,6 +113,8 @@ struct BatchWriter {
         var order: [String] = []
         var linker = CustomerLinker(connection: c, now: now)
         var counts = ImportCounts()
+        // The new records' outcomes, which an unfinished source's row adds up batch by batch.
+        var newRecords = ImportCounts()
         // REFUND_REVERSED notifications in this batch, by transaction (with the stored ones, read below, they say
         // whether a revocation still stands).
         var reversals: [String: Timestamp] = [:]
@@ -160,6 +162,14 @@ struct BatchWriter {
             }
             if !alreadyWritten.contains(input.index) {
                 alreadyWritten.insert(input.index)
+                if retried[input.index] == nil {
+                    newRecords.read += 1
+                    switch status {
+                    case .imported: newRecords.imported += 1
+                    case .duplicate: newRecords.duplicate += 1
+                    case .rejected: newRecords.rejected += 1
+                    }
+                }
                 added.raw += retried[input.index] == nil ? 1 : 0
                 added.rejected += (status == .rejected ? 1 : 0) - (retried[input.index] == nil ? 0 : 1)
             }
@@ -274,8 +284,21 @@ struct BatchWriter {
         try c.insertRows(into: "raw_records", columns: ["id"] + rawColumns, rows: rawRowsWithId, onConflict: "")
         try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
         try c.updateRows(in: "raw_records", key: "id", columns: Self.retriedColumns, rows: rawRowsRetried)
-        // A finished source's reconciliation and time follow its rewritten rows in the same transaction (an
-        // unfinished one is counted when it finishes), so that a retry cut short leaves them right.
+        // An unfinished source's counts follow its committed batches, so that the Imports screen shows how far an
+        // import (running, or cut short) has come; finishing recounts them from its records.
+        if newRecords.read > 0 {
+            try c.executeDeferred(
+                """
+                UPDATE sources SET records_read = records_read + ?, imported = imported + ?, duplicates = duplicates + ?,
+                rejected = rejected + ? WHERE id = ? AND completed_at IS NULL
+                """,
+                [
+                    .of(newRecords.read), .of(newRecords.imported), .of(newRecords.duplicate), .of(newRecords.rejected),
+                    .int(sourceId),
+                ])
+        }
+        // A finished source's reconciliation and time follow its rewritten rows in the same transaction, so that a
+        // retry cut short leaves them right.
         if !rawRowsRetried.isEmpty {
             try c.executeDeferred(
                 """

@@ -497,6 +497,17 @@ struct SnapshotTests {
         }
     }
 
+    @Test("an unfinished source on the Imports screen says so, with what its committed batches hold")
+    func unfinishedSource() throws {
+        var state = Fixture.state(width: 120, height: 40, screen: .imports)
+        let source = SourceSummary(
+            id: 9, path: "cut.ndjson", sha256: "ab", size: 10, startedAt: Fixture.at(-1), completedAt: nil,
+            counts: ImportCounts(read: 2200, imported: 2200))
+        _ = reduce(&state, .importsLoaded(sources: [source], rejected: []))
+        let row = try #require(renderedLines(state).first { $0.contains("cut.ndjson") })
+        #expect(row.contains("unfinished") && row.contains("2,200"), "\(row)")
+    }
+
     @Test("the overview's count past deadline is the ledger's count, not what the newest requests in its list hold")
     func pastDeadlineCounted() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .overview)

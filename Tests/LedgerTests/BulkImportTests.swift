@@ -275,6 +275,9 @@ struct BulkImportTests {
             _ = try await ledger.importBatch(sourceId: id, batch, now: testNow)
         }
         #expect(try await ledger.beginSource(info, now: testNow) == .started(sourceId: id, resumeAfter: 399))
+        // The unfinished source says how far its committed batches came.
+        let cut = try #require(try await ledger.sources(after: nil, limit: 10).first { $0.id == id })
+        #expect(cut.completedAt == nil && cut.counts.read == 400 && cut.counts.reconciles, "\(cut.counts)")
         var once: [[RecordSplitter.Piece]]? = [pieces]
         let resumed = try await importer.run(info, now: testNow) {
             defer { once = nil }
@@ -282,6 +285,7 @@ struct BulkImportTests {
         }
         #expect(resumed.read == pieces.count)
         #expect(resumed.reconciles)
+        #expect(try await ledger.sources(after: nil, limit: 10).first { $0.id == id }?.counts == resumed)
         let whole = try await Self.contents(ledger)
         try await ledger.close()
 

@@ -95,6 +95,11 @@ struct PostgresImportTests {
         #expect(committed.read % 10 == 0, "whole batches only: \(line)")
 
         try server.startServer()
+        // The source cut short says how far it came (the Imports screen showed 0 until it finished).
+        let cutLedger = try await LedgerOptions.open(url: url, now: currentTimestamp())
+        let cutSource = try #require(try await cutLedger.sources(after: nil, limit: 10).first)
+        #expect(cutSource.completedAt == nil && cutSource.counts == committed, "\(cutSource.counts) vs \(committed)")
+        try await cutLedger.close()
         // The limit catches a hang (a wait that never ends), not slowness: generous for a loaded machine.
         let second = try Binary.run(arguments, limit: .seconds(240))
         #expect(second.status == 0, "\(second.stderr)")

@@ -916,7 +916,9 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
             let s = sources[row]
             switch column {
             case 0: return TableCell(s.path)
-            case 1: return TableCell(s.completedAt.map { Format.minute($0) } ?? "importing", role: s.completedAt == nil ? "status.warn" : "ui.text")
+            // Not finished: an import running now, or one cut short (the same import again resumes it); its counts are
+            // its committed batches'.
+            case 1: return TableCell(s.completedAt.map { Format.minute($0) } ?? "unfinished", role: s.completedAt == nil ? "status.warn" : "ui.text")
             case 2: return TableCell(Format.count(s.counts.read))
             case 3: return TableCell(Format.count(s.counts.imported))
             case 4: return TableCell(Format.count(s.counts.duplicate), role: "ui.text.muted")
