@@ -57,6 +57,8 @@ struct PostgresRuntimeTests {
         #expect(runtime.state.customerPage.rows.map(\.id) == rows)
         let during = Self.screen(runtime)
         #expect(during.contains("ledger unavailable, retrying"), "\(during)")
+        // Why, not the URL the header's ledger already is: "cannot reach the PostgreSQL ledger: no server is listening".
+        #expect(during.contains("retrying: cannot reach the PostgreSQL ledger: "), "\(during)")
         #expect(during.contains("C1") && during.contains("C2"))
 
         // Keys still answer, and quickly: the socket is gone, so each read fails at once.

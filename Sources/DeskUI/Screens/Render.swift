@@ -126,7 +126,9 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     // An error said during an outage (a triage not saved) shows over the "retrying" line; the header keeps
     // LEDGER UNAVAILABLE.
     if let unavailable = state.unavailable, state.message?.urgent != true {
-        _ = p.text("ledger unavailable, retrying: \(unavailable)", x: 0, y: y, role: "status.danger")
+        // The reason first: the ledger's URL, which the error names, would take the line at 80 columns.
+        let reason = state.ledgerName.isEmpty ? unavailable : unavailable.replacing(" at \(state.ledgerName)", with: "")
+        _ = p.text("ledger unavailable, retrying: \(reason)", x: 0, y: y, role: "status.danger")
     } else if let message = state.message {
         _ = p.text(message.text, x: 0, y: y, role: message.kind == .error ? "status.danger" : "status.ok")
     }
