@@ -988,8 +988,7 @@ struct PostgresURL {
             } else if let file = environment["PGPASSFILE"].flatMap({ $0.isEmpty ? nil : $0 })
                 ?? environment["HOME"].map({ $0 + "/.pgpass" })
             {
-                var status = stat()
-                if stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+                if Self.othersMayRead(file) {
                     passwordFileRefused =
                         "the password file \(file) was not read: others may read it (chmod 600 \(file))"
                 }
@@ -1054,10 +1053,16 @@ struct PostgresURL {
     /// A password file's lines, or nil when there is none or it is readable by others (libpq ignores it then).
     static func passwordFile(_ path: String) -> PasswordFile? {
         var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 == 0,
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, !othersMayRead(path),
             let data = FileManager.default.contents(atPath: path)
         else { return nil }
         return PasswordFile(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Whether `path` is a file its group or others may use: libpq reads no password file then, nor does this.
+    static func othersMayRead(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_mode & 0o077 != 0
     }
 
     var isLoopback: Bool { ["127.0.0.1", "localhost", "::1"].contains(host) || host.hasPrefix("127.") }

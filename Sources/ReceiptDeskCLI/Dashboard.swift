@@ -71,7 +71,7 @@ struct Dashboard {
         let roleRefuses = opened.role.map { !$0.mayTriage } ?? false
         var state = AppState(
             width: width, height: height, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
-            operatorName: operatorName ?? environment["USER"] ?? opened.role?.name ?? "unknown", readOnly: readOnly || roleRefuses,
+            operatorName: who(opened), readOnly: readOnly || roleRefuses,
             mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
         if roleRefuses, !readOnly, let role = opened.role {
             state.readOnlyReason = "the PostgreSQL role \(role.name) may read this ledger, not triage it"
@@ -138,10 +138,13 @@ struct Dashboard {
         return Opened(ledger: demo.ledger, name: demo.dataDescription, now: demo.now, isDemo: true, catalogPath: demo.catalogPath)
     }
 
+    /// Who triage is written as: `--operator`, `$USER`, else the PostgreSQL role (the screen and the log agree).
+    func who(_ opened: Opened) -> String { operatorName ?? environment["USER"] ?? opened.role?.name ?? "unknown" }
+
     func handlers(_ opened: Opened, themes: ThemeLoader) -> EffectHandlers {
         let ledger = opened.ledger
         let readOnly = readOnly
-        let who = operatorName ?? environment["USER"] ?? "unknown"
+        let who = who(opened)
         let isDemo = opened.isDemo
         // The demo's now is the end of its data, and stays there.
         let wallClock: @Sendable () -> Timestamp = { currentTimestamp() }

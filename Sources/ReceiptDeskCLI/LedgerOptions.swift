@@ -67,11 +67,10 @@ struct LedgerOptions: ParsableArguments {
         return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, readOnly: readOnly, mustExist: true, creating: false)
     }
 
-    /// Opens a ledger URL; failures exit 3. Only `import` creates a SQLite ledger: everything else
-    /// (`mustExist`) refuses a path with no ledger, so a typo never opens a new, empty one.
-    /// Opens the ledger at `url`, creating (unless `creating` is false: a command that reads refuses a database
-    /// with no ledger rather than give it the ledger's tables) or upgrading it unless `readOnly`; `settingsOnly`
-    /// opens an existing ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
+    /// Opens the ledger at `url`; failures exit 3. It is created (unless `creating` is false: a command that reads
+    /// refuses a database with no ledger rather than give it the ledger's tables) or upgraded unless `readOnly`;
+    /// with `mustExist` a SQLite path with no file is refused, so a typo never makes a new, empty one;
+    /// `settingsOnly` opens an existing ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
     static func open(
         url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false, settingsOnly: Bool = false, creating: Bool = true
     ) async throws -> SQLLedger {

@@ -13,7 +13,7 @@ struct Triage: AsyncParsableCommand {
     @Argument(help: "The flag's id, as refunds prints it.")
     var flagId: String
 
-    @Flag(name: .customLong("ack"), help: "Acknowledge an open flag: someone is looking (a resolved one is reopened).")
+    @Flag(name: .customLong("ack"), help: "Acknowledge an open flag: someone is looking (reopen a resolved one first).")
     var acknowledge = false
 
     @Flag(help: "Resolve it (say why with --note).")

@@ -471,6 +471,34 @@ struct ReducerTests {
         #expect(state.undoStack.count == 1)
     }
 
+    @Test("a bulk resolve cut part-way says how many were saved, keeps the rest marked, and offers its note to those flags only")
+    func triageCutPartWay() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        state.marked = ["quick-refund:2004", "app-issue:2004", "consumption-request:77"]
+        _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)], undo: false))
+        _ = reduce(
+            &state,
+            .triageFailed(
+                "cannot reach the ledger", action: .resolve, flagIds: ["app-issue:2004", "consumption-request:77"], note: "bank confirmed",
+                undo: false, saved: 1))
+        #expect(
+            state.message
+                == StatusMessage(
+                    "not saved: resolve of 2 flags (1 other saved before it failed); still marked; r offers your note again: cannot reach the ledger",
+                    kind: .error, urgent: true))
+        #expect(state.marked == ["app-issue:2004", "consumption-request:77"])
+        #expect(state.undoStack.count == 1, "the flag saved is undoable")
+        // r on the flags still marked offers the note again; on another flag it does not.
+        _ = reduce(&state, .key(.char("r")))
+        #expect(state.prompt?.text == "bank confirmed" && state.prompt?.offered == true)
+        _ = reduce(&state, .key(.escape))
+        state.marked = []
+        state.flagList.selected = 0
+        _ = reduce(&state, .key(.char("r")))
+        #expect(state.prompt?.text == "")
+    }
+
     @Test("a new minute moves now and reads the screen again, keeping its selection; time travel pins the instant")
     func clockAdvanced() {
         var state = Fixture.state(screen: .customers)
@@ -650,13 +678,10 @@ struct ReducerTests {
         state.flags[0].detail = "=HYPERLINK(\"http://x\")"
         _ = reduce(&state, .key(.char(":")))
         for c in "export csv /tmp/x.csv" { _ = reduce(&state, .key(.char(c))) }
-        let effects = reduce(&state, .key(.enter))
-        guard case .export(let path, let contents) = effects.first else {
-            Issue.record("no export effect: \(effects)")
-            return
-        }
+        // On the queue the runtime reads every flag of it first, then writes this same CSV over them.
+        #expect(reduce(&state, .key(.enter)) == [.exportQueue(path: "/tmp/x.csv")])
+        let contents = exportCSV(state)
         let lines = contents.split(separator: "\n").map(String.init)
-        #expect(path == "/tmp/x.csv")
         #expect(lines[0].hasPrefix("# receiptdesk export: view=refunds environment=all status=open"))
         #expect(lines[0].contains("operator=ana") && lines[0].contains("as-of=2025-03-01T08:00:00"))
         #expect(lines[1].hasPrefix("id,rule,severity"))

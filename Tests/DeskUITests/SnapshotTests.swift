@@ -207,6 +207,16 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the queue's title says of how many: the query's total, or under a / filter the flags loaded and the total")
+    func queueTitleTotal() throws {
+        var state = Fixture.state(width: 120, height: 24, screen: .refunds)
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        _ = reduce(&state, .flagTotalLoaded(533))
+        #expect(renderedLines(state).contains { $0.contains("3 shown of 533 ") }, "\(renderedLines(state))")
+        state.flagFilter = "quick"
+        #expect(renderedLines(state).contains { $0.contains("1 shown of 3 loaded (533 in all)") }, "\(renderedLines(state))")
+    }
+
     @Test("the queue's severity and customer columns are as wide as the widest shown, and the product has the rest")
     func queueColumnsFitFlags() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .refunds)

@@ -11,7 +11,7 @@ struct TextTests {
         ("\u{202E}gnp.exe", "\\u{202e}gnp.exe"),
         ("\u{9B}31m", "\\u{9b}31m"),
         ("DIR\u{200B}X", "DIR\\u{200b}X"), ("\u{FEFF}id", "\\u{feff}id"), ("a\u{2060}b\u{AD}c", "a\\u{2060}b\\u{ad}c"),
-        ("👨\u{200D}👩\u{200D}👧", "👨\u{200D}👩\u{200D}👧"),
+        ("👨\u{200D}👩\u{200D}👧", "👨\u{200D}👩\u{200D}👧"), ("id\u{E0041}\u{2028}", "id\\u{e0041}\\u{2028}"),
         ("plain", "plain"),
         ("café 日本", "café 日本"),
     ])

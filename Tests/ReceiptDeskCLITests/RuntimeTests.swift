@@ -137,7 +137,7 @@ struct RuntimeTests {
     func viewerRole() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ledger = try await LedgerOptions.open(url: fixture.url, now: currentTimestamp(), readOnly: true, mustExist: true)
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: currentTimestamp(), mustExist: true)
         defer { Task { try? await ledger.close() } }
         #expect(try await ledger.role() == nil, "SQLite has no roles")
         let dashboard = Dashboard(
@@ -151,9 +151,12 @@ struct RuntimeTests {
         _ = reduce(&state, .flagsLoaded(try await ledger.flags(FlagQuery(status: .open)), next: nil, append: false))
         _ = reduce(&state, .key(.char("a")))
         #expect(state.message?.text == "read-only: the PostgreSQL role boss may read this ledger, not triage it; triage is refused")
-        // An agent's role keeps the keys.
+        // An agent's role keeps the keys, and what it writes is stamped with the role's name, as the screen says.
         opened.role = ("ana", true)
         #expect(!dashboard.initialState(opened, themes: themes, catalog: .init()).readOnly)
+        let flag = try #require(state.flags.first?.id)
+        _ = try await dashboard.handlers(opened, themes: themes).triage([flag], .ack, nil, .open)
+        #expect(try await ledger.triageLog(flagId: flag, customerId: nil).map(\.operatorName) == ["ana"])
     }
 
     @Test("a dashboard left open follows the wall clock: a new minute moves now and the overview's days; :at pins them")
@@ -268,8 +271,8 @@ struct RuntimeTests {
         #expect(bob.state.flagTriage[flag]?.operatorName == "ana")
         let queue = PostgresRuntimeTests.screen(bob)
         #expect(queue.contains("(revocationReason 1)  resolved ") && queue.contains(" by ana: refunded by Apple"), "\(queue)")
-        // (The column says how long ago first, cut at its width: "later ana: refunded by Appl…".)
-        #expect(queue.contains("last triage") && queue.contains(" ana: refunded by Appl…"), "\(queue)")
+        // (The column says how long ago first: just now, though written after the screen's now last moved.)
+        #expect(queue.contains("last triage") && queue.contains(" 0m ana: refunded by Ap"), "\(queue)")
         await bob.handle(.key(.enter))
         #expect(bob.state.screen == .customer)
         let screen = PostgresRuntimeTests.screen(bob)

@@ -195,7 +195,9 @@ public final class Runtime {
                     let written = Set(error.written.map(\.flagId))
                     return [
                         .triaged(error.written, undo: undo),
-                        .triageFailed(error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo),
+                        .triageFailed(
+                            error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo,
+                            saved: error.written.count),
                     ]
                 } catch {
                     return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo)]
@@ -220,14 +222,9 @@ public final class Runtime {
                 }
                 var whole = state
                 whole.flags = all
-                let contents = exportCSV(whole)
-                try handlers.writeFile(path, contents)
-                let rows = contents.split(separator: "\n").count - 2
-                return [.message(StatusMessage("exported \(rows) rows (the whole queue) to \(path)"))]
+                return [try write(exportCSV(whole), to: path, saying: " (the whole queue)")]
             case .export(let path, let contents):
-                try handlers.writeFile(path, contents)
-                let rows = contents.split(separator: "\n").count - 2
-                return [.message(StatusMessage("exported \(rows) rows to \(path)"))]
+                return [try write(contents, to: path, saying: "")]
             case .setTheme(let name):
                 baseTheme = try handlers.loadTheme(name)
                 theme = baseTheme.adapted(to: backend.colorDepth)
@@ -241,6 +238,15 @@ public final class Runtime {
         } catch {
             return [.failed(describe(error), unavailable: false)]
         }
+    }
+}
+
+extension Runtime {
+    /// Writes an export's CSV and says how many rows it holds (its header and column names aside).
+    func write(_ contents: String, to path: String, saying what: String) throws -> Action {
+        try handlers.writeFile(path, contents)
+        let rows = contents.split(separator: "\n").count - 2
+        return .message(StatusMessage("exported \(rows) rows\(what) to \(path)"))
     }
 }
 

@@ -93,7 +93,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // As many as the lists' rows hold: the selected one, the most severe with open flags, a zero line before none.
     // When severities with open flags do not all fit, the last row counts the rest, so the lines still add up to
     // the tile ("+ info 1"); on a single row (unless one is selected) every count, without bars.
-    let withOpen = listed.filter { $0.1 > 0 }.count
+    // (A selected severity with none open takes a row of its own.)
+    let withOpen = listed.filter { $0.1 > 0 || $0.0 == selectedSeverity }.count
     let rows =
         withOpen <= listHeight ? listHeight
         : listHeight > 1 ? listHeight - 1
@@ -558,10 +559,11 @@ func triageSummary(_ entry: TriageEntry) -> String {
 func triageWho(_ entry: TriageEntry) -> String { entry.operatorName + (entry.note.map { ": \($0)" } ?? "") }
 
 /// How long ago a triage entry was written, who wrote it and their note, as the queue's column has room for:
-/// "2h bo: asked the bank" ("later" for an entry after the instant shown under time travel).
-func triageAgo(_ entry: TriageEntry, at instant: Timestamp) -> String {
+/// "2h bo: asked the bank" ("later" for an entry after the instant shown under time travel; without it, an entry
+/// written since the screen's now last moved, or by a machine whose clock is ahead, is "0m").
+func triageAgo(_ entry: TriageEntry, at instant: Timestamp, travelled: Bool) -> String {
     let age = clampedDifference(instant.millisecondsSince1970, entry.at.millisecondsSince1970)
-    return "\(age < 0 ? "later" : Format.span(age)) \(triageWho(entry))"
+    return "\(age >= 0 ? Format.span(age) : travelled ? "later" : "0m") \(triageWho(entry))"
 }
 
 /// A flag's line under a list of flags: what it found, who last moved it (when given), and its id (`y` copies it; a
@@ -772,11 +774,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")"
     if let severity = state.flagSeverity { title += ", \(severity.rawValue)" }
     if let product = state.flagProduct { title += " of \(product)" }
-    // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls).
+    // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls); under
+    // a `/` filter, which reads the loaded flags, of how many loaded.
+    let filtered = !(state.flagFilter ?? "").isEmpty
+    title += "  \(flags.count) shown"
     if let total = state.flagTotal, total > state.flags.count {
-        title += "  \(flags.count) shown of \(Format.count(total))"
-    } else {
-        title += "  \(flags.count) shown"
+        title += filtered ? " of \(Format.count(state.flags.count)) loaded (\(Format.count(total)) in all)" : " of \(Format.count(total))"
     }
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
     if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
@@ -825,7 +828,8 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 8: return ageCell(f, at: instant)
         case 9: return dueCell(f, at: instant)
         default:
-            return TableCell(state.flagTriage[f.id].map { triageAgo($0, at: instant) } ?? "", role: "ui.text.muted")
+            return TableCell(
+                state.flagTriage[f.id].map { triageAgo($0, at: instant, travelled: state.asOf != nil) } ?? "", role: "ui.text.muted")
         }
     }
     // The selected flag's detail whole on the last line, then who last moved it, then its id.

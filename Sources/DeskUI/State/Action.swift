@@ -28,9 +28,9 @@ public enum Action: Sendable {
     case rawLoaded(id: Int64, bytes: [UInt8])
     /// Triage changes were appended to the log.
     case triaged([TriageChange], undo: Bool)
-    /// A triage write failed (the ledger unavailable, the role refused): nothing of it was written for `flagIds`;
-    /// `note`, the note typed for it, is offered again at the next resolve.
-    case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool)
+    /// A triage write failed (the ledger unavailable, the role refused): nothing of it was written for `flagIds`
+    /// (`saved` others were, before it failed); `note`, the note typed for it, is offered again at their next resolve.
+    case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0)
     /// `:at` / `t` text was understood as an instant (nil: back to now).
     case instantParsed(Timestamp?)
     case themeChanged(String)

@@ -233,8 +233,9 @@ public struct AppState: Sendable {
     /// The first key the help shows (j/k scroll it when the terminal is too short for every key).
     public var helpTop = 0
     public var message: StatusMessage?
-    /// A resolve's note that was not saved (the write failed): the next resolve offers it again.
-    public var unsavedNote: String?
+    /// A resolve's note that was not saved (the write failed), and the flags it was for: a resolve of the same
+    /// flags offers it again.
+    public var unsavedNote: (flagIds: Set<String>, text: String)?
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
     public var environment: EnvironmentFilter = .all

@@ -186,8 +186,9 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.message = StatusMessage(noTriageTarget(state, toward: .resolved), kind: .error)
             return []
         }
-        // A note whose resolve was not saved is offered again (Enter keeps it, typing replaces it).
-        state.prompt = Prompt(kind: .note(flagIds: ids), text: state.unsavedNote ?? "")
+        // A note whose resolve of these flags was not saved is offered again (Enter keeps it, typing replaces it).
+        let unsaved = state.unsavedNote.flatMap { $0.flagIds == Set(ids) ? $0.text : nil }
+        state.prompt = Prompt(kind: .note(flagIds: ids), text: unsaved ?? "")
         return []
     case .undo:
         // The last action (one flag or a bulk one) is undone as a unit; it leaves the stack only when the
@@ -743,10 +744,9 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
             state.message = StatusMessage(":export csv FILE", kind: .error)
             return []
         }
-        // The queue with pages not loaded is read whole first: an export is every flag it matches, not the 200 shown.
-        if state.screen == .refunds, state.flagsNext != nil || state.flagsPrevious != nil {
-            return [.exportQueue(path: words[1])]
-        }
+        // The queue is read whole: an export is every flag it matches, not the pages loaded (nor those a scroll is
+        // loading).
+        if state.screen == .refunds { return [.exportQueue(path: words[1])] }
         return [.export(path: words[1], contents: exportCSV(state))]
     default:
         state.message = StatusMessage("unknown command :\(name) (Tab completes; ? lists keys)", kind: .error)

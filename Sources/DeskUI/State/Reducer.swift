@@ -298,13 +298,22 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .message(let message):
         state.message = message
         return []
-    case .triageFailed(let reason, let action, let ids, let note, let undo):
+    case .triageFailed(let reason, let action, let ids, let note, let undo, let saved):
         // Said over the "retrying" line too: a triage lost without a word is the one thing an on-call cannot have.
         let what = undo ? "undo" : action == .ack ? "acknowledge" : action.rawValue
         let flags = ids.count == 1 ? ids[0] : "\(ids.count) flags"
-        if let note, !note.isEmpty { state.unsavedNote = note }
-        let again = note.map { _ in "; r offers your note again" } ?? ""
-        state.message = StatusMessage("not saved: \(what) of \(flags)\(again): \(reason)", kind: .error, urgent: true)
+        var text = "not saved: \(what) of \(flags)"
+        if saved > 0 { text += " (\(Format.counted(saved, "other")) saved before it failed)" }
+        // The flags not saved stay marked for another try (the write of those saved cleared the marks).
+        if ids.count > 1, !undo {
+            state.marked = Set(ids)
+            text += "; still marked"
+        }
+        if let note, !note.isEmpty {
+            state.unsavedNote = (Set(ids), note)
+            text += "; r offers your note again"
+        }
+        state.message = StatusMessage("\(text): \(reason)", kind: .error, urgent: true)
         return []
     case .failed(let text, let unavailable):
         // What an open was asked to do on arrival is dropped with it. (A customer gone back to that could not be read

@@ -3,7 +3,7 @@
 /// escaped as text
 /// (`ESC [2J` becomes `\e[2J`), never passed to the terminal.
 public enum Sanitize {
-    /// The text with every control and bidi-control scalar replaced by a visible escape.
+    /// The text with every control, bidi-control and invisible format scalar replaced by a visible escape.
     public static func text(_ text: String) -> String {
         // Fast path: plain printable ASCII needs no work.
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
@@ -18,8 +18,10 @@ public enum Sanitize {
             // hide text or make two ids look alike (zero-width space, word joiner and invisible operators, the
             // deprecated format controls, the byte order mark, soft hyphen, Mongolian vowel separator). The
             // zero-width joiner and non-joiner stay: emoji sequences and scripts need them.
-            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0xAD, 0x180E, 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2064,
-                0x2066...0x206F, 0x061C, 0xFEFF, 0xFFF9...0xFFFB:
+            // (And the line and paragraph separators, the combining grapheme joiner, the Hangul fillers and the tag
+            // characters, which draw nothing.)
+            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0xAD, 0x034F, 0x115F, 0x1160, 0x180E, 0x200B, 0x200E, 0x200F, 0x2028, 0x2029,
+                0x202A...0x202E, 0x2060...0x2064, 0x2066...0x206F, 0x061C, 0x3164, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB, 0xE0000...0xE007F:
                 out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
             default:
                 out.append(scalar)
