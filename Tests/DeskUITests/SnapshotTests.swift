@@ -518,6 +518,17 @@ struct SnapshotTests {
         #expect(row.contains("unfinished") && row.contains("2,200"), "\(row)")
     }
 
+    @Test("a customer list not read yet (the ledger unavailable) gives no count, which would read as none")
+    func customersUnread() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        state.customerPage = CustomerPage(rows: [], next: nil, total: 0)
+        state.unavailable = "cannot reach the PostgreSQL ledger: no server is listening there"
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.hasPrefix("─ Customers  sorted by") } && !lines.contains { $0.contains("0 customers") }, "\(lines)")
+        state.unavailable = nil
+        #expect(renderedLines(state).contains { $0.hasPrefix("─ 0 customers  sorted by") })
+    }
+
     @Test("the overview's count past deadline is the ledger's count, not what the newest requests in its list hold")
     func pastDeadlineCounted() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .overview)

@@ -172,7 +172,10 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let count = max(page.total, page.rows.count)
-    var title = (page.totalIsLowerBound ? "\(Format.count(count))+ customers" : Format.counted(count, "customer"))
+    // Not read yet (loading, or the ledger unavailable): no count, which would read as none.
+    let unread = page.rows.isEmpty && (notLoaded(state) != nil || state.customersLoading)
+    var title =
+        (unread ? "Customers" : page.totalIsLowerBound ? "\(Format.count(count))+ customers" : Format.counted(count, "customer"))
         + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
