@@ -103,6 +103,13 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         (try? PostgresURL(url, environment: [:]).redacted) ?? "postgres://(a URL that does not parse)"
     }
 
+    /// Reads a `postgres://` URL without connecting, so that a malformed one is told apart from a server that
+    /// cannot be reached.
+    /// - Throws: `LedgerError.cannotOpen` saying what is wrong with it (never quoting it).
+    public static func check(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        _ = try PostgresURL(url, environment: environment)
+    }
+
     /// The database a `postgres://` URL names, without connecting: its path, else (as libpq) the user's name.
     /// - Throws: `LedgerError.cannotOpen` when the URL does not parse.
     public static func databaseName(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws
@@ -960,7 +967,9 @@ struct PostgresURL {
         if let given = parameters["port"] { port = try Self.portNumber(Substring(given)) }
         if let given = parameters["user"], !given.isEmpty { user = given }
         if let given = parameters["dbname"], !given.isEmpty { database = given }
+        if let given = parameters["password"], password == nil { password = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
+        try Self.checkParameterNames(parameters.keys)
         if let given = parameters["portable"] {
             switch given.lowercased() {
             case "on", "true", "yes", "1": portable = true
@@ -985,7 +994,8 @@ struct PostgresURL {
         if password == nil {
             if let fromEnvironment = environment["PGPASSWORD"], !fromEnvironment.isEmpty {
                 password = fromEnvironment
-            } else if let file = environment["PGPASSFILE"].flatMap({ $0.isEmpty ? nil : $0 })
+            } else if let file = parameters["passfile"].flatMap({ $0.isEmpty ? nil : $0 })
+                ?? environment["PGPASSFILE"].flatMap({ $0.isEmpty ? nil : $0 })
                 ?? environment["HOME"].map({ $0 + "/.pgpass" })
             {
                 if Self.othersMayRead(file) {
@@ -996,6 +1006,50 @@ struct PostgresURL {
                 password = Self.passwordFile(file)?.password(
                     host: socketDirectory == nil && hostGiven ? host : "localhost", port: port, database: database ?? user, user: user)
             }
+        }
+    }
+
+    /// The parameters this URL reads: libpq's that say where to connect, as whom and how safely, and the ledger's
+    /// own `portable`.
+    static let readParameters: Set<String> = [
+        "host", "port", "dbname", "user", "password", "passfile", "sslmode", "sslrootcert", "portable",
+    ]
+
+    /// libpq's parameters that change nothing this client promises (names, timeouts of its own, keepalives,
+    /// the encoding: the ledger's text is UTF-8 whatever the client asks), accepted and not acted on.
+    static let ignoredParameters: Set<String> = [
+        "application_name", "fallback_application_name", "connect_timeout", "client_encoding", "keepalives",
+        "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "sslsni", "sslcompression",
+    ]
+
+    /// The rest of libpq's parameters (PostgreSQL 18): each asks for something this client does not do (an
+    /// authentication method, a revocation list, a service file, server options), so a URL naming one is refused
+    /// rather than connected without it.
+    static let unsupportedParameters: Set<String> = [
+        "hostaddr", "require_auth", "channel_binding", "options", "replication", "gssencmode", "requiressl",
+        "sslnegotiation", "sslcert", "sslkey", "sslkeylogfile", "sslpassword", "sslcertmode", "sslcrl", "sslcrldir",
+        "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "min_protocol_version",
+        "max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs",
+        "load_balance_hosts",
+    ]
+
+    /// Refuses a query parameter this client would not act on where libpq does, and one libpq does not know
+    /// (libpq refuses those too: "invalid URI query parameter"). A misspelt `sslmode` must not connect without TLS.
+    /// - Throws: `LedgerError.cannotOpen` naming the parameter (a name is echoed only when it is one of libpq's or
+    ///   looks like a parameter name: lower-case letters, digits and `_`, at most 32).
+    static func checkParameterNames(_ names: some Sequence<String>) throws {
+        let reads = "it reads host, port, dbname, user, password, passfile, sslmode, sslrootcert and its own portable"
+        for name in names.sorted() where !readParameters.contains(name) && !ignoredParameters.contains(name) {
+            if unsupportedParameters.contains(name) {
+                throw LedgerError.cannotOpen(
+                    "the \(name) parameter of the postgres:// URL asks for what receiptdesk does not do (\(reads))")
+            }
+            let plain = name.count <= 32 && name.utf8.allSatisfy { byte in
+                byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            }
+            let named = plain && !name.isEmpty ? "a parameter libpq does not know, \(name)" : "a parameter libpq does not know"
+            throw LedgerError.cannotOpen("the postgres:// URL has \(named) (\(reads))")
         }
     }
 

@@ -8,8 +8,8 @@ import Darwin
 ///
 /// `ps` and `/proc/PID/cmdline` show a process's arguments as they sit in its own memory for as long as it
 /// runs. Once the arguments are parsed (into Swift strings of their own), every password in a `postgres://`
-/// or `postgresql://` URL, alone (`--ledger URL`) or inside an argument (`--ledger=URL`), is overwritten
-/// there with `x`, its length kept; the parsed values are untouched.
+/// or `postgresql://` URL, alone (`--ledger URL`) or inside an argument (`--ledger=URL`), in its user part or
+/// its `password` parameter, is overwritten there with `x`, its length kept; the parsed values are untouched.
 enum ArgvScrub {
     private static let schemes = ["postgres://", "postgresql://"].map { Array($0.utf8) }
 
@@ -35,6 +35,18 @@ enum ArgvScrub {
                 let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
             {
                 ranges.append((colon + 1)..<at)
+            }
+            // libpq's password parameter: `?password=...` or `&password=...`, to the next `&`.
+            if let query = bytes[end...].firstIndex(of: UInt8(ascii: "?")) {
+                var parameter = query + 1
+                while parameter < bytes.count {
+                    let next = bytes[parameter...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+                    let name = Array("password=".utf8)
+                    if next - parameter > name.count, Array(bytes[parameter..<(parameter + name.count)]) == name {
+                        ranges.append((parameter + name.count)..<next)
+                    }
+                    parameter = next + 1
+                }
             }
             i = end
         }

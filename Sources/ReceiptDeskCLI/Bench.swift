@@ -273,6 +273,11 @@ struct Bench: AsyncParsableCommand {
 
     /// The ledger in the database `url` names, refused unless it holds no transactions.
     static func openEmptyPostgres(_ url: String, now: Timestamp) async throws -> (ledger: SQLLedger, database: PostgresDatabase) {
+        do {
+            try PostgresDatabase.check(url: url)
+        } catch let error as LedgerError {
+            throw CLIError.usage("bench: --postgres: \(error.message)")
+        }
         let database = try await PostgresDatabase.connect(url: url)
         let ledger = try await SQLLedger.open(database, now: now)
         guard try await ledger.overview().transactions == 0 else {

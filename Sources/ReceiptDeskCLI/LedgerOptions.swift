@@ -67,7 +67,7 @@ struct LedgerOptions: ParsableArguments {
         return try await Self.open(url: Self.ledgerURL(explicit: ledger), now: now, readOnly: readOnly, mustExist: true, creating: false)
     }
 
-    /// Opens the ledger at `url`; failures exit 3. It is created (unless `creating` is false: a command that reads
+    /// Opens the ledger at `url`; a URL that does not parse exits 2, other failures 3. It is created (unless `creating` is false: a command that reads
     /// refuses a database with no ledger rather than give it the ledger's tables) or upgraded unless `readOnly`;
     /// with `mustExist` a SQLite path with no file is refused, so a typo never makes a new, empty one;
     /// `settingsOnly` opens an existing ledger as it is, for its stored settings alone (``SQLLedger/openForSettings(_:)``).
@@ -77,6 +77,11 @@ struct LedgerOptions: ParsableArguments {
         do {
             let database: any SQLDatabase
             if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+                do {
+                    try PostgresDatabase.check(url: url)
+                } catch let error as LedgerError {
+                    throw CLIError.usage("--ledger: \(error.message)")
+                }
                 database = try await PostgresDatabase.connect(url: url)
             } else if url.hasPrefix("sqlite:") {
                 var path = String(url.dropFirst("sqlite:".count))

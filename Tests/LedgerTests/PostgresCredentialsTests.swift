@@ -41,6 +41,14 @@ struct PostgresCredentialsTests {
         #expect(try PostgresURL(url, environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "env")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": file]).password == "from-file")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": open]).password == nil)
+        // libpq's password and passfile parameters: the password parameter is the URL's own (printed as ***),
+        // behind the user part's; the passfile parameter before PGPASSFILE.
+        let given = try PostgresURL(url + "?password=p%40ram", environment: ["PGPASSWORD": "env"])
+        #expect(given.password == "p@ram")
+        #expect(given.redacted == "postgres://ana:***@db.example:5432/ledger")
+        #expect(try PostgresURL("postgres://ana:in-url@db.example/ledger?password=param", environment: [:]).password == "in-url")
+        #expect(try PostgresURL(url + "?passfile=" + file, environment: ["PGPASSFILE": open]).password == "from-file")
+        #expect(try PostgresURL(url + "?passfile=" + open, environment: ["PGPASSFILE": file]).password == nil)
         #expect(try PostgresURL(url, environment: [:]).password == nil)
         // An empty PGPASSFILE is no file: ~/.pgpass is read. A socket or no host matches "localhost".
         let socketFile = try Self.passwordFile("localhost:5432:ledger:ana:via-localhost\n")

@@ -127,6 +127,29 @@ struct PostgresURLTests {
         }
     }
 
+    @Test(
+        "a parameter libpq does not know, or one asking for what this client does not do, is refused naming it; a harmless one is accepted",
+        arguments: [
+            ("postgres://bo:s3cret@db.example/ledger?sslmod=require", "libpq does not know, sslmod"),
+            ("postgres://bo:s3cret@db.example/ledger?SSLMODE=require", "a parameter libpq does not know ("),
+            ("postgres://bo@db.example/ledger?s3cret=1", "libpq does not know, s3cret"),
+            ("postgres://bo@db.example/ledger?pw%20s3cret=1", "a parameter libpq does not know ("),
+            ("postgres://bo:s3cret@db.example/ledger?channel_binding=require", "the channel_binding parameter"),
+            ("postgres://bo:s3cret@db.example/ledger?options=-c%20statement_timeout%3D0", "the options parameter"),
+            ("postgres://bo:s3cret@db.example/ledger?sslcrl=/crl.pem", "the sslcrl parameter"),
+        ])
+    func unknownParameters(url: String, named: String) throws {
+        #expect {
+            _ = try PostgresURL(url, environment: Self.bare)
+        } throws: { error in
+            guard let error = error as? LedgerError else { return false }
+            return error.code == .cannotOpen && error.message.contains(named) && error.message.contains("it reads host, port")
+                && !error.message.contains("pw s3cret") && !error.message.contains("SSLMODE")
+        }
+        let harmless = "postgres://bo@db.example/ledger?application_name=desk&connect_timeout=5&keepalives=1&sslmode=require"
+        #expect(try PostgresURL(harmless, environment: Self.bare).sslMode == .require)
+    }
+
     /// The directory is printed once, as the host parameter: printed as the host as well, it read as
     /// `postgres://bo@/run/postgresql/ledger?host=/run/postgresql`, a URL whose database is run/postgresql/ledger.
     @Test("a socket directory given as a percent-encoded host is the socket directory, and printed as one")

@@ -34,6 +34,10 @@ struct ArgvScrubTests {
             // An @ written unencoded in the password: the URL is refused, and the password is still hidden.
             ("postgres://u:p@ss@h/db", "postgres://u:xxxx@h/db", 1),
             ("postgres://a:one@h/x,postgres://b:two@h/y", "postgres://a:xxx@h/x,postgres://b:xxx@h/y", 2),
+            // libpq's password parameter, which the URL reads too.
+            ("postgres://u@h/db?sslmode=require&password=s3cret", "postgres://u@h/db?sslmode=require&password=xxxxxx", 1),
+            ("postgres://u:pw@h/db?password=other&port=5", "postgres://u:xx@h/db?password=xxxxx&port=5", 2),
+            ("postgres://u@h/db?password=&mypassword=x", "postgres://u@h/db?password=&mypassword=x", 0),
             // Nothing to hide: no password, an empty one, a port or a colon outside the user part, no postgres URL.
             ("postgres://u:@h/db", "postgres://u:@h/db", 0),
             ("postgres://desk@db.internal:5432/ledger", "postgres://desk@db.internal:5432/ledger", 0),

@@ -82,7 +82,7 @@ struct ImportCommandTests {
         #expect(third.stdout.contains("total: read 103 = imported 0 + duplicate 103 + rejected 0"), "\(third.stdout)")
     }
 
-    @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL exits 2, an unreachable ledger 3")
+    @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL (postgres:// ones too) exits 2, an unreachable ledger 3")
     func ledgerSelection() throws {
         let path = Self.temporary("env.sqlite")
         let file = "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"
@@ -90,6 +90,16 @@ struct ImportCommandTests {
         #expect(viaEnvironment.status == 0)
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(try Binary.run(["import", "--ledger", "mysql://x", file]).status == 2)
+        // A postgres:// URL that does not parse is a usage error too, told before any connection is tried.
+        for (url, says) in [
+            ("postgres://someone:secret@127.0.0.1:1/none?sslmode=bogus", "the sslmode parameter"),
+            ("postgres://someone:secret@127.0.0.1:1/none?sslmod=require", "libpq does not know, sslmod"),
+            ("postgres://someone:secret@127.0.0.1:70000/none", "not a number from 1 to 65535"),
+        ] {
+            let malformed = try Binary.run(["import", "--ledger", url, file])
+            #expect(malformed.status == 2, "\(url): \(malformed.stderr)")
+            #expect(malformed.stderr.contains(says) && !malformed.stderr.contains("secret"), "\(malformed.stderr)")
+        }
         let unreachable = try Binary.run(["import", "--ledger", "postgres://someone:secret@127.0.0.1:1/none", file])
         #expect(unreachable.status == 3)
         #expect(!unreachable.stderr.contains("secret"))
