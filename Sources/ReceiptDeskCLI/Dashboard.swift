@@ -105,6 +105,8 @@ struct Dashboard {
         await runtime.run()
         backend.end()
         try? await opened.ledger.close()
+        // A triage write that was still on its way when Q was pressed, and failed: said where it can still be read.
+        if let unsaved = runtime.unsaved { throw CLIError.ledgerUnavailable(Sanitize.text(unsaved)) }
     }
 
     /// The ledger: `--files`, `--ledger`, `$RECEIPTDESK_LEDGER` or the default file when it exists; else the demo.

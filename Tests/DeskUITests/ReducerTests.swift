@@ -471,11 +471,42 @@ struct ReducerTests {
         #expect(state.undoStack.count == 1)
     }
 
+    @Test("while a triage write is on its way, triage keys are refused saying so and the others go on; it answers, and they are back")
+    func triageWhileSaving() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        #expect(reduce(&state, .key(.char("a"))).count == 1)
+        _ = reduce(&state, .saving("acknowledge of quick-refund:2004"))
+        #expect(state.message == StatusMessage("saving: acknowledge of quick-refund:2004… (the ledger is busy; keys go on)"))
+        let refused = StatusMessage(
+            "still saving: acknowledge of quick-refund:2004; triage keys wait for it (the others work)", kind: .error)
+        for key in ["a", "r", "o", "u"] {
+            state.message = nil
+            #expect(reduce(&state, .key(.char(Character(key)))).isEmpty, "\(key)")
+            #expect(state.message == refused, "\(key)")
+            #expect(state.prompt == nil)
+        }
+        // Moving and marking go on; the mark made meanwhile outlives the write's answer.
+        _ = reduce(&state, .key(.char("j")))
+        _ = reduce(&state, .key(.char(" ")))
+        #expect(state.marked == ["app-issue:2004"])
+        _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .open, to: .acknowledged)], undo: false))
+        _ = reduce(&state, .saving(nil))
+        #expect(state.saving == nil && state.marked == ["app-issue:2004"])
+        #expect(state.message == StatusMessage("1 flag acknowledged (u undoes)"))
+        #expect(reduce(&state, .key(.char("u"))).count == 1)
+    }
+
     @Test("a bulk resolve cut part-way says how many were saved, keeps the rest marked, and offers its note to those flags only")
     func triageCutPartWay() {
         var state = Fixture.state(screen: .refunds)
         _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        // The three marked, resolved with a note: the write takes the marks.
         state.marked = ["quick-refund:2004", "app-issue:2004", "consumption-request:77"]
+        _ = reduce(&state, .key(.char("r")))
+        for c in "bank confirmed" { _ = reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.enter)).count == 1)
+        #expect(state.marked.isEmpty && state.triageMarks.count == 3)
         _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)], undo: false))
         _ = reduce(
             &state,
@@ -550,7 +581,7 @@ struct ReducerTests {
         _ = reduce(&state, .key(.char("r")))
         #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]))
         // The one marked flag left out is counted when the others are done.
-        state.prompt = nil
+        _ = reduce(&state, .key(.enter))
         _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved)], undo: false))
         #expect(state.message == StatusMessage("1 flag resolved (u undoes); 1 marked was resolved already"))
         // A resolved flag is reopened (o), not acknowledged back into work; a marked one is counted as left.

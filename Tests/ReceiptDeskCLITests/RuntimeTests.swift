@@ -37,8 +37,77 @@ struct RuntimeTests {
         // poll by hand.
         #expect(runtime.pollMilliseconds <= 500)
         runtime.pollMilliseconds = 0
+        // A key waits for its triage write as long as it takes (however loaded the machine), unless a test says
+        // otherwise: the outcome is on the state when `handle` returns.
+        #expect(runtime.writeGrace <= .milliseconds(100))
+        runtime.writeGrace = .seconds(60)
         await runtime.start()
         return (runtime, ledger)
+    }
+
+    @Test("a triage write waiting for another process's lock leaves the keys free, refuses a second triage meanwhile, and lands")
+    func triageWhileLedgerBusy() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let (runtime, ledger) = try await Self.runtime(fixture.url, readOnly: false, operatorName: "ana")
+        defer { Task { try? await ledger.close() } }
+        runtime.writeGrace = .milliseconds(20)
+        await runtime.handle(.key(.char("5")))
+        let flags = runtime.state.flags.map(\.id)
+        try #require(flags.count >= 2)
+        // Another process writes to the ledger and holds its write lock (an import's batch, a long flag refresh).
+        let path = String(fixture.url.dropFirst("sqlite:".count))
+        let other = try SQLiteDatabase.open(path: path)
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        struct RolledBack: Error {}
+        let holder = Task {
+            try? await other.write { connection in
+                try connection.execute("INSERT INTO ledger_meta (key, value) VALUES ('test-lock', 'held')", [])
+                locked.signal()
+                release.wait()
+                throw RolledBack()
+            }
+        }
+        locked.wait()
+        let started = ContinuousClock.now
+        await runtime.handle(.key(.char("a")))
+        #expect(PostgresRuntimeTests.seconds(since: started) < 5, "the key waited for the lock")
+        #expect(runtime.state.saving == "acknowledge of \(flags[0])")
+        #expect(runtime.state.message?.text == "saving: acknowledge of \(flags[0])… (the ledger is busy; keys go on)")
+        // The keys go on: the selection moves, a mark is made, another screen opens and comes back.
+        await runtime.handle(.key(.char("j")))
+        #expect(runtime.state.flagList.selected == 1)
+        await runtime.handle(.key(.char(" ")))
+        #expect(runtime.state.marked == [flags[1]])
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.screen == .customers)
+        await runtime.handle(.key(.char("5")))
+        // A second triage waits for the first: refused, saying why; nothing is sent.
+        await runtime.handle(.key(.char("a")))
+        #expect(runtime.state.message?.text == "still saving: acknowledge of \(flags[0]); triage keys wait for it (the others work)")
+        await runtime.handle(.key(.char("u")))
+        #expect(runtime.state.message?.kind == .error && runtime.state.message?.text.hasPrefix("still saving") == true)
+        // Q while it is on its way: the dashboard waits for the write before it ends. The other process finishes;
+        // the write lands and says so, and the mark made meanwhile stays.
+        await runtime.handle(.key(.char("Q")))
+        #expect(runtime.state.quitting)
+        let releaser = Task {
+            try? await Task.sleep(for: .milliseconds(200))
+            release.signal()
+        }
+        await runtime.run()
+        await releaser.value
+        await holder.value
+        try await other.close()
+        #expect(runtime.unsaved == nil)
+        #expect(runtime.state.saving == nil)
+        #expect(runtime.state.message?.text == "1 flag acknowledged (u undoes)", "\(String(describing: runtime.state.message))")
+        #expect(runtime.state.marked == [flags[1]])
+        #expect(runtime.state.undoStack.count == 1)
+        let log = try await ledger.triageLog(flagId: flags[0], customerId: nil)
+        #expect(log.map(\.action) == [.ack] && log.map(\.operatorName) == ["ana"])
+        #expect(try await ledger.triageLog(flagId: flags[1], customerId: nil).isEmpty)
     }
 
     @Test("the demo stamps triage at its own now, which stands still: never later than the now its header shows")

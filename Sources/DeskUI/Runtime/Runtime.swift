@@ -1,6 +1,7 @@
 import Entitlements
 import LedgerQueries
 import ReceiptModel
+import Synchronization
 
 /// Runs the dashboard: reads events from a backend, reduces them, runs the effects, draws what changed,
 /// and polls the ledger's change signal so another process's import shows within a second.
@@ -19,6 +20,14 @@ public final class Runtime {
     private var lastToken: Int64?
     private var lastPoll: ContinuousClock.Instant = .now
     private var baseTheme: Theme
+    /// How long a key waits for the triage write it sent before the write goes on without it: a ledger that
+    /// answers in time shows the outcome in the key's own frame; one that waits for a lock (another process's
+    /// import holds the writers' lock for a batch, SQLite's busy timeout is 10 s) leaves the keys free meanwhile.
+    public var writeGrace: Duration = .milliseconds(100)
+    /// The triage writes on their way, in the order they were sent.
+    private var writing: Task<Void, Never>?
+    /// What the writes answered, for the key loop to apply.
+    private let answers = Answers()
 
     public init(state: AppState, theme: Theme, backend: any TerminalBackend, handlers: EffectHandlers) {
         var state = state
@@ -57,8 +66,36 @@ public final class Runtime {
                 handled += 1
                 await handle(event)
             }
+            if await applyAnswers() { draw() }
             await pollChanges()
         }
+        // Quitting waits for a write still on its way, saying so; one that failed is left in `unsaved` to print.
+        if writing != nil {
+            let waiting = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers)")
+            state.message = waiting
+            draw()
+            await settle()
+            if let message = state.message, message != waiting, message.urgent { unsaved = message.text }
+        }
+    }
+
+    /// What a triage write still on its way when the dashboard quit answered, when it failed ("not saved: ..."):
+    /// for the command to print once the terminal is restored.
+    public private(set) var unsaved: String?
+
+    /// Waits for every triage write on its way and applies what it answered (tests, and quitting).
+    public func settle() async {
+        await writing?.value
+        writing = nil
+        _ = await applyAnswers()
+    }
+
+    /// Applies what the writes answered since the last call; true when there was something.
+    private func applyAnswers() async -> Bool {
+        let actions = answers.take()
+        guard !actions.isEmpty else { return false }
+        for action in actions { await dispatch(action) }
+        return true
     }
 
     /// Handles one input event and draws the result.
@@ -88,10 +125,67 @@ public final class Runtime {
     }
 
     private func perform(_ effects: [Effect]) async {
+        var writes: [Effect] = []
         for effect in effects {
+            if case .triage = effect {
+                writes.append(effect)
+                continue
+            }
             for action in await run(effect) {
                 await dispatch(action)
             }
+        }
+        if !writes.isEmpty { await send(writes) }
+    }
+
+    /// Sends triage writes off the key loop, one after another, and waits up to ``writeGrace`` for them: what they
+    /// answer in that time is applied now, the rest by the key loop when it comes (with "saving: ..." meanwhile).
+    private func send(_ writes: [Effect]) async {
+        let task = Self.start(writes, after: writing, handlers: handlers, answers: answers)
+        writing = task
+        let deadline = ContinuousClock.now + writeGrace
+        while !answers.settled, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        if answers.settled {
+            await task.value
+            if writing == task { writing = nil }
+            _ = await applyAnswers()
+            return
+        }
+        let described = writes.compactMap { write -> String? in
+            guard case .triage(let ids, let action, _, let undo, _) = write else { return nil }
+            return triageDescription(action, ids, undo: undo)
+        }
+        await dispatch(.saving(described.count == 1 ? described[0] : described.joined(separator: ", ")))
+    }
+
+    /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.
+    private static func start(
+        _ writes: [Effect], after previous: Task<Void, Never>?, handlers: EffectHandlers, answers: Answers
+    ) -> Task<Void, Never> {
+        Task {
+            await previous?.value
+            for write in writes { answers.append(await triage(write, handlers: handlers)) }
+            answers.append([.saving(nil)])
+        }
+    }
+
+    /// Runs one triage write; returns the actions that report its outcome.
+    private static func triage(_ write: Effect, handlers: EffectHandlers) async -> [Action] {
+        guard case .triage(let ids, let action, let note, let undo, let expecting) = write else { return [] }
+        do {
+            return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
+        } catch let error as TriageInterrupted {
+            let written = Set(error.written.map(\.flagId))
+            return [
+                .triaged(error.written, undo: undo),
+                .triageFailed(
+                    error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo,
+                    saved: error.written.count),
+            ]
+        } catch {
+            return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo)]
         }
     }
 
@@ -188,20 +282,8 @@ public final class Runtime {
                 return [.importsLoaded(sources: sources, rejected: rejected, append: true)]
             case .loadRaw(let id):
                 return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
-            case .triage(let ids, let action, let note, let undo, let expecting):
-                do {
-                    return [.triaged(try await handlers.triage(ids, action, note, expecting), undo: undo)]
-                } catch let error as TriageInterrupted {
-                    let written = Set(error.written.map(\.flagId))
-                    return [
-                        .triaged(error.written, undo: undo),
-                        .triageFailed(
-                            error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo,
-                            saved: error.written.count),
-                    ]
-                } catch {
-                    return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo)]
-                }
+            case .triage:
+                return await Self.triage(effect, handlers: handlers)
             case .parseInstant(let text):
                 guard let instant = handlers.parseInstant(text) else {
                     return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)", kind: .error))]
@@ -254,4 +336,18 @@ extension Runtime {
 func describe(_ error: any Error) -> String {
     let text = "\(error)"
     return text.count > 300 ? String(text.prefix(300)) + "…" : text
+}
+
+/// What the triage writes answered, handed from their task to the key loop.
+final class Answers: Sendable {
+    private let actions = Mutex<[Action]>([])
+
+    func append(_ more: [Action]) { actions.withLock { $0 += more } }
+
+    func take() -> [Action] { actions.withLock { taken in defer { taken = [] }; return taken } }
+
+    /// Whether every write sent so far has answered (the last write's task ends with `.saving(nil)`).
+    var settled: Bool {
+        actions.withLock { $0.contains { if case .saving(nil) = $0 { true } else { false } } }
+    }
 }

@@ -31,6 +31,9 @@ public enum Action: Sendable {
     /// A triage write failed (the ledger unavailable, the role refused): nothing of it was written for `flagIds`
     /// (`saved` others were, before it failed); `note`, the note typed for it, is offered again at their next resolve.
     case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0)
+    /// A triage write went on to the ledger while the keys go on (what it is, "resolve of FLAG"), or (nil) every
+    /// write sent has answered, with ``triaged(_:undo:)`` or ``triageFailed(_:action:flagIds:note:undo:saved:)``.
+    case saving(String?)
     /// `:at` / `t` text was understood as an instant (nil: back to now).
     case instantParsed(Timestamp?)
     case themeChanged(String)

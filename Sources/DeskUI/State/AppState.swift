@@ -236,6 +236,12 @@ public struct AppState: Sendable {
     /// A resolve's note that was not saved (the write failed), and the flags it was for: a resolve of the same
     /// flags offers it again.
     public var unsavedNote: (flagIds: Set<String>, text: String)?
+    /// The triage write on its way to the ledger ("acknowledge of FLAG"), while the keys go on: nil when none is.
+    /// Another triage key waits for it (is refused, saying so), so that two writes never cross.
+    public var saving: String?
+    /// The marks the triage write on its way took (cleared from ``marked`` when it was sent): the flags it was
+    /// asked to move are among them, and those it would not move are counted when it answers.
+    public var triageMarks: Set<String> = []
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
     public var environment: EnvironmentFilter = .all

@@ -167,12 +167,14 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.message = StatusMessage("copied \(id)")
         return [.copy(id)]
     case .acknowledge, .reopen:
+        guard mayTriage(&state) else { return [] }
         let target: FlagStatus = command == .acknowledge ? .acknowledged : .open
         let ids = triageTargets(state, toward: target)
         guard !ids.isEmpty else {
             state.message = StatusMessage(noTriageTarget(state, toward: target), kind: .error)
             return []
         }
+        guard beginTriage(&state) else { return [] }
         // Acknowledging expects the flag still open: one someone resolved since the screen was read is left as they
         // set it (the ledger writes nothing), not taken back into work.
         return [
@@ -181,6 +183,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
                 expecting: command == .acknowledge ? .open : nil)
         ]
     case .resolve:
+        guard mayTriage(&state) else { return [] }
         let ids = triageTargets(state, toward: .resolved)
         guard !ids.isEmpty else {
             state.message = StatusMessage(noTriageTarget(state, toward: .resolved), kind: .error)
@@ -192,11 +195,14 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return []
     case .undo:
         // The last action (one flag or a bulk one) is undone as a unit; it leaves the stack only when the
-        // compensating entries are written (`.triaged(undo: true)`), so a failed write can be retried.
+        // compensating entries are written (`.triaged(undo: true)`), so a failed write can be retried. (While a write
+        // is on its way, what there is to undo is not known yet.)
+        guard mayTriage(&state) else { return [] }
         guard let batch = state.undoStack.last, !batch.isEmpty else {
             state.message = StatusMessage("nothing of yours to undo this session", kind: .error)
             return []
         }
+        guard beginTriage(&state) else { return [] }
         let byTarget = Dictionary(grouping: batch, by: \.from)
         state.undoReport = []
         return byTarget.keys.sorted { $0.rawValue < $1.rawValue }.map { from in
@@ -652,11 +658,30 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         if text.isEmpty || text == "now" { return reduce(&state, .instantParsed(nil)) }
         return [.parseInstant(text)]
     case .note(let ids):
+        guard beginTriage(&state) else { return [] }
         state.unsavedNote = nil
         return [.triage(flagIds: ids, action: .resolve, note: text.isEmpty ? nil : text, undo: false)]
     case .command:
         return runCommandLine(&state, text)
     }
+}
+
+/// Whether a triage key may act now: not while another triage write is on its way (the status says so), so
+/// that two writes never cross and an undo never undoes what the ledger has not answered yet.
+func mayTriage(_ state: inout AppState) -> Bool {
+    guard let saving = state.saving else { return true }
+    state.message = StatusMessage("still saving: \(saving); triage keys wait for it (the others work)", kind: .error)
+    return false
+}
+
+/// A triage write is about to be sent: the marks it takes are its own from now on (``AppState/triageMarks``), so
+/// that flags marked while it is on its way stay marked when it answers. False (and nothing sent) while another
+/// write is on its way.
+func beginTriage(_ state: inout AppState) -> Bool {
+    guard mayTriage(&state) else { return false }
+    state.triageMarks = state.marked
+    state.marked = []
+    return true
 }
 
 /// Other names of the `:` commands.

@@ -269,7 +269,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if let target = changes.first?.to, state.screen == .refunds {
                 let asked = Set(changes.map(\.flagId))
                 let skipped = state.flags.filter {
-                    state.marked.contains($0.id) && !asked.contains($0.id) && !triageMoves($0, toward: target)
+                    state.triageMarks.contains($0.id) && !asked.contains($0.id) && !triageMoves($0, toward: target)
                 }
                 if !skipped.isEmpty {
                     parts.append("\(skipped.count) marked \(skipped.count == 1 ? "was" : "were") \(statusList(skipped)) already")
@@ -277,7 +277,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             }
             if !parts.isEmpty { state.message = StatusMessage(parts.joined(separator: "; "), kind: already.isEmpty ? .info : .error) }
         }
-        state.marked = []
+        // (The marks the write took were cleared when it was sent; flags marked while it was on its way stay marked.)
+        state.triageMarks = []
         return reloadEffects(state, keepSelection: true)
     case .instantParsed(let instant):
         state.asOf = instant
@@ -298,17 +299,20 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .message(let message):
         state.message = message
         return []
+    case .saving(let what):
+        state.saving = what
+        if let what { state.message = StatusMessage("saving: \(what)… (the ledger is busy; keys go on)") }
+        return []
     case .triageFailed(let reason, let action, let ids, let note, let undo, let saved):
         // Said over the "retrying" line too: a triage lost without a word is the one thing an on-call cannot have.
-        let what = undo ? "undo" : action == .ack ? "acknowledge" : action.rawValue
-        let flags = ids.count == 1 ? ids[0] : "\(ids.count) flags"
-        var text = "not saved: \(what) of \(flags)"
+        var text = "not saved: \(triageDescription(action, ids, undo: undo))"
         if saved > 0 { text += " (\(Format.counted(saved, "other")) saved before it failed)" }
         // The flags not saved stay marked for another try (the write of those saved cleared the marks).
         if ids.count > 1, !undo {
-            state.marked = Set(ids)
+            state.marked.formUnion(ids)
             text += "; still marked"
         }
+        state.triageMarks = []
         if let note, !note.isEmpty {
             state.unsavedNote = (Set(ids), note)
             text += "; r offers your note again"
@@ -545,4 +549,10 @@ func restoreCustomerRows(_ state: inout AppState, _ kept: CustomerRowKeys) {
         state.customerPositions[pane].top += index - state.customerPositions[pane].selected
         state.customerPositions[pane].selected = index
     }
+}
+
+/// A triage write as the status line names it: "acknowledge of FLAG", "resolve of 3 flags", "undo of FLAG".
+public func triageDescription(_ action: TriageAction, _ flagIds: [String], undo: Bool) -> String {
+    let what = undo ? "undo" : action == .ack ? "acknowledge" : action.rawValue
+    return "\(what) of \(flagIds.count == 1 ? flagIds[0] : "\(flagIds.count) flags")"
 }
