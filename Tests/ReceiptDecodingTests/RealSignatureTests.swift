@@ -17,6 +17,27 @@ struct RealSignatureTests {
         #expect(renewal.renewalInfos.first?.autoRenewProductId == "co.ringalarm.swtich.quarterly2")
     }
 
+    @Test("--environment and --bundle-id hold for a V2 notification (its environment is in data) and a signed PKCS#7 receipt")
+    func policyOnNotificationsAndReceipts() async throws {
+        let notification = "aporat__store-receipt-validator/test-notification-signed-payload.json"
+        let production = try makeDecoder(environment: .production)
+        let wrong = try #require(try await decodeCorpus(notification, decoder: production).first)
+        #expect(wrong.error?.code == "wrongEnvironment" && wrong.error?.message == "signed for Sandbox, expected Production")
+        #expect(try await decodeCorpus(notification, decoder: makeDecoder(environment: .sandbox)).first?.isOK == true)
+        #expect(try await decodeCorpus(notification, decoder: makeDecoder(bundleId: "com.other")).first?.error?.code == "wrongBundle")
+        #expect(try await decodeCorpus(notification, decoder: makeDecoder(bundleId: "com.Abilities")).first?.isOK == true)
+
+        let receipt = "tikhop__TPInAppReceipt/receipt-production"
+        let sandbox = try #require(try await decodeCorpus(receipt, decoder: makeDecoder(environment: .sandbox)).first)
+        #expect(sandbox.error?.code == "wrongEnvironment" && sandbox.error?.message == "signed for Production, expected Sandbox")
+        #expect(try await decodeCorpus(receipt, decoder: makeDecoder(environment: .production)).first?.isOK == true)
+        let other = try #require(try await decodeCorpus(receipt, decoder: makeDecoder(bundleId: "com.other")).first)
+        #expect(other.error?.code == "wrongBundle" && other.error?.message == "signed for bundle org.getpure.pure-iphone, expected com.other")
+        #expect(try await decodeCorpus(receipt, decoder: makeDecoder(bundleId: "org.getpure.pure-iphone")).first?.isOK == true)
+        // Not verified, nothing to hold it to: the policy is about what the signature vouches for.
+        #expect(try await decodeCorpus(receipt, decoder: makeDecoder(verify: false, environment: .sandbox)).first?.isOK == true)
+    }
+
     @Test("judged at today's date instead, the expired Apple leaf is refused")
     func appleSignedNow() async throws {
         let decoder = try makeDecoder(validationTime: .at(testNow))

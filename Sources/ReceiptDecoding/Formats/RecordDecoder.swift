@@ -462,6 +462,22 @@ public struct RecordDecoder: Sendable {
                     code: "signatureInvalid",
                     message: "the receipt's PKCS#7 signature does not verify against a trusted root: \(outcome.reason ?? "no reason given")"))
         }
+        // --bundle-id and --environment hold for a signed receipt as for signed JWS (its bundle id and receipt type
+        // are inside what the signature covers).
+        if record.verification == .verified {
+            let policy = verifier.policy
+            if let wanted = policy.bundleId, parsed.receipt.bundleId != wanted {
+                throw Rejection(
+                    kind: .appReceipt, verification: .failed,
+                    error: RecordError(code: "wrongBundle", message: "signed for bundle \(parsed.receipt.bundleId ?? "(none)"), expected \(wanted)"))
+            }
+            let type = parsed.receipt.receiptType
+            if let wanted = policy.environment, type.map(PKCS7Receipt.environment(receiptType:)) != wanted {
+                throw Rejection(
+                    kind: .appReceipt, verification: .failed,
+                    error: RecordError(code: "wrongEnvironment", message: "signed for \(type ?? "no receipt type"), expected \(wanted)"))
+            }
+        }
         return record
     }
 }

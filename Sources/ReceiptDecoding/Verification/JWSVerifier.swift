@@ -144,8 +144,12 @@ public final class JWSVerifier: Sendable {
         guard key.isValidSignature(signature, for: jws.signingInput) else {
             return .rejected(Self.error("signatureInvalid", "the signature does not match the header and payload"))
         }
-        if let wanted = policy.environment, let environment, environment != wanted {
-            return .rejected(Self.error("wrongEnvironment", "signed for \(environment), expected \(wanted)"))
+        // A V2 notification says its environment in `data` (or `summary`), as Apple's verifier reads it there.
+        let nested = (jws.payload["data"]?["environment"] ?? jws.payload["summary"]?["environment"])?.stringValue
+        if let wanted = policy.environment, let signedFor = environment ?? nested.map(Environment.init(rawValue:)),
+            signedFor != wanted
+        {
+            return .rejected(Self.error("wrongEnvironment", "signed for \(signedFor), expected \(wanted)"))
         }
         return .verified
     }
