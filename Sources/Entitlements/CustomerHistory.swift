@@ -129,7 +129,12 @@ public struct CustomerHistory: Sendable {
 
     /// The latest renewal info for a subscription known at `instant`.
     public func renewal(original: String?, at instant: Timestamp) -> RenewalInfo? {
-        renewals.last { $0.seenAt <= instant && (original == nil || $0.info.originalTransactionId == original) }?.info
+        seenRenewal(original: original, at: instant)?.info
+    }
+
+    /// The latest renewal info for a subscription known at `instant`, with when it was seen.
+    public func seenRenewal(original: String?, at instant: Timestamp) -> SeenRenewal? {
+        renewals.last { $0.seenAt <= instant && (original == nil || $0.info.originalTransactionId == original) }
     }
 
     /// When a refund of `transactionId` was last reversed by `instant`, if it was.

@@ -123,7 +123,12 @@ extension CustomerHistory {
         }
         let candidates = live.isEmpty ? started : live
         let latest = candidates.max { (end($0), start($0)) < (end($1), start($1)) }!
-        let renewal = renewal(original: latest.originalTransactionId, at: instant)
+        // A renewal info seen before the latest period began says nothing of it: that period was bought or renewed
+        // after it, so renewal was on then, whatever the info said ("turned renewal off" on 25 November is not why a
+        // subscription bought again on 29 November ended).
+        let renewal = seenRenewal(original: latest.originalTransactionId, at: instant).flatMap {
+            $0.seenAt >= start(latest) ? $0.info : nil
+        }
         func decorate(_ e: inout Entitlement) {
             if let renewal {
                 e.willRenew = renewal.autoRenewStatus.map { $0 == .on }
@@ -148,6 +153,15 @@ extension CustomerHistory {
             return e
         }
         // Apple's table: billing retry with grace -> entitled until the grace period ends; without -> not entitled.
+        // Apple retries a failed renewal for up to 60 days; past them the subscription has expired (billing error).
+        let retriesEnd = end(latest).adding(milliseconds: Self.billingRetryDays * 86_400_000)
+        if let renewal, renewal.isInBillingRetryPeriod == true, retriesEnd <= instant {
+            var e = base(name, .expired, latest, "expired \(latest.expiresDate?.iso8601 ?? "?"): billing failed, and Apple's retries (60 days) ended \(retriesEnd.iso8601)")
+            e.expirationIntent = renewal.expirationIntent
+            decorate(&e)
+            e.willRenew = false
+            return e
+        }
         if let renewal, renewal.isInBillingRetryPeriod == true {
             if let grace = renewal.gracePeriodExpiresDate, grace > instant {
                 var e = base(name, .gracePeriod, latest, "billing failed; grace period until \(grace.iso8601)")
@@ -186,6 +200,9 @@ extension CustomerHistory {
         e.revocationType = t.revocationType
         return e
     }
+
+    /// How long Apple retries a failed renewal: "up to 60 days" (App Store Server API, billing retry).
+    static let billingRetryDays: Int64 = 60
 
     static func describe(_ intent: ExpirationIntent) -> String {
         switch intent {

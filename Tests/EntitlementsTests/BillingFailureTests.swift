@@ -53,6 +53,21 @@ struct BillingFailureTests {
         #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; payment being retried")
     }
 
+    @Test("Apple retries for 60 days: past them the subscription has expired, not still in billing retry")
+    func retriesEnd() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        try b.notificationV2("DID_FAIL_TO_RENEW", at: 30, transactionId: "1", renewal: B.SignedRenewal(retry: true))
+        let h = try await b.history()
+        #expect(h.entitlements(at: B.at(89)).first?.state == .billingRetry)
+        let over = try #require(h.entitlements(at: B.at(91)).first)
+        #expect(over.state == .expired)
+        #expect(over.willRenew == false)
+        #expect(
+            over.reason == "expired \(B.at(30).iso8601): billing failed, and Apple's retries (60 days) ended \(B.at(90).iso8601)",
+            "\(over.reason)")
+    }
+
     @Test("billing recovered in the grace period: DID_RENEW/BILLING_RECOVERY and the new period keep access")
     func recovery() async throws {
         var b = B()

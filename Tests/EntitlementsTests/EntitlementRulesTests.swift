@@ -148,6 +148,28 @@ struct EntitlementRulesTests {
         #expect(flags(h) == ["family-revoke"])
     }
 
+    @Test("renewal turned off, then a resubscribe: the old renewal info is not why the new period ended, nor says it will not renew")
+    func staleRenewalInfo() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.renewal(seen: 20, autoRenew: false, intent: 1)
+        b.period("2", from: 40, to: 70)
+        let h = try await b.history()
+        let lapsed = try state(h, at: 35)
+        #expect(lapsed.state == .expired && lapsed.expirationIntent == .customerCancelled)
+        #expect(lapsed.reason.hasSuffix(": the customer turned renewal off") && lapsed.willRenew == false)
+        // The period bought again on day 40 was bought with renewal on: the day-20 info says nothing of it.
+        let active = try state(h, at: 45)
+        #expect(active.state == .active && active.willRenew == nil, "\(active)")
+        let ended = try state(h, at: 75)
+        #expect(ended.state == .expired && ended.expirationIntent == nil && ended.willRenew == nil, "\(ended)")
+        #expect(ended.reason == "expired \(B.at(70).iso8601)", "\(ended.reason)")
+        // A renewal info seen in the new period is what it says.
+        b.renewal(seen: 50, autoRenew: false, intent: 1)
+        let told = try state(try await b.history(), at: 75)
+        #expect(told.expirationIntent == .customerCancelled && told.willRenew == false)
+    }
+
     @Test("a lapse and a resubscribe")
     func lapse() async throws {
         var b = B()
