@@ -73,6 +73,8 @@ struct Dashboard {
             width: width, height: height, now: opened.now, isDemo: opened.isDemo, ledgerName: opened.name,
             operatorName: who(opened), readOnly: readOnly || roleRefuses,
             mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
+        // Files decoded without their signatures checked: said on every screen, not only before the screen was taken.
+        state.unverified = !data.source.files.isEmpty && data.verification.noVerify
         if roleRefuses, !readOnly, let role = opened.role {
             state.readOnlyReason = "the PostgreSQL role \(role.name) may read this ledger, not triage it"
         }

@@ -202,6 +202,29 @@ struct RuntimeTests {
         #expect(runtime.state.flags.count == 200)
     }
 
+    @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not")
+    func unverifiedBadge() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: currentTimestamp(), mustExist: true)
+        defer { Task { try? await ledger.close() } }
+        let opened = Dashboard.Opened(ledger: ledger, name: "files: x", now: currentTimestamp(), isDemo: false)
+        let themes = ThemeLoader(environment: [:])
+        func header(_ arguments: [String]) throws -> String {
+            let dashboard = Dashboard(
+                data: try DataOptions.parse(arguments), themeName: nil, readOnly: false, operatorName: "ana", mouse: false, environment: [:])
+            var state = dashboard.initialState(opened, width: 100, height: 30, themes: themes, catalog: .init())
+            _ = reduce(&state, .key(.char("2")))
+            var buffer = ScreenBuffer(width: 100, height: 30)
+            render(state, theme: themes.loadOrDefault("default").theme, into: &buffer)
+            return String(buffer.text.split(separator: "\n")[0])
+        }
+        let unverified = try header(["--files", fixture.directory.path, "--no-verify"])
+        #expect(unverified.contains("UNVERIFIED"), "\(unverified)")
+        #expect(!(try header(["--files", fixture.directory.path])).contains("UNVERIFIED"))
+        #expect(!(try header(["--no-verify"])).contains("UNVERIFIED"), "a stored ledger's records carry their own verification")
+    }
+
     @Test("a role that may not triage opens the dashboard read-only, saying why; the operator defaults to the role")
     func viewerRole() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

@@ -42,7 +42,7 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
 private func drawHeader(_ state: AppState, _ p: inout Painter) {
     p.buffer.fill(x: 0, y: 0, width: state.width, height: 1, style: p.theme.style("ui.header"))
     // Badges on the right, kept in order of importance when the line is short: what would mislead if
-    // missing (unavailable, DEMO, READ-ONLY, a past instant) before the environment and the clock. The
+    // missing (unavailable, DEMO, UNVERIFIED, READ-ONLY, a past instant) before the environment and the clock. The
     // breadcrumbs take what is left.
     // The environment filter applies to the overview, the customer list and the flag queue; every other
     // screen shows one customer, transaction or import, and says "all".
@@ -51,6 +51,7 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     var candidates: [(order: Int, text: String, role: String)] = []
     if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }
     if state.isDemo { candidates.append((1, "DEMO", "ui.badge.demo")) }
+    if state.unverified { candidates.append((1, "UNVERIFIED", "status.warn")) }
     if state.readOnly { candidates.append((2, "READ-ONLY", "ui.badge")) }
     if state.asOf != nil { candidates.append((4, asOf.0, asOf.1)) }
     candidates.append((3, "env \(environment.rawValue)", "ui.badge"))

@@ -203,6 +203,9 @@ public struct AppState: Sendable {
     /// Time travel: everything computed as of this instant instead of `now`.
     public var asOf: Timestamp?
     public var isDemo: Bool
+    /// The data was decoded without checking signatures (`--files` with `--no-verify`): the header says so, in
+    /// warning colours, on every screen.
+    public var unverified = false
     public var ledgerName: String
     public var operatorName: String
     /// Opened for reading (`--read-only`): writes are refused for the whole session.
