@@ -112,9 +112,26 @@ struct ChunkedFile {
         return SourceInfo(path: path, sha256: hash.hexDigest(), size: size)
     }
 
-    /// Expands directories into the data files below them, sorted; plain paths pass through.
+    /// Expands directories into the data files below them, sorted; plain paths pass through. Files a directory
+    /// holds that are taken for notes or key material (by their extension) are left out, and said on standard
+    /// error: a raw DER receipt named `receipt.der` must be named itself to be read, and the line says so.
     static func expand(_ paths: [String]) throws -> [String] {
+        let (files, skipped) = try expandNoting(paths)
+        if !skipped.isEmpty {
+            let kinds = Set(skipped.map { ($0 as NSString).pathExtension.lowercased() }).sorted().map { "." + $0 }
+            let shown = skipped.prefix(3).map(safe).joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
+            FileHandle.standardError.write(
+                Data(
+                    ("receiptdesk: skipped \(skipped.count) \(skipped.count == 1 ? "file" : "files") in the directories given, "
+                        + "taken for notes or key material (\(kinds.joined(separator: " "))): \(shown); name a file itself to read it\n").utf8))
+        }
+        return files
+    }
+
+    /// ``expand(_:)``'s files, and the files it left out.
+    static func expandNoting(_ paths: [String]) throws -> (files: [String], skipped: [String]) {
         var out: [String] = []
+        var left: [String] = []
         // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
         let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
         for path in paths {
@@ -135,11 +152,14 @@ struct ChunkedFile {
                 var inner: ObjCBool = false
                 _ = FileManager.default.fileExists(atPath: full, isDirectory: &inner)
                 if inner.boolValue { continue }
-                if skipped.contains((name as NSString).pathExtension.lowercased()) { continue }
+                if skipped.contains((name as NSString).pathExtension.lowercased()) {
+                    left.append(full)
+                    continue
+                }
                 found.append(full)
             }
             out.append(contentsOf: found.sorted())
         }
-        return out
+        return (out, left.sorted())
     }
 }

@@ -4,6 +4,26 @@ import Testing
 
 @Suite("receiptdesk decode, as a user runs it", .ownThreads)
 struct DecodeCommandTests {
+    @Test("a directory's notes and key material are left out, and said: a raw receipt named .der is read when named itself")
+    func skippedFilesSaid() throws {
+        let directory = ImportCommandTests.temporary("walk")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let receipt = try Data(contentsOf: URL(fileURLWithPath: "\(Binary.corpus)/IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt"))
+        try receipt.write(to: URL(fileURLWithPath: directory + "/receipt.der"))
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: directory + "/README.md"))
+        try Data(contentsOf: URL(fileURLWithPath: "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"))
+            .write(to: URL(fileURLWithPath: directory + "/response.json"))
+        let walked = try Binary.run(["decode", directory])
+        #expect(walked.status == 0)
+        #expect(walked.stdout.contains("response.json#0") && !walked.stdout.contains("receipt.der"), "\(walked.stdout)")
+        #expect(
+            walked.stderr.contains("skipped 2 files in the directories given, taken for notes or key material (.der .md): ")
+                && walked.stderr.contains("receipt.der") && walked.stderr.contains("name a file itself to read it"), "\(walked.stderr)")
+        let named = try Binary.run(["decode", directory + "/receipt.der"])
+        #expect(named.status == 0 && named.stdout.contains("appReceipt  ok  verified"), "\(named.stdout)")
+        #expect(!named.stderr.contains("skipped"))
+    }
+
     @Test("--json prints one object per record in input order, with DESIGN section 12's keys")
     func jsonContract() throws {
         let files = [
