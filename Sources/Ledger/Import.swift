@@ -8,9 +8,38 @@ struct BatchWriter {
     let now: Timestamp
     static let chunk = 400
 
+    /// Xcode's StoreKit testing and local testing number transactions from 0 again in each app and test session:
+    /// a record whose test transaction has an id the ledger holds for another app, product or purchase is refused,
+    /// naming both, rather than merged into one transaction no one made. (Signed ids are Apple's and unique; a
+    /// universal purchase shows one transaction under two bundle ids, so only test data is held to this.)
+    static func reusedTestId(_ transactions: [Transaction], _ known: (String) -> Transaction?) -> RecordError? {
+        for t in transactions where t.environment?.isUnsignedByDesign == true {
+            guard let held = known(t.transactionId), held.environment?.isUnsignedByDesign == true else { continue }
+            var differs: [String] = []
+            func compare(_ name: String, _ a: String?, _ b: String?) {
+                if let a, let b, a != b { differs.append("\(name) \(b), where the ledger's has \(a)") }
+            }
+            compare("bundle", held.bundleId, t.bundleId)
+            compare("product", held.productId, t.productId)
+            // (To the second: a receipt's dates carry no milliseconds where the signed transaction's do.)
+            if let a = held.purchaseDate, let b = t.purchaseDate, a.millisecondsSince1970 / 1000 != b.millisecondsSince1970 / 1000 {
+                differs.append("purchase date \(b.iso8601), where the ledger's has \(a.iso8601)")
+            }
+            guard !differs.isEmpty else { continue }
+            return RecordError(
+                code: "testIdReused",
+                message: "its \(t.environment!.rawValue) transaction \(t.transactionId) has \(differs.joined(separator: "; ")): StoreKit "
+                    + "testing numbers transactions anew in each app and session, so this is another purchase with the same id "
+                    + "(import one app's test session into a ledger of its own)")
+        }
+        return nil
+    }
+
     /// Returns what became of each record, and whether the batch wrote any row: one that did not (every record
     /// written before, each rejected one refused again with the same code) leaves the ledger as it was.
-    func write(sourceId: Int64, _ records: [RecordInput]) throws -> (counts: ImportCounts, wrote: Bool) {
+    /// `refused`: the records the ledger itself refused (a reused test id), named as the importer names a record the
+    /// decoder refused ("record #4 (byte 1880): code: message"), for the command to say as it goes.
+    func write(sourceId: Int64, _ records: [RecordInput]) throws -> (counts: ImportCounts, wrote: Bool, refused: [String]) {
         let c = connection
         // Records are compared by the first 128 bits of their SHA-256.
         let hashes = records.map(\.contentHash)
@@ -78,7 +107,9 @@ struct BatchWriter {
             }
             for input in records {
                 guard let stored = storedRejections[input.index], stored.hash == input.contentHash else { continue }
-                if input.record.isOK || input.record.error?.code != stored.code {
+                // (A test id refused as reused is refused again: the ledger still holds the other purchase.)
+                let refusedAgain = input.record.isOK ? stored.code == "testIdReused" : input.record.error?.code == stored.code
+                if !refusedAgain {
                     retried[input.index] = stored.id
                     alreadyWritten.remove(input.index)
                 }
@@ -118,24 +149,30 @@ struct BatchWriter {
         // REFUND_REVERSED notifications in this batch, by transaction (with the stored ones, read below, they say
         // whether a revocation still stands).
         var reversals: [String: Timestamp] = [:]
+        var refused: [String] = []
         for (position, input) in records.enumerated() {
             // (The record is read in place, `input.record.x`: a copy of it would retain each of its strings.)
             let hash = hashes[position]
             let status: RecordStatus
+            var error = input.record.error
             if !input.record.isOK {
                 status = .rejected
             } else if knownHashes.contains(hash) {
                 status = .duplicate
+            } else if let reused = Self.reusedTestId(input.record.transactions, { pending[$0]?.transaction }) {
+                status = .rejected
+                error = reused
+                refused.append("record #\(input.index) (byte \(input.offset)): \(reused.code): \(reused.message)")
             } else {
                 status = .imported
                 knownHashes.insert(hash)
             }
             let rawValues: [SQLValue] = [
                 .int(sourceId), .of(input.index), .int(input.offset), .text(input.record.kind.rawValue), .of(status),
-                .text(input.record.verification.rawValue), .blob(hash), .of(input.record.error?.code), .of(input.record.error?.message),
+                .text(input.record.verification.rawValue), .blob(hash), .of(error?.code), .of(error?.message),
                 // A rejected record keeps the bytes the decoder kept (a request body's shared secret redacted),
                 // else the input's.
-                input.record.isOK ? .null : .blob(input.record.raw.isEmpty ? input.bytes : input.record.raw),
+                error == nil ? .null : .blob(input.record.raw.isEmpty ? input.bytes : input.record.raw),
             ]
             let needsId = status == .imported && (!input.record.renewalInfos.isEmpty || input.record.notification != nil)
             var rawId: Int64 = 0
@@ -335,7 +372,7 @@ struct BatchWriter {
         let wrote = [rawRows, rawRowsWithId, rawRowsRetried, transactionRows, updatedRows, renewalRows, notificationRows].contains {
             !$0.isEmpty
         }
-        return (counts, wrote)
+        return (counts, wrote, refused)
     }
 
     /// New transactions add to their customer's figures; a stored transaction whose figures or customer

@@ -76,25 +76,30 @@ public struct Importer: Sendable {
         /// Records of a source imported before that are not decoded again.
         var settled = 0
         var batch: [RecordSplitter.Piece] = []
-        var pendingWrite: Task<ImportCounts, Error>?
+        var pendingWrite: Task<(counts: ImportCounts, refused: [String]), Error>?
         var committed = ImportCounts()
         var records = 0
         var bytes: Int64 = 0
+        /// What the ledger itself refused in the batch last written, said with the next progress.
+        var refusedByLedger: [String] = []
         /// Waits for the batch being written, and counts it.
         func settle() async throws {
             guard let write = pendingWrite else { return }
             pendingWrite = nil
-            committed = committed + (try await write.value)
+            let (counts, refused) = try await write.value
+            committed = committed + counts
+            refusedByLedger += refused
         }
         func flush() async throws {
             let decoded = await decode(batch, path: info.path)
             batch.removeAll(keepingCapacity: true)
             try await settle()
             let ledger = self.ledger
-            pendingWrite = Task { try await ledger.importBatch(sourceId: sourceId, decoded, now: now) }
-            let rejections = decoded.compactMap { input in
+            pendingWrite = Task { try await ledger.importBatchNaming(sourceId: sourceId, decoded, now: now) }
+            let rejections = refusedByLedger + decoded.compactMap { input in
                 input.record.error.map { "record #\(input.index) (byte \(input.offset)): \($0.code): \($0.message)" }
             }
+            refusedByLedger = []
             progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections))
         }
         do {
@@ -113,7 +118,7 @@ public struct Importer: Sendable {
             }
             if !batch.isEmpty { try await flush() }
             try await settle()
-            progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size))
+            progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size, rejections: refusedByLedger))
             // A retry's batches kept the finished source's reconciliation (and left its completion time) as it is.
             guard retrying != nil else { return try await ledger.completeSource(sourceId, now: now) }
             return ImportCounts(

@@ -153,14 +153,22 @@ public final class SQLLedger: Sendable {
 
     /// Imports a batch of decoded records of one source in one transaction.
     public func importBatch(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws -> ImportCounts {
-        guard !records.isEmpty else { return ImportCounts() }
+        try await importBatchNaming(sourceId: sourceId, records, now: now).counts
+    }
+
+    /// ``importBatch(sourceId:_:now:)``, and the records the ledger itself refused, each named with its reason
+    /// ("record #4 (byte 1880): testIdReused: ..."): the decoder's refusals the caller knows already.
+    public func importBatchNaming(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws
+        -> (counts: ImportCounts, refused: [String])
+    {
+        guard !records.isEmpty else { return (ImportCounts(), []) }
         return try await write { c in
-            let (counts, wrote) = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
-            guard wrote else { return counts }
+            let (counts, wrote, refused) = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
+            guard wrote else { return (counts, refused) }
             try Counters.raiseLastImport(c, to: now)
             try Counters.bump(c)
             try c.flush()
-            return counts
+            return (counts, refused)
         }
     }
 

@@ -58,9 +58,10 @@ struct ImportCommandTests {
         #expect(deferred == 0)
         #expect(indexes.contains("customer_stats_activity") && indexes.contains("transactions_refund_day"), "\(indexes)")
         let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", Binary.corpus])
-        // The six Apple would reject are decoded again and refused again; no other record is decoded again.
+        // The six Apple would reject, and the Xcode id another app's test data holds, are decoded again and refused
+        // again; no other record is decoded again.
         #expect(second.status == 1)
-        #expect(second.stdout.contains("total: read 36 = imported 0 + duplicate 30 + rejected 6"), "\(second.stdout)")
+        #expect(second.stdout.contains("total: read 36 = imported 0 + duplicate 29 + rejected 7"), "\(second.stdout)")
     }
 
     @Test("a file imported without the root its records need is imported again with --trust-root: its rejected records go in")
@@ -80,6 +81,30 @@ struct ImportCommandTests {
         let third = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, file])
         #expect(third.status == 0)
         #expect(third.stdout.contains("total: read 103 = imported 0 + duplicate 103 + rejected 0"), "\(third.stdout)")
+    }
+
+    @Test("Xcode test transactions numbered 0 in two apps are two purchases: the second app's is refused, naming both, not merged")
+    func reusedTestIds() throws {
+        let ledger = Self.temporary("xcode.sqlite")
+        let apple = "\(Binary.corpus)/apple__app-store-server-library-swift/xcode"
+        let files = [
+            "\(apple)/xcode-app-receipt-with-transaction", "\(apple)/xcode-signed-transaction",
+            "\(Binary.corpus)/tikhop__TPInAppReceipt/receipt-xcode",
+        ]
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)"] + files)
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(
+            first.stderr.contains("receipt-xcode: rejected record #0 (byte 0): testIdReused: its Xcode transaction 0 has bundle net.zachariadis.cyclemaps, where the ledger's has "),
+            "\(first.stderr)")
+        #expect(first.stderr.contains("StoreKit testing numbers transactions anew in each app and session"))
+        // The two sightings of one purchase (Apple's receipt and its signed transaction) are one transaction still.
+        #expect(first.stdout.contains("total: read 3 = imported 2 + duplicate 0 + rejected 1"), "\(first.stdout)")
+        let found = try Binary.run(["lookup", "--json", "--ledger", "sqlite:\(ledger)", "0"])
+        let summary = try #require(String(data: Data(found.stdout.utf8), encoding: .utf8))
+        #expect(!summary.contains("CYCLEMAPS") && !summary.contains("cyclemaps"), "\(summary)")
+        // Imported again: refused again, with nothing rewritten.
+        let again = try Binary.run(["import", "--ledger", "sqlite:\(ledger)"] + files)
+        #expect(again.stdout.contains("total: read 3 = imported 0 + duplicate 2 + rejected 1"), "\(again.stdout)")
     }
 
     @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL (postgres:// ones too) exits 2, an unreachable ledger 3")
