@@ -40,13 +40,14 @@ public enum Revocation: Hashable, Sendable {
 
 extension Transaction {
     /// This transaction's revocation as the rules read it, or `nil` when it was not revoked or the
-    /// revocation is an upgrade's prorated cancellation.
+    /// revocation is an upgrade's prorated cancellation (an upgraded transaction with a refund type is refunded).
     public var revocation: Revocation? {
         guard let date = revocationDate else { return nil }
         let family = revocationType == .familyRevoke
             || (inAppOwnershipType == .familyShared && revocationReason == nil && revocationType == nil)
         if family { return .familyRevoke(at: date) }
-        if isUpgraded == true { return nil }
+        // An upgrade's prorated cancellation is no refund, unless Apple says it is one: a refund type is explicit.
+        if isUpgraded == true && revocationType != .refundFull && revocationType != .refundProrated { return nil }
         // Apple sends 0...100 000; anything else is read as the nearest possible share.
         return .refund(at: date, share: min(max(revocationPercentage ?? 100_000, 0), 100_000))
     }

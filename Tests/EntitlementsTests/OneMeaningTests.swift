@@ -69,6 +69,18 @@ struct OneMeaningTests {
         #expect(r.refundCount == 0 && r.refundedUSD == 0 && r.outcomeRefunded == 0 && !r.refundedEvent)
     }
 
+    @Test("an upgraded transaction Apple says was refunded (a refund type) is a refund everywhere, by its share")
+    func upgradedButRefunded() {
+        var t = Self.period("1", from: 0, to: 30)
+        t.isUpgraded = true
+        t.revocationDate = Self.at(5)
+        t.revocationReason = .appIssue
+        t.revocationType = .refundProrated
+        t.revocationPercentage = 50_000
+        #expect(t.revocation == .refund(at: Self.at(5), share: 50_000))
+        #expect(Self.readings(t) == Readings(refundCount: 1, refundedUSD: 4_995, outcomeRefunded: 1, refundedEvent: true, familyEvent: false, state: .revoked))
+    }
+
     @Test("a partial refund counts once everywhere, by its share")
     func partialRefund() {
         var t = Self.period("1", from: 0, to: 30)
