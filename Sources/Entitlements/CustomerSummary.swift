@@ -42,6 +42,11 @@ extension CustomerHistory {
         var refunds = 0
         var unpriced = 0
         var shared = 0
+        // A customer known by a renewal info alone is known since then, in its environment.
+        for seen in renewals where seen.seenAt <= instant {
+            first = min(first ?? seen.seenAt, seen.seenAt)
+            if let environment = seen.info.environment { environments.insert(environment.rawValue) }
+        }
         for t in transactions where (t.purchaseDate ?? instant) <= instant {
             count += 1
             if let start = t.purchaseDate ?? firstSeen[t.transactionId] { first = min(first ?? start, start) }

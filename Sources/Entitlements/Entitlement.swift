@@ -59,10 +59,41 @@ extension CustomerHistory {
         }
         var names = Set(byName.keys)
         names.formUnion(known)
-        return names.sorted().map { name in
+        let renewalOnly = renewalsWithoutTransactions(at: instant, catalog: catalog)
+        for e in renewalOnly where byName[e.name] == nil { names.remove(e.name) }
+        var found = names.sorted().map { name in
             let group = byName[name] ?? []
             guard !group.isEmpty else { return Entitlement(name: name, state: .none, reason: "nothing bought for it") }
             return state(of: name, group, at: instant, catalog: catalog)
+        }
+        found += renewalOnly.filter { byName[$0.name] == nil }
+        return found.sorted { $0.name < $1.name }
+    }
+
+    /// A subscription the ledger knows only by its renewal info (Apple's signed renewal info sent alone, say): no
+    /// transaction of it, so no access can be said, but what the info says is (renewal on or off, to what product).
+    private func renewalsWithoutTransactions(at instant: Timestamp, catalog: Catalog) -> [Entitlement] {
+        let originals = Set(transactions.map { $0.originalTransactionId ?? $0.transactionId })
+        var latest: [String: SeenRenewal] = [:]
+        for seen in renewals where seen.seenAt <= instant {
+            guard let original = seen.info.originalTransactionId, !originals.contains(original) else { continue }
+            latest[original] = seen
+        }
+        return latest.keys.sorted().map { original in
+            let seen = latest[original]!
+            let info = seen.info
+            let product = info.autoRenewProductId ?? info.productId
+            let name = product.flatMap { catalog.products[$0]?.entitlement } ?? product ?? "subscription \(original)"
+            let renewal = info.autoRenewStatus.map { $0 == .on ? "renewal on" : "renewal off" } ?? "renewal not said"
+            var e = Entitlement(
+                name: name, state: .none,
+                reason: "renewal info only, seen \(seen.seenAt.iso8601): \(renewal)"
+                    + "\(info.autoRenewProductId.map { ", renewing to \($0)" } ?? ""); no transaction of subscription \(original) is known")
+            e.productId = info.productId ?? info.autoRenewProductId
+            e.willRenew = info.autoRenewStatus.map { $0 == .on }
+            e.autoRenewProductId = info.autoRenewProductId
+            e.expirationIntent = info.expirationIntent
+            return e
         }
     }
 

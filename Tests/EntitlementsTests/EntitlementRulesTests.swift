@@ -170,6 +170,25 @@ struct EntitlementRulesTests {
         #expect(told.expirationIntent == .customerCancelled && told.willRenew == false)
     }
 
+    @Test("a subscription known only by its renewal info: no access said, but what the info says, and since when the customer is known")
+    func renewalInfoAlone() async throws {
+        var b = B()
+        b.renewal(seen: 20, autoRenew: true, original: "900", product: "pro.quarterly")
+        let h = try await b.history()
+        #expect(h.entitlements(at: B.at(10)).isEmpty)
+        let e = try #require(h.entitlements(at: B.at(30)).first)
+        #expect(e.name == "pro.quarterly" && e.state == .none && !e.state.grantsAccess)
+        #expect(e.willRenew == true && e.autoRenewProductId == "pro.quarterly")
+        #expect(
+            e.reason == "renewal info only, seen \(B.at(20).iso8601): renewal on, renewing to pro.quarterly; no transaction of subscription 900 is known",
+            "\(e.reason)")
+        #expect(h.facts(at: B.at(30)).firstSeen == B.at(20))
+        // Once a transaction of it is known, the subscription is told from its periods.
+        b.period("901", product: "pro.quarterly", from: 15, to: 105, original: "900")
+        let told = try #require(try await b.history().entitlements(at: B.at(30)).first)
+        #expect(told.state == .active && told.reason.hasPrefix("paid through"))
+    }
+
     @Test("a lapse and a resubscribe")
     func lapse() async throws {
         var b = B()
