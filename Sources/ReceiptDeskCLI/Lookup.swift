@@ -17,7 +17,10 @@ struct Lookup: AsyncParsableCommand {
     )
 
     @Argument(help: "Any id the customer gave.")
-    var id: String
+    var given: String?
+
+    /// The id to look up (``validate()`` makes sure there is one).
+    private var id: String { given ?? "" }
 
     @Option(help: ArgumentHelp("The instant to answer for: ISO 8601 or milliseconds (default: now).", valueName: "TIME"))
     var at: String?
@@ -27,8 +30,16 @@ struct Lookup: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
-    func validate() throws {
+    mutating func validate() throws {
         if let at { _ = try parseInstant(at, option: "--at") }
+        // `--files` takes every word after it, so `lookup --files DIR ID` gave the id to it: a last "path" that is no
+        // file is the id.
+        if given == nil, let last = data.source.files.last, data.source.files.count > 1, !FileManager.default.fileExists(atPath: last) {
+            given = data.source.files.removeLast()
+        }
+        guard given != nil else {
+            throw ValidationError("give the id to look up: receiptdesk lookup ID [--files PATH...] (--files takes every word after it)")
+        }
     }
 
     func run() async throws {
@@ -108,11 +119,16 @@ struct Lookup: AsyncParsableCommand {
             // (A purchase a family member shared is the purchaser's spend: counted, not summed.)
             let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
             let net = spend.isEmpty ? (facts.sharedCount > 0 && facts.unpricedCount == 0 ? "none" : "unknown (no prices)") : spend
-            output.line("  \(facts.transactionCount) transactions, \(facts.refundCount) refunded, net spend \(net)\(shared)")
+            output.line(
+                "  \(facts.transactionCount) \(facts.transactionCount == 1 ? "transaction" : "transactions"), \(facts.refundCount) refunded, net spend \(net)\(shared)")
             output.line("")
             output.line("entitlements")
             for e in entitlements {
-                var line = "  \(safe(e.name).padding(toLength: 22, withPad: " ", startingAt: 0)) \(e.state.rawValue.uppercased().padding(toLength: 13, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
+                // A name too long for its 22 columns keeps its end when dotted (three products of one app read
+                // "com.ideasoncanvas.mind" alike), else its start.
+                let name = safe(e.name)
+                let shown = name.count > 22 && name.contains(".") ? "…" + name.suffix(21) : name
+                var line = "  \(shown.padding(toLength: 22, withPad: " ", startingAt: 0)) \(e.state.rawValue.uppercased().padding(toLength: 13, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
                 if let willRenew = e.willRenew { line += willRenew ? "  renews" : "  renewal off" }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")

@@ -88,6 +88,11 @@ struct LookupCommandTests {
         let refunds = try Binary.run(["refunds", "--files", file, "--json"])
         #expect(refunds.status == 0)
         #expect(refunds.stdout.isEmpty)
+        // The id after the paths (--files takes every word after it) is still the id; none at all says how to give one.
+        let after = try Binary.run(["lookup", "--files", file, "1000000746095599"])
+        #expect(after.status == 0 && after.stdout.contains("customer C1"), "\(after.stderr)")
+        let none = try Binary.run(["lookup", "--files", file])
+        #expect(none.status == 2 && none.stderr.contains("give the id to look up"), "\(none.stderr)")
     }
 
     @Test("refunds --limit cuts the list and says so; the JSON stays data only")

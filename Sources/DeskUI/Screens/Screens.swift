@@ -160,7 +160,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let health = [
         "last import \(Format.minute(c.lastImport))", "\(Format.counted(c.sources, "source")), \(Format.counted(c.rawRecords, "record"))",
-        "\(Format.count(c.rejectedRecords)) rejected (6 shows them)",
+        // (The key after the screen it opens, as "in the queue (5)" above: "(6 shows them)" read as a count.)
+        c.rejectedRecords == 0 ? "no record rejected" : "\(Format.count(c.rejectedRecords)) rejected, on Imports (6)",
     ]
     for (index, line) in health.prefix(room).enumerated() {
         _ = p.text(line, x: half + 1, y: y + index, role: index == 2 && c.rejectedRecords > 0 ? "status.warn" : "ui.text", width: state.width - half - 2)
@@ -168,6 +169,13 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
 }
 
 // MARK: Customers
+
+/// Why the customer list is empty: a filter that matches no one, or a ledger that holds no one.
+func customersNone(_ state: AppState) -> String {
+    let query = state.customerQuery
+    let filtered = query.filter != nil || query.activeAt != nil || query.withOpenFlags || query.environment != .all || state.environment != .all
+    return filtered ? "no customers match" : "no customers in this ledger yet (receiptdesk import adds them)"
+}
 
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
@@ -192,7 +200,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let rows = page.rows
     if rows.isEmpty {
         _ = p.text(
-            notLoaded(state) ?? (state.customersLoading ? "loading…" : "no customers match"), x: 1, y: body.y + 2, role: "ui.text.muted")
+            notLoaded(state) ?? (state.customersLoading ? "loading…" : customersNone(state)), x: 1, y: body.y + 2, role: "ui.text.muted")
         return
     }
     p.table(x: 0, y: body.y + 1, width: state.width, height: body.height - 2, columns: columns, rows: rows.count, total: page.total, totalIsLowerBound: page.totalIsLowerBound, offset: state.customerOffset, position: state.customerList, sortColumn: sortColumn) { row, column in
@@ -354,7 +362,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     for (offset, e) in shownEntitlements.enumerated() {
         let index = firstEntitlement + offset
         let rowY = y + offset
-        _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth)
+        _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth, keepEnd: TableCell.isDotted(e.name))
         _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: stateWidth)
         let renewal = renewalNote(e)
         // Seconds and milliseconds give way before whether it renews does.
@@ -368,7 +376,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // Coverage strip per subscription: what covered the customer, day by day.
     if let coverage = coverageStrips(records, view: view, groups: groups, width: state.width - column - 2) {
         for strip in coverage.strips.prefix(2) {
-            _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: nameWidth)
+            _ = p.text(strip.name, x: 1, y: y, role: "ui.text.muted", width: nameWidth, keepEnd: TableCell.isDotted(strip.name))
             // (Blank before the group's first purchase: not a gap, nothing yet.)
             for (index, kind) in strip.cells.enumerated() {
                 guard let kind else { continue }
@@ -411,7 +419,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             switch column {
             case 0: return TableCell(t.transactionId)
             case 1: return TableCell(environmentLabel(t.environment), role: t.environment == .production ? "ui.text" : "status.warn")
-            case 2: return TableCell(t.productId ?? "-")
+            case 2: return TableCell.id(t.productId ?? "-")
             case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
             case 4: return TableCell(Format.day(t.expiresDate))
             case 5: return TableCell(t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-")
@@ -469,7 +477,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             switch column {
             case 0: return TableCell(Format.minute(e.at))
             case 1: return TableCell(e.kind.rawValue, role: "event.\(e.kind.rawValue)")
-            case 2: return TableCell(e.productId ?? "-")
+            case 2: return TableCell.id(e.productId ?? "-")
             default: return TableCell(timelineDetail(e))
             }
         }
@@ -533,7 +541,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
         case 0: return severityCell(f, short: short)
         case 1: return TableCell(f.rule)
         case 2: return statusCell(f)
-        case 3: return TableCell(f.productId ?? "-")
+        case 3: return TableCell.id(f.productId ?? "-")
         case 4: return amountCell(f)
         case 5: return ageCell(f, at: instant)
         default: return dueCell(f, at: instant)
@@ -826,7 +834,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 3: return statusCell(f)
         case 4: return TableCell(f.customerId.map { "C\($0)" } ?? "-", role: "ui.accent")
         case 5: return TableCell(environmentLabel(f.environment), role: f.environment == .production ? "ui.text" : "status.warn")
-        case 6: return TableCell(f.productId ?? "-")
+        case 6: return TableCell.id(f.productId ?? "-")
         case 7: return amountCell(f)
         case 8: return ageCell(f, at: instant)
         case 9: return dueCell(f, at: instant)

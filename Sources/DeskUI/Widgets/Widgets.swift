@@ -39,6 +39,15 @@ public struct TableCell: Sendable {
         self.role = role
         self.keepEnd = keepEnd
     }
+
+    /// A product id or entitlement name: a dotted one (`org.getpure.pure-iphone.week`) is cut at its start, where
+    /// the ids of one app are alike, so that the week and the month stay told apart.
+    public static func id(_ text: String, role: String? = nil) -> TableCell {
+        TableCell(text, role: role, keepEnd: isDotted(text))
+    }
+
+    /// Whether a name reads from its end, as reverse-DNS ids do.
+    public static func isDotted(_ text: String) -> Bool { text.contains(".") }
 }
 
 /// Drawing helpers over a buffer with a theme: every widget names roles, never colours.
