@@ -119,8 +119,11 @@ struct Lookup: AsyncParsableCommand {
             // (A purchase a family member shared is the purchaser's spend: counted, not summed.)
             let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
             let net = spend.isEmpty ? (facts.sharedCount > 0 && facts.unpricedCount == 0 ? "none" : "unknown (no prices)") : spend
+            // Restores give a period another transaction id: the records and the purchases they are, when they differ.
+            let listed = records.transactions.count { ($0.purchaseDate ?? instant) <= instant }
+            let purchases = listed > facts.transactionCount ? " (\(facts.transactionCount) \(facts.transactionCount == 1 ? "purchase" : "purchases"))" : ""
             output.line(
-                "  \(facts.transactionCount) \(facts.transactionCount == 1 ? "transaction" : "transactions"), \(facts.refundCount) refunded, net spend \(net)\(shared)")
+                "  \(listed) \(listed == 1 ? "transaction" : "transactions")\(purchases), \(facts.refundCount) refunded, net spend \(net)\(shared)")
             output.line("")
             output.line("entitlements")
             for e in entitlements {

@@ -154,6 +154,19 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.hasPrefix("2006 ") && $0.hasSuffix("plain JSON") }, "\(renderedLines(state))")
     }
 
+    @Test("a period restored under another transaction id: the header counts the transactions listed and the purchases they are")
+    func restoredCounts() throws {
+        var state = Fixture.state(width: 100, height: 24, screen: .customer)
+        var bought = Fixture.transaction("4001", product: "pro.monthly", purchased: -10, expires: 20)
+        bought.webOrderLineItemId = "w1"
+        var restored = Fixture.transaction("4002", product: "pro.monthly", purchased: -10, expires: 20)
+        restored.webOrderLineItemId = "w1"
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.customer([bought, restored]), flags: [], log: [])))
+        #expect(renderedLines(state).contains { $0.contains("  2 txs, 1 purchase  0 refunded") }, "\(renderedLines(state).joined(separator: "\n"))")
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.customer([bought]), flags: [], log: [])))
+        #expect(renderedLines(state).contains { $0.contains("  1 tx  0 refunded") })
+    }
+
     @Test("dotted product ids too long for their column keep their end: one app's week and month stay told apart")
     func dottedIdsKeepTheirEnd() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .customer)
