@@ -146,20 +146,28 @@ extension SQLLedger: LedgerReading {
     public func sources(after: Int64?, limit: Int) async throws -> [SourceSummary] {
         try await database.read { c in
             try c.query(
-                """
-                SELECT id, path, sha256, size, started_at, completed_at, records_read, imported, duplicates, rejected
-                FROM sources WHERE id < ? ORDER BY id DESC LIMIT ?
-                """, [.int(after ?? Int64.max), .of(limit)]
-            ).map { row in
-                SourceSummary(
-                    id: row[0].int ?? 0, path: row[1].text ?? "", sha256: row[2].text ?? "", size: row[3].int ?? 0,
-                    startedAt: Timestamp(millisecondsSince1970: row[4].int ?? 0),
-                    completedAt: row[5].int.map(Timestamp.init(millisecondsSince1970:)),
-                    counts: ImportCounts(
-                        read: Int(row[6].int ?? 0), imported: Int(row[7].int ?? 0), duplicate: Int(row[8].int ?? 0),
-                        rejected: Int(row[9].int ?? 0)))
-            }
+                "SELECT \(Self.sourceColumns) FROM sources WHERE id < ? ORDER BY id DESC LIMIT ?", [.int(after ?? Int64.max), .of(limit)]
+            ).map(Self.sourceSummary)
         }
+    }
+
+    /// The source of this content (sources are told apart by their SHA-256, not their path), if it was imported.
+    public func source(sha256: String) async throws -> SourceSummary? {
+        try await database.read { c in
+            try c.query("SELECT \(Self.sourceColumns) FROM sources WHERE sha256 = ?", [.text(sha256)]).first.map(Self.sourceSummary)
+        }
+    }
+
+    private static let sourceColumns = "id, path, sha256, size, started_at, completed_at, records_read, imported, duplicates, rejected"
+
+    private static func sourceSummary(_ row: [SQLValue]) -> SourceSummary {
+        SourceSummary(
+            id: row[0].int ?? 0, path: row[1].text ?? "", sha256: row[2].text ?? "", size: row[3].int ?? 0,
+            startedAt: Timestamp(millisecondsSince1970: row[4].int ?? 0),
+            completedAt: row[5].int.map(Timestamp.init(millisecondsSince1970:)),
+            counts: ImportCounts(
+                read: Int(row[6].int ?? 0), imported: Int(row[7].int ?? 0), duplicate: Int(row[8].int ?? 0),
+                rejected: Int(row[9].int ?? 0)))
     }
 
     public func rejectedRecords(after: Int64?, limit: Int) async throws -> [RejectedRecord] {

@@ -85,6 +85,13 @@ struct ImportRun {
             if !quiet || counts.rejected > 0 {
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
             }
+            // Sources are their content: the same bytes imported before under another name are listed under that one.
+            if !quiet, info.path != "-", let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
+                FileHandle.standardError.write(
+                    Data(
+                        ("\(safe(path)): the same content as \(safe(stored.path)), imported \(stored.startedAt.iso8601): the Imports "
+                            + "screen lists its records under that name\n").utf8))
+            }
         }
         return total
     }

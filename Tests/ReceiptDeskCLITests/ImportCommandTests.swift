@@ -83,6 +83,22 @@ struct ImportCommandTests {
         #expect(third.stdout.contains("total: read 103 = imported 0 + duplicate 103 + rejected 0"), "\(third.stdout)")
     }
 
+    @Test("the same content imported again under another name says under which name the Imports screen lists it")
+    func sameContentElsewhere() throws {
+        let ledger = Self.temporary("renamed.sqlite")
+        let original = "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseInvalidReceiptResponse.json"
+        let copy = Self.temporary("bad.json")
+        try FileManager.default.copyItem(atPath: original, toPath: copy)
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", original])
+        #expect(first.status == 1 && !first.stderr.contains("the same content as"), "\(first.stderr)")
+        let again = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", copy])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("\(copy): the same content as \(original), imported "), "\(again.stderr)")
+        #expect(again.stderr.contains("the Imports screen lists its records under that name"))
+        // The same file again: nothing to say.
+        #expect(!(try Binary.run(["import", "--ledger", "sqlite:\(ledger)", original])).stderr.contains("the same content as"))
+    }
+
     @Test("Xcode test transactions numbered 0 in two apps are two purchases: the second app's is refused, naming both, not merged")
     func reusedTestIds() throws {
         let ledger = Self.temporary("xcode.sqlite")
