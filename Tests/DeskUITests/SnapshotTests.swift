@@ -154,6 +154,23 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.hasPrefix("2006 ") && $0.hasSuffix("plain JSON") }, "\(renderedLines(state))")
     }
 
+    @Test("periods shorter than a strip's cell (a sandbox's five-minute months) cover the cells they fall in")
+    func shortPeriodsOnTheStrip() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customer)
+        let minutes: Int64 = 5 * 60_000
+        // Ten five-minute periods, one every three days up to the day before now.
+        let periods = (0..<10).map { n -> Transaction in
+            var t = Fixture.transaction("50\(n)", product: "pro.monthly", purchased: -28 + Int64(n) * 3, expires: nil)
+            t.type = .autoRenewableSubscription
+            t.subscriptionGroupIdentifier = "G1"
+            t.expiresDate = t.purchaseDate!.adding(milliseconds: minutes)
+            return t
+        }
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.customer(periods), flags: [], log: [])))
+        let strip = try #require(renderedLines(state).last { $0.hasPrefix(" group G1 ") })
+        #expect(strip.filter { $0 == "█" }.count == 10, "\(renderedLines(state).joined(separator: "\n"))")
+    }
+
     @Test("a period restored under another transaction id: the header counts the transactions listed and the purchases they are")
     func restoredCounts() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customer)

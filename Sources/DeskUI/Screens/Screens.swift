@@ -682,17 +682,24 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
         let lastExpiry = expiries.last ?? start
         let firstPurchase = transactions.compactMap(\.purchaseDate?.millisecondsSince1970).min() ?? start
         let cells: [CoverageKind?] = (0..<width).map { index in
-            let t = start + slice * Int64(index) + slice / 2
-            if t < firstPurchase { return nil }
-            let covering = transactions.filter { ($0.purchaseDate?.millisecondsSince1970 ?? .max) <= t && t < ($0.expiresDate?.millisecondsSince1970 ?? .min) && $0.isUpgraded != true }
-            // A refund standing at this point of the strip (not one Apple reversed); a family revoke, no refund, ends
+            let cellStart = start + slice * Int64(index)
+            let t = cellStart + slice / 2
+            // A cell is the span it stands for, not its middle instant: periods shorter than a cell (a sandbox's
+            // five-minute months) cover the cells they fall in, or a strip of gaps sat under an active entitlement.
+            let cellEnd = min(cellStart + slice, clampedSum(instant, 1))
+            if cellEnd <= firstPurchase { return nil }
+            let covering = transactions.filter {
+                ($0.purchaseDate?.millisecondsSince1970 ?? .max) < cellEnd && cellStart < ($0.expiresDate?.millisecondsSince1970 ?? .min)
+                    && $0.isUpgraded != true
+            }
+            // A refund standing in this span of the strip (not one Apple reversed); a family revoke, no refund, ends
             // access all the same.
             let revoked = covering.compactMap { c in
-                (c.revocationDate?.millisecondsSince1970 ?? .max) <= t ? view.revocations[c.transactionId] ?? nil : nil
+                (c.revocationDate?.millisecondsSince1970 ?? .max) < cellEnd ? view.revocations[c.transactionId] ?? nil : nil
             }
             if revoked.contains(where: \.isRefund) { return .refund }
             if !revoked.isEmpty { return .revoked }
-            if let paid = covering.first {
+            if let paid = covering.last {
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
             let expired = expiries.last { $0 <= t }
