@@ -1,4 +1,5 @@
 import Testing
+import ReceiptModel
 
 @testable import DeskUI
 
@@ -17,6 +18,12 @@ struct TextTests {
     ])
     func sanitise(input: String, shown: String) {
         #expect(Sanitize.text(input) == shown)
+    }
+
+    @Test("environments in a list column: short names, never a word cut short (Xcod, Loca)")
+    func environmentLabels() {
+        #expect([.production, .sandbox, .xcode, .localTesting, nil].map(environmentLabel) == ["prod", "sbx", "xc", "lt", "-"])
+        #expect(environmentLabel(.unknown("Staging")) == "Stag")
     }
 
     @Test("invalid UTF-8 bytes are shown as \\xNN, valid text kept")

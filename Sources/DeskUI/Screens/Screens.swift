@@ -1014,11 +1014,14 @@ func environmentMark(_ state: AppState, _ flag: RefundFlag) -> String {
     return " " + environmentLabel(environment)
 }
 
-/// An environment as a list column shows it: `prod`, `sbx`, the first letters of another, `-` when unknown.
+/// An environment as a list column shows it: `prod`, `sbx`, `xc` (Xcode), `lt` (local testing), the first letters
+/// of another, `-` when unknown. (Cut to four, "Xcod" and "Loca" read as words cut short.)
 func environmentLabel(_ environment: Environment?) -> String {
     switch environment {
     case .production?: "prod"
     case .sandbox?: "sbx"
+    case .xcode?: "xc"
+    case .localTesting?: "lt"
     case let other?: String(other.rawValue.prefix(4))
     case nil: "-"
     }
