@@ -19,7 +19,7 @@ struct VerificationOptions: ParsableArguments {
     @Flag(name: .customLong("no-verify"), help: "Decode without verifying signatures; records are marked skipped.")
     var noVerify = false
 
-    @Flag(name: .customLong("verify-now"), help: "Judge certificate validity now instead of at each payload's signedDate.")
+    @Flag(name: .customLong("verify-now"), help: "Judge certificate validity now instead of at each payload's signedDate (a receipt's creation date).")
     var verifyNow = false
 
     func validate() throws {

@@ -43,6 +43,11 @@ struct RealSignatureTests {
         let decoder = try makeDecoder(validationTime: .at(testNow))
         let record = try #require(try await decodeCorpus("aporat__store-receipt-validator/test-notification-signed-payload.json", decoder: decoder).first)
         #expect(record.error?.code == "certificateExpired")
+        // A PKCS#7 receipt too (--verify-now judged only JWS at now): its Apple certificates are no longer valid then.
+        let receipt = "IdeasOnCanvas__AppReceiptValidator/grandUnifiedExpiredAppleCert_receipt.b64"
+        #expect(try await decodeCorpus(receipt).first?.verification == .verified)
+        let now = try #require(try await decodeCorpus(receipt, decoder: decoder).first)
+        #expect(now.verification == .failed && now.error?.message.contains("at \(testNow.iso8601)") == true, "\(String(describing: now.error))")
     }
 
     @Test("Apple's test-CA mock data verifies only with testCA.der trusted")

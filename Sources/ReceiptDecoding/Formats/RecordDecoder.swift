@@ -445,13 +445,11 @@ public struct RecordDecoder: Sendable {
         var record = DecodedRecord(provenance: provenance, kind: .appReceipt)
         record.receipt = parsed.receipt
         record.transactions = try parsed.transactions(provenance: provenance, notes: notes)
-        let fallback: Timestamp
-        switch verifier.policy.validationTime {
-        case .signedDate: fallback = now
-        case .at(let instant): fallback = instant
-        }
+        // At the receipt's creation date, as a JWS at its signedDate; `--verify-now` (a fixed instant) judges both then.
+        var fixed: Timestamp?
+        if case .at(let instant) = verifier.policy.validationTime { fixed = instant }
         let outcome = await PKCS7SignatureCheck.verify(
-            parsed, trust: receiptTrust, enabled: verifier.policy.verifySignatures, fallback: fallback)
+            parsed, trust: receiptTrust, enabled: verifier.policy.verifySignatures, fallback: fixed ?? now, at: fixed)
         notes.warnings.append(contentsOf: outcome.warnings)
         record.verification = outcome.verification
         for index in record.transactions.indices { record.transactions[index].verification = record.verification }

@@ -42,8 +42,9 @@ enum PKCS7SignatureCheck {
     /// The signature over the payload is checked for every receipt; the chain's verdict comes from `trust`'s cache when
     /// the same envelope certificates and signer serial validated before at a window holding this instant, which is
     /// exactly when a fresh validation would find it valid again.
+    /// With `at` (`--verify-now`, or a fixed instant), validity is judged then instead, as a JWS's is.
     static func verify(
-        _ receipt: PKCS7Receipt, trust: ReceiptTrust, enabled: Bool, fallback: Timestamp
+        _ receipt: PKCS7Receipt, trust: ReceiptTrust, enabled: Bool, fallback: Timestamp, at fixed: Timestamp? = nil
     ) async -> Outcome {
         guard enabled else { return Outcome(verification: .skipped) }
         var warnings = trust.warnings
@@ -52,7 +53,7 @@ enum PKCS7SignatureCheck {
             return Outcome(verification: .unsigned, warnings: warnings)
         }
         let parts = BERValue.children(signer)
-        let instant = receipt.receipt.receiptCreationDate ?? fallback
+        let instant = fixed ?? receipt.receipt.receiptCreationDate ?? fallback
         var chain: ReceiptSignerChain?
         if parts.count >= 5, let serial = serialNumber(parts[1]) {
             chain = ReceiptSignerChain(certificates: receipt.certificates, serialNumber: serial)
@@ -99,7 +100,7 @@ enum PKCS7SignatureCheck {
             isValid(signature: signature, over: signedBytes, digestOID: digestOID, key: leaf.publicKey)
         else { return failed("the signature does not verify with the signer's key") }
 
-        if receipt.receipt.receiptCreationDate == nil {
+        if fixed == nil, receipt.receipt.receiptCreationDate == nil {
             warnings.append("the receipt has no creation date (attribute 12): its certificates were checked at \(fallback.iso8601) instead")
         }
         if cachedLeaf != nil { return Outcome(verification: .verified, warnings: warnings) }
