@@ -171,6 +171,19 @@ struct SnapshotTests {
         #expect(strip.filter { $0 == "█" }.count == 10, "\(renderedLines(state).joined(separator: "\n"))")
     }
 
+    @Test("at 60 columns the customer header keeps the environment, saying 'net unknown' short when no price is known")
+    func narrowHeaderWithoutPrices() throws {
+        var state = Fixture.state(width: 60, height: 20, screen: .customer)
+        var t = Fixture.transaction("6001", product: "pro.monthly", purchased: -10, expires: 20)
+        t.price = nil
+        t.currency = nil
+        t.environment = .sandbox
+        _ = reduce(&state, .customerLoaded(CustomerDetail(records: Fixture.customer([t]), flags: [], log: [])))
+        #expect(renderedLines(state).contains { $0.hasPrefix(" Sandbox  1 tx  0 refunded  net unknown ") }, "\(renderedLines(state).joined(separator: "\n"))")
+        state.width = 100
+        #expect(renderedLines(state).contains { $0.contains("Sandbox  1 tx  0 refunded  net unknown (no prices in the data)") })
+    }
+
     @Test("a period restored under another transaction id: the header counts the transactions listed and the purchases they are")
     func restoredCounts() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customer)

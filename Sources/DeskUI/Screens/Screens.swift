@@ -310,8 +310,11 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let figures = "\(count)  \(facts.refundCount) refunded  net \(net)"
     let environments = facts.environments.joined(separator: "+")
     // The figures matter most: on a narrow screen the first-seen day goes first, then the environments.
+    // (Where no price is known, "net unknown" says it before the environments give way.)
+    let shortFigures = figures.replacing("net unknown (no prices in the data)", with: "net unknown")
     let lines = [
-        "first seen \(Format.day(facts.firstSeen))  \(environments)  \(figures)", "\(environments)  \(figures)", figures,
+        "first seen \(Format.day(facts.firstSeen))  \(environments)  \(figures)", "\(environments)  \(figures)",
+        "\(environments)  \(shortFigures)", figures, shortFigures,
     ]
     // Open flags at the right end (their rules when they fit, else the count); the facts take the rest.
     var flagText = ""
@@ -323,7 +326,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(flagText, x: max(1, state.width - DisplayWidth.of(flagText) - 1), y: y, role: "status.danger", width: state.width - 2)
     }
     let room = max(0, state.width - DisplayWidth.of(flagText) - 3)
-    let line = lines.first { DisplayWidth.of($0) <= room } ?? figures
+    let line = lines.first { DisplayWidth.of($0) <= room } ?? shortFigures
     _ = p.text(line, x: 1, y: y, role: "ui.text.muted", width: room)
     y += 1
     // The latest note an agent left (`receiptdesk note`, or a note on one of the customer's flags: a resolve's; an
