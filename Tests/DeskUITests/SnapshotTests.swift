@@ -171,6 +171,15 @@ struct SnapshotTests {
         #expect(strip.filter { $0 == "█" }.count == 10, "\(renderedLines(state).joined(separator: "\n"))")
     }
 
+    @Test("Imports at 60 columns: the rejected record's code whole, the import's time whole")
+    func importsNarrow() throws {
+        var state = Fixture.state(width: 60, height: 20, screen: .imports)
+        state.rejected[0].code = "legacyTransactionReceipt"
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.contains(" legacyTransactionReceipt ") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains(" 2025-02-28 08:00 ") }, "\(lines.joined(separator: "\n"))")
+    }
+
     @Test("at 60 columns the customer header keeps the environment, saying 'net unknown' short when no price is known")
     func narrowHeaderWithoutPrices() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

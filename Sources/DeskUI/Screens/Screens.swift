@@ -940,7 +940,8 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     } else {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
-            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
+            // (A time cut to "2026-11-26 2…" says nothing: the source's path gives way first.)
+            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16, keepsWidth: true), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]
@@ -971,7 +972,12 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // height on Tab).
     p.table(
         x: 0, y: y + 1, width: state.width, height: body.height - half - 2,
-        columns: [Column("record", 24, keepEnd: true), Column("code", 16), Column("reason", 20, flex: true), Column("bytes", 7, right: true)],
+        // The code as wide as the widest loaded ("legacyTransactionReceipt" was cut at 16): the reason gives way, and
+        // the last line holds it whole.
+        columns: [
+            Column("record", 24, keepEnd: true), Column("code", min(26, max(4, rejected.map { DisplayWidth.of(Sanitize.text($0.code)) }.max() ?? 4)), keepsWidth: true),
+            Column("reason", 20, flex: true), Column("bytes", 7, right: true),
+        ],
         rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
     ) { row, column in
         let r = rejected[row]
