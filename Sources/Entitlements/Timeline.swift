@@ -85,6 +85,19 @@ extension CustomerHistory {
                 add(revoked, seenAt(t), .refunded, t, detail)
             }
         }
+        /// A period bought with a free trial or an offer, said after what the event says (a resubscription that
+        /// began a trial read as a plain one, and the trialConverted after it came from nowhere).
+        func offerNote(_ t: Transaction) -> String {
+            if t.offerDiscountType == .freeTrial { return ", with a free trial until \(t.expiresDate?.iso8601 ?? "?")" }
+            let kind: String
+            switch t.offerType {
+            case .promotional?: kind = "promotional offer"
+            case .offerCode?: kind = "offer code"
+            case .winBack?: kind = "win-back offer"
+            default: return ""
+            }
+            return ", with \(kind) \(t.offerIdentifier ?? "?")"
+        }
         // By entitlement name: a dictionary's own order differs from one instance to the next.
         for (_, chain) in chains.sorted(by: { $0.key < $1.key }) {
             var previous: Transaction?
@@ -122,14 +135,14 @@ extension CustomerHistory {
                     if revokedEnd == nil { add(end, seen, .expired, prior, "period ended") }
                     let gapLength = max(0, t.purchaseDate.map { end.distance(to: $0) } ?? 0)
                     add(end, seen, .lapsed, prior, "no subscription for \(describeDuration(gapLength))")
-                    add(t.purchaseDate, seen, .resubscribed, t, "subscribed again to \(t.productId ?? "?")")
+                    add(t.purchaseDate, seen, .resubscribed, t, "subscribed again to \(t.productId ?? "?")\(offerNote(t))")
                 } else if prior.productId != t.productId {
                     let kind = change(from: prior, to: t, catalog: catalog)
-                    add(t.purchaseDate, seen, kind, t, "\(prior.productId ?? "?") -> \(t.productId ?? "?")")
+                    add(t.purchaseDate, seen, kind, t, "\(prior.productId ?? "?") -> \(t.productId ?? "?")\(offerNote(t))")
                 } else if prior.offerDiscountType == .freeTrial && t.offerDiscountType != .freeTrial {
-                    add(t.purchaseDate, seen, .trialConverted, t, "trial converted to paid")
+                    add(t.purchaseDate, seen, .trialConverted, t, "trial converted to paid\(offerNote(t))")
                 } else {
-                    add(t.purchaseDate, seen, .renewed, t, "renewed until \(t.expiresDate?.iso8601 ?? "?")")
+                    add(t.purchaseDate, seen, .renewed, t, "renewed until \(t.expiresDate?.iso8601 ?? "?")\(offerNote(t))")
                 }
             }
             if let last = previous, let expires = last.expiresDate, expires <= instant,

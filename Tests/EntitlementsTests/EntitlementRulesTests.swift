@@ -189,6 +189,18 @@ struct EntitlementRulesTests {
         #expect(told.state == .active && told.reason.hasPrefix("paid through"))
     }
 
+    @Test("a resubscription that begins a free trial says so, so that the trialConverted after it follows from it")
+    func resubscribedIntoATrial() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.period("2", from: 40, to: 47, trial: true)
+        b.period("3", from: 47, to: 77)
+        let h = try await b.history()
+        #expect(kinds(h, upTo: 50) == [.subscribed, .expired, .lapsed, .resubscribed, .trialConverted])
+        let again = try #require(h.timeline(upTo: B.at(50)).first { $0.kind == .resubscribed })
+        #expect(again.detail == "subscribed again to pro.monthly, with a free trial until \(B.at(47).iso8601)", "\(again.detail)")
+    }
+
     @Test("a lapse and a resubscribe")
     func lapse() async throws {
         var b = B()
