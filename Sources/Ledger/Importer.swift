@@ -9,6 +9,8 @@ public struct ImportProgress: Sendable {
     public var totalBytes: Int64
     /// The records the last batch rejected: "record N (byte O): code: reason", to show as they happen.
     public var rejections: [String] = []
+    /// The records an earlier, interrupted run committed, which this one resumed after (so far).
+    public var resumed = 0
 }
 
 /// An import that stopped part-way (the ledger went away, the file could not be read): what the batches it
@@ -79,6 +81,7 @@ public struct Importer: Sendable {
         var pendingWrite: Task<(counts: ImportCounts, refused: [String]), Error>?
         var committed = ImportCounts()
         var records = 0
+        var resumed = 0
         var bytes: Int64 = 0
         /// What the ledger itself refused in the batch last written, said with the next progress.
         var refusedByLedger: [String] = []
@@ -107,7 +110,10 @@ public struct Importer: Sendable {
                 for piece in pieces {
                     records += 1
                     bytes = piece.offset + Int64(piece.bytes.count)
-                    if let resumeAfter, piece.index <= resumeAfter { continue }
+                    if let resumeAfter, piece.index <= resumeAfter {
+                        resumed += 1
+                        continue
+                    }
                     if let retrying, !retrying.contains(piece.index) {
                         settled += 1
                         continue
@@ -118,7 +124,9 @@ public struct Importer: Sendable {
             }
             if !batch.isEmpty { try await flush() }
             try await settle()
-            progress(ImportProgress(path: info.path, records: records, bytes: info.size, totalBytes: info.size, rejections: refusedByLedger))
+            progress(
+                ImportProgress(
+                    path: info.path, records: records, bytes: info.size, totalBytes: info.size, rejections: refusedByLedger, resumed: resumed))
             // A retry's batches kept the finished source's reconciliation (and left its completion time) as it is.
             guard retrying != nil else { return try await ledger.completeSource(sourceId, now: now) }
             return ImportCounts(

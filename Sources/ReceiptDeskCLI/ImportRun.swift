@@ -53,6 +53,7 @@ struct ImportRun {
             // dashboard's Imports screen lists them all).
             var shown = 0
             let shownLimit = 20
+            var resumed = 0
             do {
                 counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
                     if !quiet, !step.rejections.isEmpty {
@@ -62,6 +63,7 @@ struct ImportRun {
                         }
                         shown += step.rejections.count
                     }
+                    resumed = max(resumed, step.resumed)
                     progress.update(step)
                 }
             } catch let error as ImportInterrupted {
@@ -83,7 +85,10 @@ struct ImportRun {
             }
             total = total + counts
             if !quiet || counts.rejected > 0 {
-                FileHandle.standardError.write(Data("\(safe(path)): \(counts)\n".utf8))
+                // The file's reconciliation, an interrupted run's records in it: said, so that a resumed run's figures
+                // are not read as its own.
+                let earlier = resumed > 0 ? " (resumed: the first \(resumed) \(resumed == 1 ? "record was" : "records were") committed by an earlier run)" : ""
+                FileHandle.standardError.write(Data("\(safe(path)): \(counts)\(earlier)\n".utf8))
             }
             // Sources are their content: the same bytes imported before under another name are listed under that one.
             if !quiet, info.path != "-", let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {

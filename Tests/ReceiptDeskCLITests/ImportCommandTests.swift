@@ -241,6 +241,10 @@ struct ImportCommandTests {
         let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
         #expect(rerun.status == 0)
         #expect(rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"))
+        // The file's figures hold the killed run's records: the line says how many were.
+        #expect(
+            rerun.stderr.contains("imported \(count) + duplicate 0 + rejected 0 (resumed: the first \(records) records were committed by an earlier run)"),
+            "\(rerun.stderr)")
         let again = try SQLiteDatabase.open(path: ledgerPath)
         let final = try await again.read { c in try c.scalar("SELECT COUNT(*) FROM transactions")?.int ?? -1 }
         #expect(final == Int64(count))

@@ -127,7 +127,7 @@ public struct Prompt: Sendable, Equatable {
         switch kind {
         case .command: ":"
         case .filter: "/"
-        case .instant: "as of, in UTC (YYYY-MM-DD[ HH:MM], now): "
+        case .instant: "as of (UTC: YYYY-MM-DD[ HH:MM], or now): "
         case .note(let ids): "resolve \(Format.counted(ids.count, "flag"))\(flagRules(ids)), note: "
         }
     }
