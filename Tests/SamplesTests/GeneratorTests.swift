@@ -31,6 +31,30 @@ struct GeneratorTests {
         #expect(receipts != otherReceipts)
     }
 
+    @Test("two seeds number their transactions and accounts apart (one ledger may hold both); the demo's seed keeps its ids")
+    func seedsApart() {
+        func ids(_ options: SampleGenerator.Options) -> (transactions: Set<String>, accounts: Set<String>) {
+            let generator = SampleGenerator(options)
+            var transactions = Set<String>()
+            var accounts = Set<String>()
+            for index in 0..<60 {
+                let life = generator.life(index)
+                transactions.formUnion(life.transactions.map(\.id))
+                if let external = life.externalId { accounts.insert(external) }
+            }
+            return (transactions, accounts)
+        }
+        let one = ids(.init(customers: 60, seed: 1))
+        let seven = ids(.init(customers: 60, seed: 7))
+        #expect(!one.transactions.isEmpty && !one.accounts.isEmpty)
+        #expect(one.transactions.isDisjoint(with: seven.transactions))
+        #expect(one.accounts.isDisjoint(with: seven.accounts))
+        // SampleData/README.md names the demo's stories by these ids.
+        let demo = SampleGenerator(.init(customers: 200, seedText: SampleGenerator.demoSeed))
+        #expect(demo.life(0).firstOriginalTransactionId == "150000000000001")
+        #expect(demo.life(0).externalId == nil || demo.life(0).externalId?.hasPrefix("acct-000") == true)
+    }
+
     @Test("a customer's life depends only on the seed and its index")
     func lifeIsPure() {
         let generator = SampleGenerator(.init(customers: 10, seed: 5))

@@ -25,11 +25,22 @@ struct LifeSimulator {
     var rng: SplitMix64
     var life: CustomerLife
     private var sequence = 0
+    /// This seed's block of transaction ids (``idBlock(seed:)``).
+    private let block: Int64
+
+    /// Data sets of two seeds imported into one ledger must not share ids: a second seed's transaction
+    /// 150000000000001, another product of another customer, was merged into the first's. Each seed numbers its
+    /// transactions (and account ids) in a block of its own, one of 49 (two seeds may still meet, one time in 49);
+    /// the demo's seed keeps block 0, the ids its stories are known by in SampleData/README.md.
+    static func idBlock(seed: UInt64) -> Int64 {
+        seed == SampleGenerator.Options.seed(SampleGenerator.demoSeed) ? 0 : Int64(1 + seed % 49)
+    }
 
     init(seed: UInt64, index: Int, from: Int64, to: Int64, releaseDay: Int64, formats: [(SampleFormat, Double)] = SampleGenerator.realisticFormats) {
         self.from = from
         self.to = to
         self.releaseDay = releaseDay
+        block = Self.idBlock(seed: seed)
         var rng = SplitMix64(seed: seed, stream: UInt64(index))
         let story = index < SampleStory.allCases.count ? SampleStory.allCases[index] : nil
         let environment = story == nil && rng.chance(0.15) ? "Sandbox" : "Production"
@@ -39,7 +50,7 @@ struct LifeSimulator {
         if story != nil || rng.chance(0.55) {
             token = Self.uuid(&rng)
         } else {
-            external = "acct-" + String(index).leftPadded(7)
+            external = "acct-" + (block == 0 ? "" : "\(block)-") + String(index).leftPadded(7)
         }
         var format: SampleFormat = .notificationsV2
         if story == nil {
@@ -63,7 +74,7 @@ struct LifeSimulator {
     private mutating func nextTransactionId() -> String {
         sequence += 1
         let base: Int64 = life.environment == "Production" ? 150_000_000_000_000 : 250_000_000_000_000
-        return String(base + Int64(life.index) * 2000 + Int64(sequence))
+        return String(base + block * 1_000_000_000_000 + Int64(life.index) * 2000 + Int64(sequence))
     }
 
     private func webOrder(_ transactionId: String) -> String { "9" + transactionId.dropFirst() }

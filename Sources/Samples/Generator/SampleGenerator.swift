@@ -66,6 +66,8 @@ public struct SampleGenerator: Sendable {
         (.notificationsV2, 0.45), (.serverAPI, 0.15), (.verifyReceipt, 0.25), (.notificationsV1, 0.15),
     ]
 
+    /// The seed SampleData/ was generated with (SampleData/README.md): its transaction ids are the lowest block's.
+    public static let demoSeed = "demo-1"
     public static let defaultFrom = Timestamp.utc(year: 2025, month: 1, day: 1)
     public static let defaultTo = Timestamp.utc(year: 2025, month: 7, day: 1)
 
