@@ -497,6 +497,24 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("u"))).count == 1)
     }
 
+    @Test("a failed write gives back the marks it took: a single flag's, and a marked flag it skipped; an undo takes none")
+    func failedWriteKeepsMarks() {
+        var state = Fixture.state(screen: .refunds)
+        var flags = Fixture.flags
+        flags[1].status = .acknowledged
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        state.marked = [flags[0].id, flags[1].id]
+        #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: [flags[0].id], action: .ack, note: nil, undo: false, expecting: .open)])
+        #expect(state.marked.isEmpty)
+        _ = reduce(&state, .triageFailed("the ledger went away", action: .ack, flagIds: [flags[0].id], note: nil, undo: false))
+        _ = reduce(&state, .saving(nil))
+        #expect(state.marked == [flags[0].id, flags[1].id])
+        // An undo leaves the marks where they are.
+        state.undoStack = [[TriageChange(flagId: flags[2].id, from: .open, to: .acknowledged)]]
+        #expect(reduce(&state, .key(.char("u"))).count == 1)
+        #expect(state.marked == [flags[0].id, flags[1].id])
+    }
+
     @Test("a bulk resolve cut part-way says how many were saved, keeps the rest marked, and offers its note to those flags only")
     func triageCutPartWay() {
         var state = Fixture.state(screen: .refunds)

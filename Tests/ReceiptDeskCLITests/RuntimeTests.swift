@@ -202,6 +202,57 @@ struct RuntimeTests {
         #expect(runtime.state.flags.count == 200)
     }
 
+    @Test("a triage write that fails after Q is kept to be printed (and the quit waits for it); one that lands is not")
+    func triageFailsAtQuit() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = currentTimestamp()
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
+        defer { Task { try? await ledger.close() } }
+        let opened = Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: false)
+        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
+        let themes = ThemeLoader(environment: [:])
+        // A write that answers when told to, with a failure.
+        let release = DispatchSemaphore(value: 0)
+        struct Refused: Error, CustomStringConvertible { var description: String { "the server went away" } }
+        var handlers = dashboard.handlers(opened, themes: themes)
+        handlers.clock = nil
+        handlers.triage = { _, _, _, _ in
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    release.wait()
+                    done.resume()
+                }
+            }
+            throw Refused()
+        }
+        let runtime = Runtime(
+            state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
+            theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
+        runtime.pollMilliseconds = 0
+        runtime.writeGrace = .milliseconds(20)
+        await runtime.start()
+        await runtime.handle(.key(.char("5")))
+        let flags = runtime.state.flags.map(\.id)
+        try #require(flags.count >= 2)
+        // Two marked: the write takes the marks, and gives them back failing.
+        await runtime.handle(.key(.char(" ")))
+        await runtime.handle(.key(.char(" ")))
+        await runtime.handle(.key(.char("a")))
+        #expect(runtime.state.saving != nil && runtime.state.marked.isEmpty)
+        await runtime.handle(.key(.char("Q")))
+        let releaser = Task {
+            try? await Task.sleep(for: .milliseconds(100))
+            release.signal()
+        }
+        await runtime.run()
+        await releaser.value
+        let unsaved = try #require(runtime.unsaved, "the failure after Q was not kept")
+        #expect(unsaved.hasPrefix("not saved: acknowledge of 2 flags; still marked: the server went away"), "\(unsaved)")
+        #expect(runtime.state.marked == Set(flags.prefix(2)))
+        #expect(runtime.state.saving == nil && runtime.state.triageMarks.isEmpty)
+    }
+
     @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not")
     func unverifiedBadge() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

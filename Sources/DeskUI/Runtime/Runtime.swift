@@ -69,13 +69,12 @@ public final class Runtime {
             if await applyAnswers() { draw() }
             await pollChanges()
         }
-        // Quitting waits for a write still on its way, saying so; one that failed is left in `unsaved` to print.
+        // Quitting waits for a write still on its way, saying so; one that fails is left in `unsaved` to print
+        // (``applyAnswers()``).
         if writing != nil {
-            let waiting = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers)")
-            state.message = waiting
+            state.message = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers; Ctrl-C abandons it)")
             draw()
             await settle()
-            if let message = state.message, message != waiting, message.urgent { unsaved = message.text }
         }
     }
 
@@ -94,7 +93,16 @@ public final class Runtime {
     private func applyAnswers() async -> Bool {
         let actions = answers.take()
         guard !actions.isEmpty else { return false }
-        for action in actions { await dispatch(action) }
+        for action in actions {
+            await dispatch(action)
+            switch action {
+            // Every write sent has answered.
+            case .saving(.none): writing = nil
+            // A write that failed after Q was pressed (in the same turn, or while quitting waited for it).
+            case .triageFailed where state.quitting: unsaved = state.message?.text
+            default: break
+            }
+        }
         return true
     }
 
@@ -149,7 +157,6 @@ public final class Runtime {
         }
         if answers.settled {
             await task.value
-            if writing == task { writing = nil }
             _ = await applyAnswers()
             return
         }

@@ -202,7 +202,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.message = StatusMessage("nothing of yours to undo this session", kind: .error)
             return []
         }
-        guard beginTriage(&state) else { return [] }
+        // (An undo takes no marks: they stay for the next key.)
         let byTarget = Dictionary(grouping: batch, by: \.from)
         state.undoReport = []
         return byTarget.keys.sorted { $0.rawValue < $1.rawValue }.map { from in

@@ -277,8 +277,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             }
             if !parts.isEmpty { state.message = StatusMessage(parts.joined(separator: "; "), kind: already.isEmpty ? .info : .error) }
         }
-        // (The marks the write took were cleared when it was sent; flags marked while it was on its way stay marked.)
-        state.triageMarks = []
+        // (The marks the write took were cleared when it was sent; flags marked while it was on its way stay marked.
+        // Those it wrote are done; the rest go back to the marks if the write then fails part-way.)
+        state.triageMarks.subtract(changes.map(\.flagId))
         return reloadEffects(state, keepSelection: true)
     case .instantParsed(let instant):
         state.asOf = instant
@@ -301,18 +302,27 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .saving(let what):
         state.saving = what
-        if let what { state.message = StatusMessage("saving: \(what)… (the ledger is busy; keys go on)") }
+        if let what {
+            state.message = StatusMessage("saving: \(what)… (the ledger is busy; keys go on)")
+        } else {
+            // Every write answered: the marks they took are theirs no more (the unsaved went back in triageFailed),
+            // and a "saving" line the answer left standing goes.
+            state.triageMarks = []
+            if state.message?.text.hasPrefix("saving: ") == true { state.message = nil }
+        }
         return []
     case .triageFailed(let reason, let action, let ids, let note, let undo, let saved):
         // Said over the "retrying" line too: a triage lost without a word is the one thing an on-call cannot have.
         var text = "not saved: \(triageDescription(action, ids, undo: undo))"
         if saved > 0 { text += " (\(Format.counted(saved, "other")) saved before it failed)" }
         // The flags not saved stay marked for another try (the write of those saved cleared the marks).
+        // The marks the write took and did not save go back (a single flag's too, and a marked flag it skipped).
+        state.marked.formUnion(state.triageMarks)
+        state.triageMarks = []
         if ids.count > 1, !undo {
             state.marked.formUnion(ids)
             text += "; still marked"
         }
-        state.triageMarks = []
         if let note, !note.isEmpty {
             state.unsavedNote = (Set(ids), note)
             text += "; r offers your note again"
