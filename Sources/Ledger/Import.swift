@@ -13,7 +13,9 @@ struct BatchWriter {
     /// naming both, rather than merged into one transaction no one made. (Signed ids are Apple's and unique; a
     /// universal purchase shows one transaction under two bundle ids, so only test data is held to this.)
     static func reusedTestId(_ transactions: [Transaction], _ known: (String) -> Transaction?) -> RecordError? {
-        for t in transactions where t.environment?.isUnsignedByDesign == true {
+        // (By index: a `for t in` would copy each transaction, retaining its strings, for every record imported.)
+        for index in transactions.indices where transactions[index].environment?.isUnsignedByDesign == true {
+            let t = transactions[index]
             guard let held = known(t.transactionId), held.environment?.isUnsignedByDesign == true else { continue }
             var differs: [String] = []
             func compare(_ name: String, _ a: String?, _ b: String?) {

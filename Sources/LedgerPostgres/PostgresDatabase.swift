@@ -967,9 +967,10 @@ struct PostgresURL {
         if let given = parameters["port"] { port = try Self.portNumber(Substring(given)) }
         if let given = parameters["user"], !given.isEmpty { user = given }
         if let given = parameters["dbname"], !given.isEmpty { database = given }
-        if let given = parameters["password"], password == nil { password = given }
+        // (An empty one is none, as libpq reads it: PGPASSWORD and the password file still count.)
+        if let given = parameters["password"], !given.isEmpty, password == nil { password = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
-        try Self.checkParameterNames(parameters.keys)
+        try Self.checkParameters(parameters)
         if let given = parameters["portable"] {
             switch given.lowercased() {
             case "on", "true", "yes", "1": portable = true
@@ -1022,6 +1023,13 @@ struct PostgresURL {
         "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "sslsni", "sslcompression",
     ]
 
+    /// libpq's parameters whose value may ask for nothing beyond what this client does: these values are accepted
+    /// (`gssencmode=disable`, common in container set-ups), any other refused.
+    static let harmlessValues: [String: Set<String>] = [
+        "gssencmode": ["disable", "prefer"], "channel_binding": ["disable", "prefer"], "target_session_attrs": ["any"],
+        "sslnegotiation": ["postgres"], "load_balance_hosts": ["disable"],
+    ]
+
     /// The rest of libpq's parameters (PostgreSQL 18): each asks for something this client does not do (an
     /// authentication method, a revocation list, a service file, server options), so a URL naming one is refused
     /// rather than connected without it.
@@ -1037,9 +1045,10 @@ struct PostgresURL {
     /// (libpq refuses those too: "invalid URI query parameter"). A misspelt `sslmode` must not connect without TLS.
     /// - Throws: `LedgerError.cannotOpen` naming the parameter (a name is echoed only when it is one of libpq's or
     ///   looks like a parameter name: lower-case letters, digits and `_`, at most 32).
-    static func checkParameterNames(_ names: some Sequence<String>) throws {
+    static func checkParameters(_ parameters: [String: String]) throws {
         let reads = "it reads host, port, dbname, user, password, passfile, sslmode, sslrootcert and its own portable"
-        for name in names.sorted() where !readParameters.contains(name) && !ignoredParameters.contains(name) {
+        for name in parameters.keys.sorted() where !readParameters.contains(name) && !ignoredParameters.contains(name) {
+            if let value = parameters[name], harmlessValues[name]?.contains(value) == true { continue }
             if unsupportedParameters.contains(name) {
                 throw LedgerError.cannotOpen(
                     "the \(name) parameter of the postgres:// URL asks for what receiptdesk does not do (\(reads))")

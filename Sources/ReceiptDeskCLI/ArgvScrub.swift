@@ -36,14 +36,16 @@ enum ArgvScrub {
             {
                 ranges.append((colon + 1)..<at)
             }
-            // libpq's password parameter: `?password=...` or `&password=...`, to the next `&`.
+            // libpq's password parameter: `?password=...` or `&password=...` (its name percent-decoded, as the URL's
+            // parser reads it: `pa%73sword`), to the next `&`.
             if let query = bytes[end...].firstIndex(of: UInt8(ascii: "?")) {
                 var parameter = query + 1
                 while parameter < bytes.count {
                     let next = bytes[parameter...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
-                    let name = Array("password=".utf8)
-                    if next - parameter > name.count, Array(bytes[parameter..<(parameter + name.count)]) == name {
-                        ranges.append((parameter + name.count)..<next)
+                    if let equals = bytes[parameter..<next].firstIndex(of: UInt8(ascii: "=")), equals + 1 < next,
+                        percentDecoded(bytes[parameter..<equals]) == Array("password".utf8)
+                    {
+                        ranges.append((equals + 1)..<next)
                     }
                     parameter = next + 1
                 }
@@ -51,6 +53,30 @@ enum ArgvScrub {
             i = end
         }
         return ranges
+    }
+
+    /// `bytes` with each `%XX` replaced by the byte it stands for (a malformed escape kept as it is).
+    private static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.endIndex, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return out
     }
 
     /// Overwrites every password in the C strings `argv[0..<argc]` with `x`, in place.

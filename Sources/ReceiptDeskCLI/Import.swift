@@ -10,11 +10,13 @@ struct Import: AsyncParsableCommand {
         abstract: "Import files or directories into the ledger.",
         discussion: """
             Every record ends up imported, a duplicate, or rejected with its reason; each file ends with \
-            `read N = imported I + duplicate D + rejected R` for this run (the source keeps its own). \
-            Importing the same files again decodes only the records they had rejected (after a --trust-root \
-            was added, say): those accepted now are imported (or duplicates of a record imported since), the \
-            others stay rejected and are counted rejected again; nothing else changes. An interrupted import \
-            resumes where it stopped. Exits 1 when any record was rejected, 3 when the ledger cannot be opened.
+            `read N = imported I + duplicate D + rejected R` (the source keeps its own). Importing the same \
+            files again decodes only the records they had rejected (after a --trust-root was added, say): those \
+            accepted now are imported (or duplicates of a record imported since), the others (an Xcode \
+            transaction id another app's test data holds, testIdReused, among them) stay rejected and are \
+            counted rejected again; nothing else changes. An interrupted import resumes where it stopped, and \
+            its line says how many records the earlier run had committed. Exits 1 when any record was \
+            rejected, 3 when the ledger cannot be opened.
             """
     )
 

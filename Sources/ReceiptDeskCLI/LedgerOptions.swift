@@ -80,7 +80,8 @@ struct LedgerOptions: ParsableArguments {
                 do {
                     try PostgresDatabase.check(url: url)
                 } catch let error as LedgerError {
-                    throw CLIError.usage("--ledger: \(error.message)")
+                    // (The URL is --ledger's or $RECEIPTDESK_LEDGER's; the message names the part, or PGSSLMODE.)
+                    throw CLIError.usage("the ledger: \(error.message)")
                 }
                 database = try await PostgresDatabase.connect(url: url)
             } else if url.hasPrefix("sqlite:") {

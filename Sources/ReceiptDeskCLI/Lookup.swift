@@ -16,7 +16,7 @@ struct Lookup: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Any id the customer gave.")
+    @Argument(help: ArgumentHelp("Any id the customer gave.", valueName: "id"))
     var given: String?
 
     /// The id to look up (``validate()`` makes sure there is one).

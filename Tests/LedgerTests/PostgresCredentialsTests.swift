@@ -48,6 +48,8 @@ struct PostgresCredentialsTests {
         #expect(given.redacted == "postgres://ana:***@db.example:5432/ledger")
         #expect(try PostgresURL("postgres://ana:in-url@db.example/ledger?password=param", environment: [:]).password == "in-url")
         #expect(try PostgresURL(url + "?passfile=" + file, environment: ["PGPASSFILE": open]).password == "from-file")
+        // An empty password parameter is none: PGPASSWORD still counts.
+        #expect(try PostgresURL(url + "?password=", environment: ["PGPASSWORD": "env"]).password == "env")
         #expect(try PostgresURL(url + "?passfile=" + open, environment: ["PGPASSFILE": file]).password == nil)
         #expect(try PostgresURL(url, environment: [:]).password == nil)
         // An empty PGPASSFILE is no file: ~/.pgpass is read. A socket or no host matches "localhost".

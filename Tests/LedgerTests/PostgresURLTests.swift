@@ -147,7 +147,12 @@ struct PostgresURLTests {
                 && !error.message.contains("pw s3cret") && !error.message.contains("SSLMODE")
         }
         let harmless = "postgres://bo@db.example/ledger?application_name=desk&connect_timeout=5&keepalives=1&sslmode=require"
+            + "&gssencmode=disable&channel_binding=prefer&target_session_attrs=any"
         #expect(try PostgresURL(harmless, environment: Self.bare).sslMode == .require)
+        // The same parameters asking for what this client does not do are refused.
+        for demanding in ["gssencmode=require", "channel_binding=require", "target_session_attrs=read-write"] {
+            #expect(throws: LedgerError.self) { try PostgresURL("postgres://bo@db.example/ledger?" + demanding, environment: Self.bare) }
+        }
     }
 
     /// The directory is printed once, as the host parameter: printed as the host as well, it read as

@@ -38,6 +38,9 @@ struct ArgvScrubTests {
             ("postgres://u@h/db?sslmode=require&password=s3cret", "postgres://u@h/db?sslmode=require&password=xxxxxx", 1),
             ("postgres://u:pw@h/db?password=other&port=5", "postgres://u:xx@h/db?password=xxxxx&port=5", 2),
             ("postgres://u@h/db?password=&mypassword=x", "postgres://u@h/db?password=&mypassword=x", 0),
+            // Its name percent-encoded, as the URL's parser decodes it.
+            ("postgres://u@h/db?pa%73sword=s3cret&x=1", "postgres://u@h/db?pa%73sword=xxxxxx&x=1", 1),
+            ("postgres://u@h/db?%70%61%73%73%77%6F%72%64=pw", "postgres://u@h/db?%70%61%73%73%77%6F%72%64=xx", 1),
             // Nothing to hide: no password, an empty one, a port or a colon outside the user part, no postgres URL.
             ("postgres://u:@h/db", "postgres://u:@h/db", 0),
             ("postgres://desk@db.internal:5432/ledger", "postgres://desk@db.internal:5432/ledger", 0),

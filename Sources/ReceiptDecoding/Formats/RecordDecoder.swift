@@ -469,11 +469,13 @@ public struct RecordDecoder: Sendable {
                     kind: .appReceipt, verification: .failed,
                     error: RecordError(code: "wrongBundle", message: "signed for bundle \(parsed.receipt.bundleId ?? "(none)"), expected \(wanted)"))
             }
-            let type = parsed.receipt.receiptType
-            if let wanted = policy.environment, type.map(PKCS7Receipt.environment(receiptType:)) != wanted {
+            // (A receipt that names no type passes, as a JWS that names no environment does.)
+            if let wanted = policy.environment, let type = parsed.receipt.receiptType,
+                PKCS7Receipt.environment(receiptType: type) != wanted
+            {
                 throw Rejection(
                     kind: .appReceipt, verification: .failed,
-                    error: RecordError(code: "wrongEnvironment", message: "signed for \(type ?? "no receipt type"), expected \(wanted)"))
+                    error: RecordError(code: "wrongEnvironment", message: "signed for \(type), expected \(wanted)"))
             }
         }
         return record
