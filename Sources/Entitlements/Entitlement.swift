@@ -154,11 +154,17 @@ extension CustomerHistory {
         }
         let candidates = live.isEmpty ? started : live
         let latest = candidates.max { (end($0), start($0)) < (end($1), start($1)) }!
-        // A renewal info seen before the latest period began says nothing of it: that period was bought or renewed
-        // after it, so renewal was on then, whatever the info said ("turned renewal off" on 25 November is not why a
-        // subscription bought again on 29 November ended).
-        let renewal = seenRenewal(original: latest.originalTransactionId, at: instant).flatMap {
-            $0.seenAt >= start(latest) ? $0.info : nil
+        // A renewal info seen before the latest period was bought again after a lapse says nothing of it: renewal was
+        // on when it was bought, whatever the info said ("turned renewal off" on 25 November is not why a subscription
+        // bought again on 29 November ended). A renewal is charged up to a day before its period begins, and the info
+        // signed with it holds (DID_RENEW): only one older than that day is stale without a lapse.
+        let began = start(latest)
+        let previousEnd = candidates.filter { start($0) < began }.map(end).max()
+        let boughtAgain = previousEnd.map { $0.distance(to: began) > 60_000 } ?? true
+        let renewal = seenRenewal(original: latest.originalTransactionId, at: instant).flatMap { seen -> RenewalInfo? in
+            guard seen.seenAt < began else { return seen.info }
+            let stale = boughtAgain || seen.seenAt.distance(to: began) > 86_400_000
+            return stale ? nil : seen.info
         }
         func decorate(_ e: inout Entitlement) {
             if let renewal {

@@ -170,6 +170,17 @@ struct EntitlementRulesTests {
         #expect(told.expirationIntent == .customerCancelled && told.willRenew == false)
     }
 
+    @Test("a renewal info signed with the charge, hours before the renewed period begins, holds for that period")
+    func renewalInfoBeforeItsPeriod() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.period("2", from: 30, to: 60)
+        b.renewal(seen: 29.5, autoRenew: false, intent: 1)
+        let h = try await b.history()
+        #expect(try state(h, at: 45).willRenew == false)
+        #expect(try state(h, at: 65).expirationIntent == .customerCancelled)
+    }
+
     @Test("a subscription known only by its renewal info: no access said, but what the info says, and since when the customer is known")
     func renewalInfoAlone() async throws {
         var b = B()
