@@ -37,6 +37,24 @@ struct BatchWriter {
         return nil
     }
 
+    /// A test renewal info (Xcode, local testing) of a subscription the ledger holds under another product only: the
+    /// same reused numbering as ``reusedTestId(_:_:)`` (another app's subscription 0), refused rather than joined to a
+    /// customer it is not of. `held`: the products stored under each subscription.
+    static func reusedTestSubscription(_ renewals: [RenewalInfo], _ held: [String: Set<String>]) -> RecordError? {
+        for index in renewals.indices where renewals[index].environment?.isUnsignedByDesign == true {
+            let r = renewals[index]
+            guard let original = r.originalTransactionId, let products = held[original], !products.isEmpty else { continue }
+            let named = Array(Set([r.productId, r.autoRenewProductId].compactMap { $0 })).sorted()
+            guard !named.isEmpty, !named.contains(where: products.contains) else { continue }
+            return RecordError(
+                code: "testIdReused",
+                message: "its \(r.environment!.rawValue) renewal info of subscription \(original) is for \(named.joined(separator: " / ")), "
+                    + "where the ledger's subscription \(original) is \(products.sorted().joined(separator: ", ")): StoreKit testing "
+                    + "numbers transactions anew in each app and session (import one app's test session into a ledger of its own)")
+        }
+        return nil
+    }
+
     /// Returns what became of each record, and whether the batch wrote any row: one that did not (every record
     /// written before, each rejected one refused again with the same code) leaves the ledger as it was.
     /// `refused`: the records the ledger itself refused (a reused test id), named as the importer names a record the
@@ -56,6 +74,24 @@ struct BatchWriter {
         var ids = Set<String>()
         for input in records where input.record.isOK {
             for t in input.record.transactions { ids.insert(t.transactionId) }
+        }
+        // The products the ledger holds under each subscription a test renewal info of this batch names (rare: Xcode
+        // and local-testing data), to tell another app's subscription 0 from this one's (``reusedTestId``).
+        var testOriginals = Set<String>()
+        for input in records where input.record.isOK {
+            for r in input.record.renewalInfos where r.environment?.isUnsignedByDesign == true {
+                if let original = r.originalTransactionId { testOriginals.insert(original) }
+            }
+        }
+        var heldProducts: [String: Set<String>] = [:]
+        // (A receipt's test transaction may name no original: it is its own.)
+        for sql in [
+            "SELECT original_transaction_id, product_id FROM transactions WHERE original_transaction_id IN (?*)",
+            "SELECT transaction_id, product_id FROM transactions WHERE original_transaction_id IS NULL AND transaction_id IN (?*)",
+        ] where !testOriginals.isEmpty {
+            for row in try c.queryIn(sql, [], list: testOriginals.map(SQLValue.text)) {
+                if let original = row[0].text, let product = row[1].text { heldProducts[original, default: []].insert(product) }
+            }
         }
         // Every transaction this batch merges, by id; `touched` once a record of the batch has it (`order` lists
         // those, in first-touch order).
@@ -161,7 +197,9 @@ struct BatchWriter {
                 status = .rejected
             } else if knownHashes.contains(hash) {
                 status = .duplicate
-            } else if let reused = Self.reusedTestId(input.record.transactions, { pending[$0]?.transaction }) {
+            } else if let reused = Self.reusedTestId(input.record.transactions, { pending[$0]?.transaction })
+                ?? Self.reusedTestSubscription(input.record.renewalInfos, heldProducts)
+            {
                 status = .rejected
                 error = reused
                 refused.append("record #\(input.index) (byte \(input.offset)): \(reused.code): \(reused.message)")
@@ -219,6 +257,11 @@ struct BatchWriter {
             case .rejected: counts.rejected += 1
             }
             guard status == .imported else { continue }
+            // (What this record adds to a test subscription is the ledger's from now on.)
+            for index in input.record.transactions.indices where input.record.transactions[index].environment?.isUnsignedByDesign == true {
+                let t = input.record.transactions[index]
+                if let product = t.productId { heldProducts[t.originalTransactionId ?? t.transactionId, default: []].insert(product) }
+            }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.
             // (Optional chains read the receipt in place; binding it to a name would copy its fields.)

@@ -121,6 +121,18 @@ struct ImportCommandTests {
         // Imported again: refused again, with nothing rewritten.
         let again = try Binary.run(["import", "--ledger", "sqlite:\(ledger)"] + files)
         #expect(again.stdout.contains("total: read 3 = imported 0 + duplicate 2 + rejected 1"), "\(again.stdout)")
+
+        // The other app first: Apple's files are the refused ones, their renewal info of subscription 0 with them
+        // (it joined the other app's customer, "renews" to pass.premium).
+        let other = Self.temporary("xcode-other.sqlite")
+        let reversed = try Binary.run(["import", "--ledger", "sqlite:\(other)", files[2], apple + "/xcode-signed-renewal-info"] + files.prefix(2))
+        #expect(reversed.stdout.contains("total: read 4 = imported 1 + duplicate 0 + rejected 3"), "\(reversed.stdout)\n\(reversed.stderr)")
+        #expect(
+            reversed.stderr.contains(
+                "testIdReused: its Xcode renewal info of subscription 0 is for pass.premium, where the ledger's subscription 0 is CYCLEMAPS_PREMIUM"),
+            "\(reversed.stderr)")
+        let cyclemaps = try Binary.run(["lookup", "--json", "--ledger", "sqlite:\(other)", "0"])
+        #expect(cyclemaps.stdout.contains("CYCLEMAPS_PREMIUM") && !cyclemaps.stdout.contains("pass.premium"), "\(cyclemaps.stdout)")
     }
 
     @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL (postgres:// ones too) exits 2, an unreachable ledger 3")
