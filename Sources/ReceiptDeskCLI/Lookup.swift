@@ -138,8 +138,11 @@ struct Lookup: AsyncParsableCommand {
             }
             output.line("")
             output.line("timeline")
+            // The instants padded to one width: one with milliseconds ("...36.569Z") shifted its line's columns.
+            let atWidth = timeline.map(\.at.iso8601.count).max() ?? 0
             for event in timeline {
-                var line = "  \(event.at.iso8601)  \(event.kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(safe(event.productId ?? "-"))  \(safe(event.detail))"
+                let at = event.at.iso8601.padding(toLength: atWidth, withPad: " ", startingAt: 0)
+                var line = "  \(at)  \(event.kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(safe(event.productId ?? "-"))  \(safe(event.detail))"
                 if event.learnedLate { line += "  (learned \(event.seenAt.iso8601))" }
                 output.line(line)
             }

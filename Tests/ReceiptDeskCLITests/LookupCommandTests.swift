@@ -78,6 +78,17 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
     }
 
+    @Test("the timeline's columns line up, an instant with milliseconds among ones without")
+    func timelineAligned() throws {
+        let file = "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseResponse.json"
+        let result = try Binary.run(["lookup", "1000000093384828", "--files", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).drop { $0 != "timeline" }.dropFirst().prefix { !$0.isEmpty }
+        #expect(lines.contains { $0.contains(".569Z") }, "\(result.stdout)")
+        let kindColumns = Set(lines.map { line in line.firstRange(of: #/Z +[a-z]/#).map { line.distance(from: line.startIndex, to: $0.upperBound) } ?? -1 })
+        #expect(kindColumns.count == 1, "\(lines.joined(separator: "\n"))")
+    }
+
     @Test("--files decodes files into an in-memory ledger: nothing needs importing first")
     func filesInMemory() throws {
         let file = "\(Binary.corpus)/imdhemy__laravel-in-app-purchases/appstore-server-notification.json"
