@@ -967,8 +967,9 @@ struct PostgresURL {
         if let given = parameters["port"] { port = try Self.portNumber(Substring(given)) }
         if let given = parameters["user"], !given.isEmpty { user = given }
         if let given = parameters["dbname"], !given.isEmpty { database = given }
-        // (An empty one is none, as libpq reads it: PGPASSWORD and the password file still count.)
-        if let given = parameters["password"], !given.isEmpty, password == nil { password = given }
+        // The query's password wins over the user part's, as its user, port and dbname do (libpq stores the URL's
+        // parts, then each query parameter over them). An empty one is none: PGPASSWORD and the password file count.
+        if let given = parameters["password"], !given.isEmpty { password = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
         try Self.checkParameters(parameters)
         if let given = parameters["portable"] {

@@ -41,12 +41,12 @@ struct PostgresCredentialsTests {
         #expect(try PostgresURL(url, environment: ["PGPASSWORD": "env", "PGPASSFILE": file]).password == "env")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": file]).password == "from-file")
         #expect(try PostgresURL(url, environment: ["PGPASSFILE": open]).password == nil)
-        // libpq's password and passfile parameters: the password parameter is the URL's own (printed as ***),
-        // behind the user part's; the passfile parameter before PGPASSFILE.
+        // libpq's password and passfile parameters: the password parameter is the URL's own (printed as ***), over
+        // the user part's as the query's user, port and dbname are; the passfile parameter before PGPASSFILE.
         let given = try PostgresURL(url + "?password=p%40ram", environment: ["PGPASSWORD": "env"])
         #expect(given.password == "p@ram")
         #expect(given.redacted == "postgres://ana:***@db.example:5432/ledger")
-        #expect(try PostgresURL("postgres://ana:in-url@db.example/ledger?password=param", environment: [:]).password == "in-url")
+        #expect(try PostgresURL("postgres://ana:in-url@db.example/ledger?password=param", environment: [:]).password == "param")
         #expect(try PostgresURL(url + "?passfile=" + file, environment: ["PGPASSFILE": open]).password == "from-file")
         // An empty password parameter is none: PGPASSWORD still counts.
         #expect(try PostgresURL(url + "?password=", environment: ["PGPASSWORD": "env"]).password == "env")

@@ -144,12 +144,14 @@ public final class JWSVerifier: Sendable {
         guard key.isValidSignature(signature, for: jws.signingInput) else {
             return .rejected(Self.error("signatureInvalid", "the signature does not match the header and payload"))
         }
-        // A V2 notification says its environment in `data` (or `summary`), as Apple's verifier reads it there.
-        let nested = (jws.payload["data"]?["environment"] ?? jws.payload["summary"]?["environment"])?.stringValue
-        if let wanted = policy.environment, let signedFor = environment ?? nested.map(Environment.init(rawValue:)),
-            signedFor != wanted
-        {
-            return .rejected(Self.error("wrongEnvironment", "signed for \(signedFor), expected \(wanted)"))
+        // A V2 notification says its environment in `data` (or `summary`), as Apple's verifier reads it there (read
+        // only when an environment is asked for: this runs once per signed record).
+        if let wanted = policy.environment {
+            let nested = environment == nil
+                ? (jws.payload["data"]?["environment"] ?? jws.payload["summary"]?["environment"])?.stringValue : nil
+            if let signedFor = environment ?? nested.map(Environment.init(rawValue:)), signedFor != wanted {
+                return .rejected(Self.error("wrongEnvironment", "signed for \(signedFor), expected \(wanted)"))
+            }
         }
         return .verified
     }
