@@ -160,7 +160,7 @@ struct LedgerConformanceTests {
         let ledger = try await backend.ledger()
         try await importText(Self.importedAndBroken, path: "two.ndjson", into: ledger)
         let portable = try await ledger.database.read { c in c.portableSQL }
-        // Portable SQL has no triggers (README "Beyond one server"): there the importer role's column rights guard it.
+        // Portable SQL has no triggers (docs/SCALING.md): there the importer role's column rights guard it.
         guard !portable else { return }
         for statement in [
             "UPDATE raw_records SET status = 'rejected' WHERE record_index = 0",

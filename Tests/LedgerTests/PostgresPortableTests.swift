@@ -3,7 +3,7 @@ import Ledger
 import LedgerPostgres
 import Testing
 
-/// A ledger created with `?portable=on` (``PortableSQL``): none of the features README "Beyond one server" finds
+/// A ledger created with `?portable=on` (``PortableSQL``): none of the features docs/SCALING.md finds
 /// missing in engines past one PostgreSQL server (advisory locks, triggers, temporary tables, COPY), and writers
 /// still take turns. The conformance suite runs every ledger test on it too (`Backend.postgresPortable`).
 @Suite("PostgreSQL: a ledger in portable SQL", .ownThreads)

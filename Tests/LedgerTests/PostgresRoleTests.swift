@@ -262,7 +262,7 @@ struct PostgresRoleTests {
                 await Self.expectRefused(statement, as: name) { try await ledger.database.write { c in try c.execute(statement) } }
             }
         }
-        // (Portable SQL has no triggers: there the owner alone could, README "Beyond one server".)
+        // (Portable SQL has no triggers: there the owner alone could, docs/SCALING.md.)
         for statement in ["UPDATE triage_log SET note = 'rewritten'", "DELETE FROM triage_log", "TRUNCATE triage_log"] where !portable {
             do {
                 try await owner.write { c in try c.execute(statement) }
