@@ -94,25 +94,31 @@ extension SQLLedger: LedgerReading {
         let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
         let first = lastDay - Int64(days - 1) * day
         return try await database.read { c in
-            // An index range (transactions_refund_day, or transactions_product_refund_day for one product), counted
-            // per day: refunds that stand, not family revokes, upgrades or reversed refunds (RevocationKind).
-            var sql = """
-                SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions
-                WHERE revocation_kind = \(RevocationKind.refund.sql) AND revocation_date >= ? AND revocation_date < ?
-                """
-            var arguments: [SQLValue] = [.int(first), .int(day), .int(first), .int(lastDay + day)]
+            // One index range counted per day (transactions_refund_day, or transactions_product_refund_day for one
+            // product): refunds that stand, not family revokes, upgrades or reversed refunds (RevocationKind).
+            // Grouping the whole range by day sorted every refund in it first: 7-8 ms for the overview's 90 days at
+            // 1,000,000 transactions, 2-3 ms counted this way (timed in sqlite3 on the bench's ledger).
+            var filter = ""
+            var arguments: [SQLValue] = [.int(Int64(days - 1)), .int(first), .int(day), .int(first), .int(day)]
             if let productId {
-                sql += " AND product_id = ?"
+                filter += " AND product_id = ?"
                 arguments.append(.text(productId))
             }
             if let stored = environment.stored {
-                sql += " AND environment = ?"
+                filter += " AND environment = ?"
                 arguments.append(.text(stored))
             }
+            let sql = """
+                WITH RECURSIVE days (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM days WHERE i < ?)
+                SELECT i, (SELECT COUNT(*) FROM transactions
+                    WHERE revocation_kind = \(RevocationKind.refund.sql)
+                        AND revocation_date >= ? + i * ? AND revocation_date < ? + (i + 1) * ?\(filter))
+                FROM days
+                """
             var counts = Array(repeating: 0, count: days)
-            for row in try c.query(sql + " GROUP BY 1", arguments) {
+            for row in try c.query(sql, arguments) {
                 guard let index = row[0].int.map(Int.init), counts.indices.contains(index) else { continue }
-                counts[index] += Int(row[1].int ?? 0)
+                counts[index] = Int(row[1].int ?? 0)
             }
             return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
         }

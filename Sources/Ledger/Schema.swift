@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 10
+    public static let version = 11
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -409,6 +409,17 @@ public enum Schema {
                 // The flag queue of one severity (Enter on the overview's severities), newest first, without sorting
                 // every flag of that severity for each page.
                 "CREATE INDEX flags_severity_at ON flags (severity, at DESC, id)"
+            ],
+            sqliteOnly: [],
+            postgresOnly: []
+        ),
+        Migration(
+            id: "v11-flag-rule-status-index",
+            statements: [
+                // The overview's open consumption requests past their deadline, counted from the index alone: through
+                // flags_rule each was read from the table for its status (4-5 ms for 10,515 of them at 1,000,000
+                // transactions, under 1 ms this way, timed in sqlite3 on the bench's ledger).
+                "CREATE INDEX flags_rule_status ON flags (rule, status, at)"
             ],
             sqliteOnly: [],
             postgresOnly: []

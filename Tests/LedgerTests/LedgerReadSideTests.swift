@@ -299,26 +299,26 @@ extension LedgerConformanceTests {
         try await ledger.close()
     }
 
-    @Test("refunds per day count each refund once on its UTC day, overall and per product", arguments: Backend.available)
+    @Test("refunds per day count each refund once on its UTC day, overall, per product and per environment", arguments: Backend.available)
     func refundsPerDay(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
         let day = World.day
         let first = Timestamp.utc(year: 2025, month: 3, day: 1).millisecondsSince1970
-        // (transaction, product, revocation date or nil)
-        let refunds: [(String, String, Int64?)] = [
-            ("r1", "a", first),  // the window's first instant
-            ("r2", "b", first + day - 1),  // the first day's last millisecond
-            ("r3", "a", first + day + 12 * 3_600_000),
-            ("r4", "a", first + day + 13 * 3_600_000),
-            ("r5", "b", first + day + 14 * 3_600_000),
-            ("r6", "a", first + 9 * day + day - 1),  // the last day's last millisecond
-            ("r7", "a", first + 10 * day),  // after the window
-            ("r8", "b", first - 1),  // before the window
-            ("r9", "a", nil),  // not refunded
-            ("r10", "b", first + 4 * day),
+        // (transaction, product, revocation date or nil, environment)
+        let refunds: [(String, String, Int64?, String)] = [
+            ("r1", "a", first, "Production"),  // the window's first instant
+            ("r2", "b", first + day - 1, "Sandbox"),  // the first day's last millisecond
+            ("r3", "a", first + day + 12 * 3_600_000, "Production"),
+            ("r4", "a", first + day + 13 * 3_600_000, "Sandbox"),
+            ("r5", "b", first + day + 14 * 3_600_000, "Production"),
+            ("r6", "a", first + 9 * day + day - 1, "Production"),  // the last day's last millisecond
+            ("r7", "a", first + 10 * day, "Production"),  // after the window
+            ("r8", "b", first - 1, "Production"),  // before the window
+            ("r9", "a", nil, "Production"),  // not refunded
+            ("r10", "b", first + 4 * day, "Sandbox"),
         ]
-        let lines = refunds.map { id, product, revoked in
-            #"{"transactionId":"\#(id)","originalTransactionId":"o\#(id)","productId":"\#(product)","purchaseDate":\#(first - 30 * day)\#(revoked.map { #","revocationDate":\#($0)"# } ?? "")}"#
+        let lines = refunds.map { id, product, revoked, environment in
+            #"{"transactionId":"\#(id)","originalTransactionId":"o\#(id)","productId":"\#(product)","purchaseDate":\#(first - 30 * day)\#(revoked.map { #","revocationDate":\#($0)"# } ?? ""),"environment":"\#(environment)"}"#
         }
         try await importText(lines.joined(separator: "\n"), path: "refunds.ndjson", into: ledger)
         // The same refund seen again in another source is still one refund.
@@ -330,6 +330,15 @@ extension LedgerConformanceTests {
         #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "a").counts == [1, 2, 0, 0, 0, 0, 0, 0, 0, 1])
         #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "b").counts == [1, 1, 0, 0, 1, 0, 0, 0, 0, 0])
         #expect(try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "none").counts == Array(repeating: 0, count: 10))
+        #expect(
+            try await ledger.refundsPerDay(days: 10, endingAt: end, productId: nil, environment: .production).counts
+                == [1, 2, 0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(
+            try await ledger.refundsPerDay(days: 10, endingAt: end, productId: nil, environment: .sandbox).counts
+                == [1, 1, 0, 0, 1, 0, 0, 0, 0, 0])
+        #expect(
+            try await ledger.refundsPerDay(days: 10, endingAt: end, productId: "b", environment: .sandbox).counts
+                == [1, 0, 0, 0, 1, 0, 0, 0, 0, 0])
         let one = try await ledger.refundsPerDay(days: 1, endingAt: Timestamp(millisecondsSince1970: first + 10 * day), productId: nil)
         #expect(one.counts == [1] && one.firstDay.millisecondsSince1970 == first + 10 * day)
         #expect(try await ledger.overview().refundedTransactions == 9)
