@@ -1,6 +1,6 @@
 /// A first import into an empty SQLite ledger loads without the indexes no import reads, and builds them once
 /// after the load (issue 11, item 7): measured on 87,309 verifyReceipt + V1 transactions, 4.0-4.4 s with them
-/// kept up row by row, 3.8-3.9 s loaded without them and built after (README Performance).
+/// kept up row by row, 3.8-3.9 s loaded without them and built after.
 ///
 /// Crash-safe: the indexes' own SQL is kept in `ledger_meta` in the transaction that drops them, and the next
 /// open for writing builds whatever a load that was cut short left unbuilt.

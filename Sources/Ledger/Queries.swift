@@ -89,36 +89,19 @@ extension SQLLedger: LedgerReading {
     public func refundsPerDay(
         days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter
     ) async throws -> RefundSeries {
-        let day: Int64 = 86_400_000
-        let days = max(1, days)
-        let lastDay = end.millisecondsSince1970 - ((end.millisecondsSince1970 % day) + day) % day
+        let day = Queries.dayMilliseconds
+        let days = min(max(1, days), Queries.maximumSeriesDays)
+        // Within years 1 to 9999, so that no day's bound overflows.
+        let instant = min(max(end.millisecondsSince1970, Queries.firstSeriesInstant), Queries.lastSeriesInstant)
+        let lastDay = instant - ((instant % day) + day) % day
         let first = lastDay - Int64(days - 1) * day
         return try await database.read { c in
-            // One index range counted per day (transactions_refund_day, or transactions_product_refund_day for one
-            // product): refunds that stand, not family revokes, upgrades or reversed refunds (RevocationKind).
-            // Grouping the whole range by day sorted every refund in it first: 7-8 ms for the overview's 90 days at
-            // 1,000,000 transactions, 2-3 ms counted this way (timed in sqlite3 on the bench's ledger).
-            var filter = ""
-            var arguments: [SQLValue] = [.int(Int64(days - 1)), .int(first), .int(day), .int(first), .int(day)]
-            if let productId {
-                filter += " AND product_id = ?"
-                arguments.append(.text(productId))
-            }
-            if let stored = environment.stored {
-                filter += " AND environment = ?"
-                arguments.append(.text(stored))
-            }
-            let sql = """
-                WITH RECURSIVE days (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM days WHERE i < ?)
-                SELECT i, (SELECT COUNT(*) FROM transactions
-                    WHERE revocation_kind = \(RevocationKind.refund.sql)
-                        AND revocation_date >= ? + i * ? AND revocation_date < ? + (i + 1) * ?\(filter))
-                FROM days
-                """
+            let (sql, arguments) = Queries.refundSeriesSQL(
+                c.dialect, days: days, first: first, productId: productId, environment: environment)
             var counts = Array(repeating: 0, count: days)
             for row in try c.query(sql, arguments) {
                 guard let index = row[0].int.map(Int.init), counts.indices.contains(index) else { continue }
-                counts[index] = Int(row[1].int ?? 0)
+                counts[index] += Int(row[1].int ?? 0)
             }
             return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
         }
@@ -339,6 +322,56 @@ enum Queries {
     /// the list needs to know it is long, not how long to the unit. The unfiltered count is the ledger's
     /// running total, exact and free.
     static let customerCountLimit = 10_000
+
+    static let dayMilliseconds: Int64 = 86_400_000
+    /// The longest refund series asked of the ledger (about 2,700 years).
+    static let maximumSeriesDays = 1_000_000
+    /// The first and last instants a refund series ends at: 0001-01-01 and the end of 9999-12-31 UTC.
+    static let firstSeriesInstant: Int64 = -62_135_596_800_000
+    static let lastSeriesInstant: Int64 = 253_402_300_799_999
+
+    /// Refunds that stand (not family revokes, upgrades or reversed refunds: RevocationKind) per UTC day from
+    /// `first`, as rows of (day index, count), read from an index range (transactions_refund_day, or
+    /// transactions_product_refund_day for one product).
+    ///
+    /// SQLite counts each day's range: grouping the whole range by day sorted every refund in it first (7-8 ms for
+    /// the overview's 90 days at 1,000,000 transactions, 2-3 ms counted per day, timed in sqlite3). PostgreSQL
+    /// groups them by hashing, as fast, and the grouping is the plain SQL every engine that speaks its protocol
+    /// takes (docs/SCALING.md; Citus plans a recursive CTE on one shard only).
+    static func refundSeriesSQL(
+        _ dialect: SQLDialect, days: Int, first: Int64, productId: String?, environment: EnvironmentFilter
+    ) -> (sql: String, arguments: [SQLValue]) {
+        let day = dayMilliseconds
+        var filter = ""
+        var filterArguments: [SQLValue] = []
+        if let productId {
+            filter += " AND product_id = ?"
+            filterArguments.append(.text(productId))
+        }
+        if let stored = environment.stored {
+            filter += " AND environment = ?"
+            filterArguments.append(.text(stored))
+        }
+        let refund = "revocation_kind = \(RevocationKind.refund.sql)"
+        switch dialect {
+        case .sqlite:
+            let sql = """
+                WITH RECURSIVE days (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM days WHERE i < ?)
+                SELECT i, (SELECT COUNT(*) FROM transactions
+                    WHERE \(refund) AND revocation_date >= ? + i * ? AND revocation_date < ? + (i + 1) * ?\(filter))
+                FROM days
+                """
+            return (sql, [.int(Int64(days - 1)), .int(first), .int(day), .int(first), .int(day)] + filterArguments)
+        case .postgres:
+            let sql = """
+                SELECT (revocation_date - ?) / ?, COUNT(*) FROM transactions
+                WHERE \(refund) AND revocation_date >= ? AND revocation_date < ?\(filter)
+                GROUP BY 1
+                """
+            let end = first + Int64(days) * day
+            return (sql, [.int(first), .int(day), .int(first), .int(end)] + filterArguments)
+        }
+    }
 
     static func customers(
         _ c: any SQLConnection, _ query: CustomerQuery, denseFilter: Int = denseFilterIdentifiers,

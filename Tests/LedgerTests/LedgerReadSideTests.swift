@@ -218,6 +218,59 @@ extension LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("the overview's refund series and past-deadline count are read from their indexes, the series without sorting its refunds", arguments: Backend.available)
+    func overviewPlans(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let first = Timestamp.utc(year: 2025, month: 3, day: 1).millisecondsSince1970
+        let plans = try await ledger.database.read { c in
+            let deadline = Queries.flagFilters(FlagQuery(status: .open, rule: "consumption-request", until: testNow), id: nil)
+            let statements: [(String, [SQLValue])] = [
+                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, productId: nil, environment: .all),
+                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, productId: "p", environment: .all),
+                ("SELECT COUNT(*) FROM flags WHERE " + deadline.conditions.joined(separator: " AND "), deadline.arguments),
+            ]
+            return try statements.map { sql, arguments in
+                if backend.isPostgres {
+                    // (An empty table is cheap to read whole: the planner is told to read by index wherever one serves.)
+                    try c.execute("SET LOCAL enable_seqscan = off", [])
+                    return try c.query("EXPLAIN " + sql, arguments).compactMap { $0.first?.text }.joined(separator: "\n")
+                }
+                return try c.query("EXPLAIN QUERY PLAN " + sql, arguments).compactMap { $0.last?.text }.joined(separator: "\n")
+            }
+        }
+        // (PostgreSQL's planner may read an empty table's every refund through either partial index.)
+        #expect(plans[0].contains(backend.isPostgres ? "refund_day" : "transactions_refund_day"), "\(plans[0])")
+        #expect(plans[1].contains("transactions_product_refund_day"), "\(plans[1])")
+        #expect(plans[2].contains("flags_rule_status"), "\(plans[2])")
+        for plan in plans { #expect(!plan.contains("Seq Scan"), "\(plan)") }
+        if !backend.isPostgres {
+            for plan in plans.prefix(2) { #expect(!plan.contains("TEMP B-TREE") && !plan.contains("SCAN transactions"), "\(plan)") }
+            #expect(plans[2].contains("COVERING INDEX"), "\(plans[2])")
+        }
+        try await ledger.close()
+    }
+
+    @Test("a refund series ending at either end of time counts what it can and does not overflow", arguments: Backend.available)
+    func refundSeriesAtTheEnds(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let last = Queries.lastSeriesInstant
+        let lines = [
+            #"{"transactionId":"late","originalTransactionId":"late","productId":"a","purchaseDate":\#(last - 10 * World.day),"revocationDate":\#(last - 5)}"#,
+            #"{"transactionId":"early","originalTransactionId":"early","productId":"a","purchaseDate":0,"revocationDate":\#(World.day + 1)}"#,
+        ]
+        try await importText(lines.joined(separator: "\n"), path: "ends.ndjson", into: ledger)
+        for end in [Int64.max, last] {
+            let series = try await ledger.refundsPerDay(days: 3, endingAt: Timestamp(millisecondsSince1970: end), productId: nil)
+            #expect(series.counts == [0, 0, 1], "\(end)")
+            #expect(series.firstDay.millisecondsSince1970 == last + 1 - 3 * World.day)
+        }
+        let early = try await ledger.refundsPerDay(days: 5, endingAt: Timestamp(millisecondsSince1970: 3 * World.day), productId: nil)
+        #expect(early.counts == [0, 0, 1, 0, 0] && early.firstDay.millisecondsSince1970 == -World.day)
+        let least = try await ledger.refundsPerDay(days: 2, endingAt: Timestamp(millisecondsSince1970: .min), productId: nil)
+        #expect(least.counts == [0, 0] && least.firstDay.millisecondsSince1970 == Queries.firstSeriesInstant - World.day)
+        try await ledger.close()
+    }
+
     @Test("the change token moves after every kind of write, also seen from another connection, and not after reads", arguments: Backend.available)
     func changeToken(_ backend: Backend) async throws {
         let (database, other) = try await backend.twoConnections()
@@ -381,6 +434,9 @@ extension LedgerConformanceTests {
         await #expect(throws: LedgerError.self) { _ = try await SQLLedger.open(other, now: testNow, readOnly: true) }
         let upgraded = try await SQLLedger.open(other, now: testNow)
         #expect(try await other.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == String(Schema.version))
+        for index in ["flags_product_at", "flags_severity_at", "flags_rule_status"] {
+            #expect(try await other.read { c in try indexExists(c, index) }, "\(index)")
+        }
         #expect(try await upgraded.overview() == overview)
         for (index, sort) in CustomerSort.allCases.enumerated() {
             #expect(try await pageAll(upgraded, CustomerQuery(sort: sort, limit: 100)).rows == lists[index], "\(sort)")

@@ -148,14 +148,16 @@ func importFile(_ path: String, into ledger: SQLLedger) async throws -> ImportCo
 }
 
 /// Takes a ledger back to what schema version 3 wrote (before `transactions.revocation_kind` and the counters per
-/// environment), as a ledger of that release holds it: the kinds, their indexes and the newer counters gone, the
-/// migrations not applied.
+/// environment), as a ledger of that release holds it: the kinds, their indexes, the newer counters and the later
+/// versions' flag indexes gone, the migrations not applied.
 func undoMigrationV4(_ c: any SQLConnection) throws {
     let v7 =
         c.dialect == .postgres
         ? ["DROP TRIGGER IF EXISTS flags_status_logged ON flags", "DROP FUNCTION IF EXISTS flags_status_logged()"]
         : ["DROP TRIGGER IF EXISTS flags_status_logged"]
     for statement in v7 + [
+        "DROP INDEX flags_rule_status", "DELETE FROM ledger_migrations WHERE id = 'v11-flag-rule-status-index'",
+        "DROP INDEX flags_severity_at", "DELETE FROM ledger_migrations WHERE id = 'v10-flag-severity-index'",
         "DROP INDEX flags_product_at", "DELETE FROM ledger_migrations WHERE id = 'v8-flag-product-index'",
         "DELETE FROM ledger_migrations WHERE id = 'v7-flag-status-logged'",
         "DELETE FROM ledger_migrations WHERE id = 'v6-covering-sort-indexes'",
@@ -171,4 +173,14 @@ func undoMigrationV4(_ c: any SQLConnection) throws {
     ] {
         try c.execute(statement)
     }
+}
+
+/// Whether the ledger holds an index of that name.
+func indexExists(_ c: any SQLConnection, _ name: String) throws -> Bool {
+    let sql =
+        switch c.dialect {
+        case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
+        case .postgres: "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
+        }
+    return try c.scalar(sql, [.text(name)])?.int ?? 0 > 0
 }

@@ -5,7 +5,7 @@
 ///
 /// Names are grouped by their UTF-8 length, so `contains` compares a key only with the few names of its
 /// length (a byte comparison) instead of hashing it: `Set<String>` lookups, two per member of each legacy
-/// transaction, were 6% of an import's CPU (`perf record`, README Performance).
+/// transaction, were 6% of an import's CPU (`perf record`, docs/PERFORMANCE.md).
 struct KeySet: Sendable, ExpressibleByArrayLiteral {
     /// `byLength[n]` holds the names of `n` bytes.
     private var byLength: [[String]] = []
