@@ -201,14 +201,7 @@ extension LedgerConformanceTests {
         // The queue's read of its flags' latest entries, with a list of one.
         let latest = Queries.latestTriageSQL.replacingOccurrences(of: SQLDialect.inListMarker, with: "IN (?)")
         let plans = try await ledger.database.read { c in
-            try [(sql, arguments), (latest, [SQLValue.text("f1")])].map { sql, arguments in
-                if backend.isPostgres {
-                    // (An empty log is cheap to read whole: the planner is told to read by index wherever one serves.)
-                    try c.execute("SET LOCAL enable_seqscan = off", [])
-                    return try c.query("EXPLAIN " + sql, arguments).compactMap { $0.first?.text }.joined(separator: "\n")
-                }
-                return try c.query("EXPLAIN QUERY PLAN " + sql, arguments).compactMap { $0.last?.text }.joined(separator: "\n")
-            }
+            try [(sql, arguments), (latest, [SQLValue.text("f1")])].map { try queryPlan(c, $0, $1) }
         }
         for text in plans {
             #expect(!text.contains("Seq Scan on triage_log") && !text.contains("SCAN triage_log"), "\(text)")
@@ -229,14 +222,7 @@ extension LedgerConformanceTests {
                 Queries.refundSeriesSQL(c.dialect, days: 90, first: first, productId: "p", environment: .all),
                 ("SELECT COUNT(*) FROM flags WHERE " + deadline.conditions.joined(separator: " AND "), deadline.arguments),
             ]
-            return try statements.map { sql, arguments in
-                if backend.isPostgres {
-                    // (An empty table is cheap to read whole: the planner is told to read by index wherever one serves.)
-                    try c.execute("SET LOCAL enable_seqscan = off", [])
-                    return try c.query("EXPLAIN " + sql, arguments).compactMap { $0.first?.text }.joined(separator: "\n")
-                }
-                return try c.query("EXPLAIN QUERY PLAN " + sql, arguments).compactMap { $0.last?.text }.joined(separator: "\n")
-            }
+            return try statements.map { try queryPlan(c, $0, $1) }
         }
         // (PostgreSQL's planner may read an empty table's every refund through either partial index.)
         #expect(plans[0].contains(backend.isPostgres ? "refund_day" : "transactions_refund_day"), "\(plans[0])")

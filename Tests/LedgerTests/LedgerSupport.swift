@@ -184,3 +184,15 @@ func indexExists(_ c: any SQLConnection, _ name: String) throws -> Bool {
         }
     return try c.scalar(sql, [.text(name)])?.int ?? 0 > 0
 }
+
+/// The plan the database would run a statement with, as text: PostgreSQL's `EXPLAIN`, told to read by index
+/// wherever one serves (a test's tables are small enough to read whole), or SQLite's `EXPLAIN QUERY PLAN`.
+func queryPlan(_ c: any SQLConnection, _ sql: String, _ arguments: [SQLValue]) throws -> String {
+    switch c.dialect {
+    case .postgres:
+        try c.execute("SET LOCAL enable_seqscan = off", [])
+        return try c.query("EXPLAIN " + sql, arguments).compactMap { $0.first?.text }.joined(separator: "\n")
+    case .sqlite:
+        return try c.query("EXPLAIN QUERY PLAN " + sql, arguments).compactMap { $0.last?.text }.joined(separator: "\n")
+    }
+}
