@@ -299,15 +299,15 @@ struct BatchWriter {
                 let transaction = input.record.transactions.first
                 let original = transaction?.originalTransactionId ?? n.originalTransactionId
                     ?? input.record.renewalInfos.first?.originalTransactionId
-                notificationRows.append(
-                    [
-                        .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
-                        .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
-                        .text(input.canonical.notification ?? CanonicalJSON.encode(n)),
-                    ])
-                if let uuid = n.notificationUUID {
-                    if knownNotifications.insert(uuid).inserted { added.notifications += 1 }
-                } else {
+                // A UUID the ledger or this batch holds is not written again: writers are serialised, so the rows
+                // go straight in (COPY on PostgreSQL) with no conflict to resolve.
+                if n.notificationUUID.map({ knownNotifications.insert($0).inserted }) ?? true {
+                    notificationRows.append(
+                        [
+                            .of(n.notificationUUID), .text(n.version), .text(n.notificationType.rawValue), .of(n.subtype?.rawValue),
+                            .of(n.signedDate), .of(recordSeen), .of(original), .of(transaction?.transactionId), .int(rawId),
+                            .text(input.canonical.notification ?? CanonicalJSON.encode(n)),
+                        ])
                     added.notifications += 1
                 }
                 if let original = n.originalTransactionId { identity.add(.originalTransactionId, original) }
@@ -402,7 +402,7 @@ struct BatchWriter {
                 "notification_uuid", "version", "notification_type", "subtype", "signed_date", "seen_at", "original_transaction_id",
                 "transaction_id", "raw_record_id", "canonical",
             ],
-            rows: notificationRows, onConflict: "ON CONFLICT (notification_uuid) DO NOTHING")
+            rows: notificationRows, onConflict: "")
         try Counters.add(c, .transactions, newTransactions)
         try Counters.add(c, .refundedTransactions, refunded)
         for (environment, delta) in perEnvironment {

@@ -639,13 +639,26 @@ final class PGConnection: SQLConnection {
         executeDeferredUnchecked("TRUNCATE \(stage)")
     }
 
-    /// Ids from the table's identity sequence, in one round trip.
+    /// Ids from the table's identity sequence, in one round trip (and one more the first time, for the
+    /// sequence's name: `nextval(pg_get_serial_sequence(...))` looked the name up for every id, ten times slower).
     func reserveIds(in table: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
-        return try query(
-            "SELECT nextval(pg_get_serial_sequence('\(table)', 'id')) FROM generate_series(1, ?)", [.of(count)]
-        ).compactMap { $0.first?.int }
+        let sequence: String
+        if let known = sequences[table] {
+            sequence = known
+        } else {
+            guard let name = try query("SELECT pg_get_serial_sequence(?, 'id')", [.text(table)]).first?.first?.text else {
+                throw LedgerError(code: .internalError, message: "\(table).id has no identity sequence")
+            }
+            sequences[table] = name
+            sequence = name
+        }
+        let literal = "'" + sequence.replacing("'", with: "''") + "'"
+        return try query("SELECT nextval(\(literal)::regclass) FROM generate_series(1, ?)", [.of(count)]).compactMap { $0.first?.int }
     }
+
+    /// Each table's identity sequence, by table, as the server names it.
+    private var sequences: [String: String] = [:]
 
     private func executeDeferredUnchecked(_ sql: String) {
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).map { _ in })

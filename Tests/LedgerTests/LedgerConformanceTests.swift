@@ -334,6 +334,37 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test(
+        "a notification UUID sent again with other content is stored once: within a batch large enough for COPY, and in a later file",
+        arguments: Backend.available)
+    func notificationSentAgain(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let ca = try TestCA()
+        let signer = JWSSigner(ca: ca)
+        func notification(_ uuid: Int, signed: Int) -> String {
+            let payload = #"{"notificationType":"TEST","notificationUUID":"5a1e0000-0000-4000-8000-\#(String(format: "%012d", uuid))","version":"2.0","signedDate":\#(1_740_816_000_000 + signed),"data":{"environment":"Production","bundleId":"com.example"}}"#
+            return #"{"signedPayload":"\#(signer.sign(json: payload))"}"#
+        }
+        // 40 records, over the 32 rows PostgreSQL sends with COPY: UUID 0 four times, each time signed at another instant.
+        let first = (0..<40).map { notification($0 % 10 == 0 ? 0 : $0, signed: $0) }
+        let decoder = try testDecoder(extraRoots: [ca.rootDER])
+        var counts = try await importBytes(Array(first.joined(separator: "\n").utf8), path: "first.ndjson", into: ledger, decoder: decoder, batchSize: 100)
+        #expect(counts == ImportCounts(read: 40, imported: 40, duplicate: 0, rejected: 0))
+        // Again in a later file, with one new UUID.
+        let second = [notification(0, signed: 1_000), notification(40, signed: 1_001)]
+        counts = try await importBytes(Array(second.joined(separator: "\n").utf8), path: "second.ndjson", into: ledger, decoder: decoder, batchSize: 100)
+        #expect(counts.read == 2 && counts.rejected == 0)
+        let stored = try await ledger.database.read { c in
+            try c.query("SELECT notification_uuid, signed_date FROM notifications ORDER BY notification_uuid", [])
+        }
+        #expect(stored.count == 38)
+        // The first sighting is the one kept.
+        #expect(stored.first?[1].int == 1_740_816_000_000)
+        #expect(Set(stored.compactMap { $0[0].text }).count == 38)
+        try await expectFiguresAgree(ledger)
+        try await ledger.close()
+    }
+
     @Test("flags move open -> acknowledged -> resolved -> open, every change in an append-only log", arguments: Backend.available)
     func triage(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
