@@ -405,8 +405,9 @@ extension Schema {
                 message: "this ledger has schema version \(number), newer than this receiptdesk knows (\(Schema.version))")
         }
         if number < Schema.version {
-            throw LedgerError.cannotOpen(
-                "this ledger has schema version \(number) and needs an upgrade to \(Schema.version); open it once without --read-only")
+            // (A ledger set read-only refuses the upgrade too: lifting the setting upgrades it.)
+            let how = try SQLLedger.storedReadOnly(connection) ? "receiptdesk ledger read-only off" : "open it once without --read-only"
+            throw LedgerError.cannotOpen("this ledger has schema version \(number) and needs an upgrade to \(Schema.version); \(how)")
         }
     }
 }

@@ -480,7 +480,7 @@ public enum Schema {
             throw LedgerError(
                 code: .readOnly,
                 message:
-                    "this ledger is set read-only and has schema version \(stored), which this receiptdesk must upgrade to \(version) before it writes; receiptdesk ledger read-only off lets it, or open it with --read-only"
+                    "this ledger is set read-only and has schema version \(stored), which this receiptdesk must upgrade to \(version) before it reads or writes; receiptdesk ledger read-only off lifts the setting and upgrades it"
             )
         }
         let portable = connection.portableSQL

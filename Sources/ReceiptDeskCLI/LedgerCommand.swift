@@ -19,7 +19,8 @@ struct ReadOnlySetting: AsyncParsableCommand {
         discussion: """
             With the setting on, every write through any receiptdesk (import, triage, notes, refunds --refresh, \
             account links) is refused with exit 2 and the dashboard hides its triage keys, whatever the process's \
-            own options. Turning it off is the one write it allows.
+            own options. Turning it off is the one write it allows; it also brings a ledger written by an older \
+            receiptdesk up to this one's schema, as any command that writes would.
             """
     )
 
@@ -42,14 +43,18 @@ struct ReadOnlySetting: AsyncParsableCommand {
         // As the ledger is, not upgraded: a ledger set read-only refuses its upgrade until the setting is off.
         let opened = try await LedgerOptions.open(
             url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true, settingsOnly: true)
+        let on: Bool
         do {
             if let value { try await opened.setReadOnly(value == .on) }
-            let on = try await opened.isSetReadOnly()
-            print("\(redact(url)): read-only \(on ? "on" : "off")")
-            try await opened.close()
+            on = try await opened.isSetReadOnly()
         } catch {
             try? await opened.close()
             throw error
         }
+        try await opened.close()
+        // Lifted: the upgrade the setting held back is done now, as any command that writes would do it, so that the
+        // ledger opens --read-only again (a read-only open refuses a schema older than this build's).
+        if value == .off { try await LedgerOptions.open(url: url, now: currentTimestamp(), mustExist: true, creating: false).close() }
+        print("\(redact(url)): read-only \(on ? "on" : "off")")
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Ledger
+import LedgerSQLite
 import Testing
 
 /// Reads never write, and `--read-only` (or `RECEIPTDESK_READ_ONLY`) refuses every write: checked on the
@@ -109,5 +111,37 @@ struct ReadOnlyTests {
         #expect(try Binary.run(["ledger", "read-only", "off", "--ledger", url], environment: ["RECEIPTDESK_READ_ONLY": "1"]).status == 2)
         #expect(try Binary.run(["ledger", "read-only", "off", "--ledger", url]).status == 0)
         #expect(try Binary.run(["triage", flag, "--ack", "--ledger", url]).status == 0)
+    }
+
+    @Test("a ledger set read-only by an older receiptdesk: every open is refused naming the way out, and off upgrades it")
+    func olderSchemaSetReadOnly() async throws {
+        let path = try LookupCommandTests.ledgerWithHistory()
+        let url = "sqlite:\(path)"
+        // Back to schema version 10, as a receiptdesk before the v11 index left it, then set read-only.
+        let database = try SQLiteDatabase.open(path: path)
+        try await database.write { c in
+            try c.execute("DROP INDEX flags_rule_status", [])
+            try c.execute("DELETE FROM ledger_migrations WHERE id = 'v11-flag-rule-status-index'", [])
+            try c.execute("UPDATE ledger_meta SET value = '10' WHERE key = 'schema_version'", [])
+        }
+        try await database.close()
+        #expect(try Binary.run(["ledger", "read-only", "on", "--ledger", url]).status == 0)
+        let read = try Binary.run(["lookup", "500", "--ledger", url, "--read-only"])
+        #expect(read.status == 3 && read.stderr.contains("receiptdesk ledger read-only off"), "\(read.status) \(read.stderr)")
+        let write = try Binary.run(["lookup", "500", "--ledger", url])
+        #expect(write.status == 3 && write.stderr.contains("receiptdesk ledger read-only off"), "\(write.status) \(write.stderr)")
+        let off = try Binary.run(["ledger", "read-only", "off", "--ledger", url])
+        #expect(off.status == 0 && off.stdout.contains("read-only off"), "\(off.stdout) \(off.stderr)")
+        let after = try SQLiteDatabase.open(path: path, readOnly: true)
+        let (version, index) = try await after.read { c in
+            (
+                try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text,
+                try c.scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'flags_rule_status'")?.int
+            )
+        }
+        try await after.close()
+        #expect(version == String(Schema.version) && index == 1)
+        let again = try Binary.run(["lookup", "500", "--ledger", url, "--read-only"])
+        #expect(again.status == 0, "\(again.stderr)")
     }
 }
