@@ -85,6 +85,8 @@ public struct Importer: Sendable {
         var bytes: Int64 = 0
         /// What the ledger itself refused in the batch last written, said with the next progress.
         var refusedByLedger: [String] = []
+        /// Whether a batch of this run was sent to be written.
+        var wroteBatch = false
         /// Waits for the batch being written, and counts it.
         func settle() async throws {
             guard let write = pendingWrite else { return }
@@ -98,7 +100,15 @@ public struct Importer: Sendable {
             batch.removeAll(keepingCapacity: true)
             try await settle()
             let ledger = self.ledger
-            pendingWrite = Task { try await ledger.importBatchNaming(sourceId: sourceId, decoded, now: now) }
+            let first = !wroteBatch
+            wroteBatch = true
+            pendingWrite = Task {
+                let written = try await ledger.importBatchNaming(sourceId: sourceId, decoded, now: now)
+                // (Statistics only speed up the batches after it: a failure there fails no record, and a lost
+                // connection says so at the next batch.)
+                if first { try? await ledger.analyzeTablesWithoutStatistics() }
+                return written
+            }
             let rejections = refusedByLedger + decoded.compactMap { input in
                 input.record.error.map { "record #\(input.index) (byte \(input.offset)): \($0.code): \($0.message)" }
             }

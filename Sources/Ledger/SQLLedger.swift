@@ -215,6 +215,39 @@ public final class SQLLedger: Sendable {
     /// Records an import must bring before PostgreSQL's statistics are refreshed at its end.
     static let analyzeAfter = 1_000
 
+    /// Gives PostgreSQL statistics for the tables an import reads its lookups from, where a table has none yet
+    /// (never analyzed, by anyone); nothing on SQLite or with portable SQL. The importer calls it after the first
+    /// batch of each file.
+    ///
+    /// A new ledger's tables have no statistics until autovacuum comes by (each minute at most), and without them
+    /// the import's own lookups are planned for tables of unknown shape: at 50,000 customers the content-hash and
+    /// customer-id lookups took 20.8 and 11.6 ms a batch instead of 5.5 and 4.9 (pg_stat_statements, one import
+    /// with autovacuum off against one analyzed after 3,000 records; 23.5 s of server time against 18.7). Statistics of
+    /// a first batch are enough: the planner scales row counts by a table's size as it grows.
+    public func analyzeTablesWithoutStatistics() async throws {
+        guard database.dialect == .postgres else { return }
+        try await write { c in
+            guard !c.portableSQL else { return }
+            let tables = Array(Self.lookupStatistics.keys).sorted()
+            let bare = try c.queryIn(
+                """
+                SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND last_analyze IS NULL
+                AND last_autoanalyze IS NULL AND relname IN (?*)
+                """, [], list: tables.map(SQLValue.text)
+            ).compactMap { $0.first?.text }
+            guard !bare.isEmpty else { return }
+            try c.execute("ANALYZE " + bare.sorted().compactMap { Self.lookupStatistics[$0] }.joined(separator: ", "))
+        }
+    }
+
+    /// The tables an import looks rows up in, each with the columns its lookups filter or join on.
+    static let lookupStatistics = [
+        "raw_records": "raw_records (source_id, record_index, status, content_hash)",
+        "transactions": "transactions (transaction_id, original_transaction_id, web_order_line_item_id, app_account_token)",
+        "customer_ids": "customer_ids", "customers": "customers", "customer_stats": "customer_stats (customer_id)",
+        "notifications": "notifications (notification_uuid, transaction_id, notification_type)",
+    ]
+
     /// What ANALYZE samples after an import: every column queries filter, join or sort on.
     static let analyzedColumns = """
         transactions (transaction_id, original_transaction_id, web_order_line_item_id, app_account_token, product_id, type, \

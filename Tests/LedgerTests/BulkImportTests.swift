@@ -252,6 +252,34 @@ struct BulkImportTests {
     }
 
     @Test(
+        "an import into tables PostgreSQL has no statistics for gives them some after its first batch, with autovacuum off",
+        arguments: Backend.available.filter(\.isPostgres))
+    func statisticsAfterFirstBatch(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let tables = ["raw_records", "transactions", "customer_ids", "customers", "customer_stats", "notifications"]
+        // Only the import can give them statistics: autovacuum may not come by during the test.
+        try await ledger.database.write { c in
+            for table in tables { try c.execute("ALTER TABLE \(table) SET (autovacuum_enabled = false)", []) }
+        }
+        func analyzed() async throws -> [String] {
+            try await ledger.database.read { c in
+                try c.query(
+                    "SELECT DISTINCT tablename::text FROM pg_stats WHERE schemaname = current_schema() ORDER BY 1", []
+                ).compactMap { $0.first?.text }
+            }
+        }
+        #expect(try await analyzed() == [])
+        let input = try #require(try Self.inputs().first { $0.path.contains("verify-receipt") })
+        // Under the 1,000 records after which the command line's import refreshes the statistics at its end.
+        let lines = input.bytes.split(separator: 10).prefix(40).joined(separator: [10])
+        _ = try await importBytes(Array(lines), path: input.path, into: ledger, decoder: try Self.decoder(), batchSize: 10)
+        let stats = try await analyzed()
+        let expected = backend == .postgresPortable ? [] : ["customer_ids", "customer_stats", "customers", "raw_records", "transactions"]
+        #expect(stats == expected, "\(stats)")
+        try await ledger.close()
+    }
+
+    @Test(
         "a bulk import cut after some batches resumes, and two importers of one file share it",
         arguments: Backend.available)
     func resumeAndTwoImporters(_ backend: Backend) async throws {
