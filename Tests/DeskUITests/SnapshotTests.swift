@@ -413,6 +413,15 @@ struct SnapshotTests {
         #expect(title.contains("Timeline (7 events)  Tab: transactions ") && title.hasSuffix(" 7/7 ─"), "\(title)")
     }
 
+    @Test("at 60 columns the coverage legend starts at the line's start and names every kind the strips show")
+    func coverageLegendAt60() throws {
+        let wide = try #require(renderedLines(Fixture.state(width: 80, height: 24, screen: .customer)).first { $0.contains(" … ") })
+        #expect(wide.hasPrefix("                    2024-11-26 … 2025-03-01   "), "\(wide)")
+        let narrow = try #require(renderedLines(Fixture.state(width: 60, height: 20, screen: .customer)).first { $0.contains(" … ") })
+        #expect(narrow.hasPrefix(" 2024-11-26 … 2025-03-01  "), "\(narrow)")
+        #expect(narrow.trimmingCharacters(in: .whitespaces).hasSuffix("█ paid  ▒ trial  x refund"), "\(narrow)")
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

@@ -397,10 +397,16 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))\(since)"
         // The legend names what the strips shown hold.
         let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells).compactMap { $0 })
-        let legend =
-            "\(span)   "
-            + CoverageKind.allCases.filter(shownKinds.contains).map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }.joined(separator: "  ")
-        _ = p.text(legend, x: column, y: y, role: "ui.text.muted", width: state.width - column - 1)
+        let kinds = CoverageKind.allCases.filter(shownKinds.contains).map { "\($0.glyph(p.glyphs)) \($0.rawValue)" }
+            .joined(separator: "  ")
+        // Under the strips; too wide for that (60 columns), from the line's start, which the strips' names leave empty.
+        var legend = "\(span)   \(kinds)"
+        var x = column
+        if DisplayWidth.of(legend) > state.width - column - 1 {
+            legend = "\(span)  \(kinds)"
+            x = 1
+        }
+        _ = p.text(legend, x: x, y: y, role: "ui.text.muted", width: state.width - x - 1)
         y += 1
     }
     // Timeline or transactions below, whichever pane is chosen (Tab).
