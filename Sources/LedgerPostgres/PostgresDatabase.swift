@@ -56,6 +56,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     public let dialect = SQLDialect.postgres
     private let group: MultiThreadedEventLoopGroup
     private let configuration: PostgresConnection.Configuration
+    /// For a server reached over TCP: where, and how its sockets are set up (connected here; see ``TCPEndpoint``).
+    private let tcp: TCPEndpoint?
     private let timeouts: Timeouts
     private let logger: Logger
     /// The URL without its password, safe to print.
@@ -85,11 +87,12 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     public var readers: Int { readerLanes.count }
 
     private init(
-        group: MultiThreadedEventLoopGroup, configuration: PostgresConnection.Configuration, timeouts: Timeouts,
+        group: MultiThreadedEventLoopGroup, configuration: PostgresConnection.Configuration, tcp: TCPEndpoint?, timeouts: Timeouts,
         readers: Int, logger: Logger, redactedURL: String
     ) {
         self.group = group
         self.configuration = configuration
+        self.tcp = tcp
         self.timeouts = timeouts
         self.logger = logger
         self.redactedURL = redactedURL
@@ -140,6 +143,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         logger.logLevel = .critical
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration: PostgresConnection.Configuration
+        var tcp: TCPEndpoint?
         if let socket = target.socketDirectory {
             configuration = .init(
                 unixSocketPath: "\(socket)/.s.PGSQL.\(target.port)", username: target.user, password: target.password,
@@ -155,10 +159,11 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             configuration = .init(
                 host: target.host, port: target.port, username: target.user, password: target.password,
                 database: target.database, tls: tls)
+            tcp = TCPEndpoint(host: target.host, port: target.port, tls: tls, keepAlive: target.keepAlive)
         }
         configuration.options.connectTimeout = timeouts.connect
         let database = PostgresDatabase(
-            group: group, configuration: configuration, timeouts: timeouts, readers: readers, logger: logger,
+            group: group, configuration: configuration, tcp: tcp, timeouts: timeouts, readers: readers, logger: logger,
             redactedURL: target.redacted)
         do {
             // A first connection is made now, so a wrong URL or a server that is down fails at open.
@@ -239,11 +244,22 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             connectionCount += 1
             return connectionCount
         }
-        let opened = try PostgresConnection.connect(
-            on: group.next(), configuration: configuration, id: id, logger: logger
-        ).wait()
-        lane.connection = opened
-        return opened
+        let loop = group.next()
+        var configuration = self.configuration
+        var channel: (any Channel)?
+        if let tcp {
+            let connected = try tcp.connect(on: loop, timeout: timeouts.connect).wait()
+            configuration = tcp.configuration(over: connected, like: configuration)
+            channel = connected
+        }
+        do {
+            let opened = try PostgresConnection.connect(on: loop, configuration: configuration, id: id, logger: logger).wait()
+            lane.connection = opened
+            return opened
+        } catch {
+            channel?.close(promise: nil)
+            throw error
+        }
     }
 
     /// One transaction on `lane`'s queue. A read that finds its connection lost runs once more on a new one
@@ -907,6 +923,9 @@ struct PostgresURL {
     var rootCertificates: RootCertificates?
     /// receiptdesk's own `portable` parameter (`on`/`off`): create the ledger with portable SQL (``PortableSQL``).
     var portable = false
+    /// How a TCP connection notices a server gone silent: libpq's `keepalives`, `keepalives_idle`,
+    /// `keepalives_interval`, `keepalives_count` and `tcp_user_timeout`, over ``KeepAlive``'s defaults.
+    var keepAlive = KeepAlive()
 
     /// Parses a URL; reads `USER`, `PGPASSWORD`, `PGPASSFILE`, `PGSSLMODE`, `PGSSLROOTCERT` and `HOME` from
     /// `environment` for what it lacks.
@@ -985,6 +1004,7 @@ struct PostgresURL {
         if let given = parameters["password"], !given.isEmpty { password = given }
         (sslMode, rootCertificates) = try Self.tlsSettings(parameters: parameters, environment: environment)
         try Self.checkParameters(parameters)
+        keepAlive = try KeepAlive(parameters: parameters)
         if let given = parameters["portable"] {
             switch given.lowercased() {
             case "on", "true", "yes", "1": portable = true
@@ -1027,14 +1047,14 @@ struct PostgresURL {
     /// The parameters this URL reads: libpq's that say where to connect, as whom and how safely, and the ledger's
     /// own `portable`.
     static let readParameters: Set<String> = [
-        "host", "port", "dbname", "user", "password", "passfile", "sslmode", "sslrootcert", "portable",
+        "host", "port", "dbname", "user", "password", "passfile", "sslmode", "sslrootcert", "portable", "keepalives",
+        "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
     ]
 
-    /// libpq's parameters that change nothing this client promises (names, timeouts of its own, keepalives,
-    /// the encoding: the ledger's text is UTF-8 whatever the client asks), accepted and not acted on.
+    /// libpq's parameters that change nothing this client promises (names, timeouts of its own, the encoding:
+    /// the ledger's text is UTF-8 whatever the client asks), accepted and not acted on.
     static let ignoredParameters: Set<String> = [
-        "application_name", "fallback_application_name", "connect_timeout", "client_encoding", "keepalives",
-        "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "sslsni", "sslcompression",
+        "application_name", "fallback_application_name", "connect_timeout", "client_encoding", "sslsni", "sslcompression",
     ]
 
     /// libpq's parameters whose value may ask for nothing beyond what this client does: these values are accepted
@@ -1219,5 +1239,90 @@ struct PasswordFile {
     func password(host: String, port: Int, database: String, user: String) -> String? {
         let wanted = [host, String(port), database, user]
         return entries.first { entry in zip(entry, wanted).allSatisfy { $0 == "*" || $0 == $1 } }?[4]
+    }
+}
+
+/// TCP keepalive and the user timeout of a TCP connection to the server (a unix socket has neither): how soon a
+/// server gone silent (a network cut, a host powered off, no reset sent) is noticed. Without them a connection to it
+/// waits for the operating system's defaults, two hours idle and about fifteen minutes for data sent; with these,
+/// about a minute: an import then stops with what it committed (exit 3), and the dashboard says the ledger is
+/// unavailable and retries. A server that is only slow still answers the probes, so a long statement is not cut.
+struct KeepAlive: Equatable {
+    /// Whether to probe at all (libpq's `keepalives`, 1 or 0).
+    var enabled = true
+    /// Seconds of silence before the first probe (`keepalives_idle`); nil for the operating system's default.
+    var idle: Int? = 30
+    /// Seconds between probes (`keepalives_interval`); nil for the operating system's default.
+    var interval: Int? = 10
+    /// Unanswered probes before the connection is given up (`keepalives_count`); nil for the operating system's.
+    var count: Int? = 3
+    /// Milliseconds data sent may stay unacknowledged before the connection is given up (`tcp_user_timeout`); nil
+    /// for the operating system's default.
+    var userTimeout: Int? = 60_000
+
+    init() {}
+
+    /// The defaults, with what the URL's parameters say over them: libpq's names and meanings (0 is the operating
+    /// system's default). A value that is not a whole number of at least 0 is refused naming the parameter, as
+    /// libpq refuses it.
+    init(parameters: [String: String]) throws {
+        func number(_ name: String) throws -> Int?? {
+            guard let text = parameters[name] else { return .none }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0, value <= Int(Int32.max) else {
+                throw LedgerError.cannotOpen("the \(name) parameter of the postgres:// URL takes a whole number of at least 0")
+            }
+            return .some(value == 0 ? nil : value)
+        }
+        if let on = try number("keepalives") { enabled = on != nil }
+        if let value = try number("keepalives_idle") { idle = value }
+        if let value = try number("keepalives_interval") { interval = value }
+        if let value = try number("keepalives_count") { count = value }
+        if let value = try number("tcp_user_timeout") { userTimeout = value }
+    }
+}
+
+/// A server reached over TCP. Its connections are made here and handed to postgres-nio as established channels,
+/// because postgres-nio's own bootstrap sets no socket options: this one sets ``KeepAlive``'s.
+struct TCPEndpoint: Sendable {
+    let host: String
+    let port: Int
+    let tls: PostgresConnection.Configuration.TLS
+    let keepAlive: KeepAlive
+
+    /// Connects a socket to the server, with keepalive and the user timeout set.
+    func connect(on loop: any EventLoop, timeout: TimeAmount) -> EventLoopFuture<any Channel> {
+        var bootstrap = ClientBootstrap(group: loop).connectTimeout(timeout)
+            .channelOption(ChannelOptions.socketOption(.so_keepalive), value: keepAlive.enabled ? 1 : 0)
+        #if os(Linux)
+        func tcpOption(_ name: Int32, _ value: Int?) {
+            guard let value else { return }
+            bootstrap = bootstrap.channelOption(
+                ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name)), value: SocketOptionValue(value))
+        }
+        if keepAlive.enabled {
+            tcpOption(TCP_KEEPIDLE, keepAlive.idle)
+            tcpOption(TCP_KEEPINTVL, keepAlive.interval)
+            tcpOption(TCP_KEEPCNT, keepAlive.count)
+        }
+        tcpOption(TCP_USER_TIMEOUT, keepAlive.userTimeout)
+        #endif
+        return bootstrap.connect(host: host, port: port)
+    }
+
+    /// `template`'s user, database, password and options, over `channel`; the host names the server for TLS (SNI
+    /// and `verify-full`'s check) unless it is an address, as postgres-nio does for a host it connects to itself.
+    func configuration(over channel: any Channel, like template: PostgresConnection.Configuration) -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            establishedChannel: channel, tls: tls, username: template.username, password: template.password, database: template.database)
+        configuration.options = template.options
+        if configuration.options.tlsServerName == nil, !Self.isAddress(host) { configuration.options.tlsServerName = host }
+        return configuration
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 }

@@ -1,6 +1,9 @@
 import Foundation
 import Ledger
 @testable import LedgerPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// How `--ledger postgres://...` is read: user, password, host or socket directory, port, database and
@@ -152,6 +155,27 @@ struct PostgresURLTests {
         // The same parameters asking for what this client does not do are refused.
         for demanding in ["gssencmode=require", "channel_binding=require", "target_session_attrs=read-write"] {
             #expect(throws: LedgerError.self) { try PostgresURL("postgres://bo@db.example/ledger?" + demanding, environment: Self.bare) }
+        }
+    }
+
+    @Test("keepalive: on by default (30 s idle, 10 s apart, 3 probes, 60 s user timeout); libpq's parameters over it, 0 the system's")
+    func keepAliveParameters() throws {
+        let base = "postgres://bo@db.example/ledger"
+        #expect(try PostgresURL(base, environment: Self.bare).keepAlive == KeepAlive())
+        let defaults = KeepAlive()
+        #expect(defaults.enabled && defaults.idle == 30 && defaults.interval == 10 && defaults.count == 3 && defaults.userTimeout == 60_000)
+        let given = try PostgresURL(
+            base + "?keepalives_idle=7&keepalives_interval=2&keepalives_count=0&tcp_user_timeout=5000", environment: Self.bare
+        ).keepAlive
+        #expect(given.enabled && given.idle == 7 && given.interval == 2 && given.count == nil && given.userTimeout == 5000)
+        #expect(try PostgresURL(base + "?keepalives=0", environment: Self.bare).keepAlive.enabled == false)
+        #expect(try PostgresURL(base + "?keepalives=1", environment: Self.bare).keepAlive.enabled)
+        for bad in ["keepalives_idle=soon", "keepalives_count=-1", "tcp_user_timeout=1.5", "keepalives=99999999999"] {
+            #expect {
+                _ = try PostgresURL(base + "?" + bad, environment: Self.bare)
+            } throws: { error in
+                (error as? LedgerError)?.message.contains("the \(bad.prefix { $0 != "=" }) parameter") == true
+            }
         }
     }
 
@@ -560,6 +584,61 @@ struct PostgresTLSServerTests {
         } catch {
             return "\(error)"
         }
+    }
+
+    /// The TCP sockets of this process connected to `port`, with their keepalive settings read back with getsockopt
+    /// (found through /proc: the socket inodes of this process's descriptors, and /proc/net/tcp's connections).
+    static func socketSettings(toPort port: Int) throws -> [(keepAlive: Int32, idle: Int32, interval: Int32, count: Int32, userTimeout: Int32)] {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8).split(separator: "\n").dropFirst()
+        var inodes = Set<String>()
+        for line in table {
+            let fields = line.split(separator: " ")
+            // remote address hex IP:PORT, state 01 is ESTABLISHED, the inode is the tenth field.
+            guard fields.count > 9, fields[3] == "01", let remote = fields[2].split(separator: ":").last,
+                Int(remote, radix: 16) == port
+            else { continue }
+            inodes.insert(String(fields[9]))
+        }
+        var out: [(Int32, Int32, Int32, Int32, Int32)] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let fd = Int32(name), let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                link.hasPrefix("socket:["), inodes.contains(String(link.dropFirst(8).dropLast()))
+            else { continue }
+            func option(_ level: Int32, _ option: Int32) -> Int32 {
+                var value: Int32 = -1
+                var size = socklen_t(MemoryLayout<Int32>.size)
+                _ = getsockopt(fd, level, option, &value, &size)
+                return value
+            }
+            let tcp = Int32(IPPROTO_TCP)
+            out.append(
+                (option(SOL_SOCKET, SO_KEEPALIVE), option(tcp, TCP_KEEPIDLE), option(tcp, TCP_KEEPINTVL), option(tcp, TCP_KEEPCNT),
+                 option(tcp, TCP_USER_TIMEOUT)))
+        }
+        return out
+    }
+
+    @Test("a TCP connection probes a silent server: keepalive and the user timeout are set on its socket, as the URL says")
+    func keepAliveOnTheSocket() async throws {
+        let server = try TLSTestServer()
+        defer { server.stop() }
+        for (parameters, expected) in [
+            ("sslmode=require", (Int32(1), Int32(30), Int32(10), Int32(3), Int32(60_000))),
+            ("sslmode=require&keepalives_idle=7&keepalives_interval=2&keepalives_count=5&tcp_user_timeout=9000", (1, 7, 2, 5, 9000)),
+        ] {
+            let database = try await PostgresDatabase.connect(url: server.url(parameters), environment: [:])
+            #expect(try await database.read { c in try c.scalar("SELECT 1")?.int } == 1)
+            let sockets = try Self.socketSettings(toPort: server.port)
+            try await database.close()
+            #expect(sockets.count == 1, "\(parameters): \(sockets)")
+            for socket in sockets {
+                #expect(socket == expected, "\(parameters): \(socket)")
+            }
+        }
+        let off = try await PostgresDatabase.connect(url: server.url("sslmode=require&keepalives=0"), environment: [:])
+        let sockets = try Self.socketSettings(toPort: server.port)
+        try await off.close()
+        #expect(sockets.count == 1 && sockets.allSatisfy { $0.keepAlive == 0 }, "\(sockets)")
     }
 
     @Test("require encrypts; verify-ca checks the chain; verify-full the chain and the host name; disable is turned away")
