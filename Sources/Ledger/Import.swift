@@ -161,8 +161,8 @@ struct BatchWriter {
         {
             if let uuid = row[0].text { knownNotifications.insert(uuid) }
         }
-        // Writers are serialised (one exclusive write transaction, or PostgreSQL's advisory lock), so the rows
-        // read above are every row another importer wrote: a record among them is theirs.
+        // Writers are serialised (SQLite's exclusive write transaction, PostgreSQL's advisory lock, or a portable
+        // ledger's row lock), so the rows read above are every row another importer wrote: a record among them is theirs.
         let writtenBefore = alreadyWritten
         // Records whose renewal infos or notification refer to their raw row get ids now, in one query.
         var rawIds = try c.reserveIds(

@@ -85,8 +85,8 @@ public struct Importer: Sendable {
         var bytes: Int64 = 0
         /// What the ledger itself refused in the batch last written, said with the next progress.
         var refusedByLedger: [String] = []
-        /// Whether a batch of this run was sent to be written.
-        var wroteBatch = false
+        /// Whether the ledger's lookup tables were looked at for statistics after this run's first batch.
+        var statisticsChecked = false
         /// Waits for the batch being written, and counts it.
         func settle() async throws {
             guard let write = pendingWrite else { return }
@@ -94,21 +94,19 @@ public struct Importer: Sendable {
             let (counts, refused) = try await write.value
             committed = committed + counts
             refusedByLedger += refused
+            // After the first batch, so that its rows are there to sample (counted first: a failure here still
+            // reports what was committed).
+            if !statisticsChecked {
+                statisticsChecked = true
+                try await ledger.analyzeTablesWithoutStatistics()
+            }
         }
         func flush() async throws {
             let decoded = await decode(batch, path: info.path)
             batch.removeAll(keepingCapacity: true)
             try await settle()
             let ledger = self.ledger
-            let first = !wroteBatch
-            wroteBatch = true
-            pendingWrite = Task {
-                let written = try await ledger.importBatchNaming(sourceId: sourceId, decoded, now: now)
-                // (Statistics only speed up the batches after it: a failure there fails no record, and a lost
-                // connection says so at the next batch.)
-                if first { try? await ledger.analyzeTablesWithoutStatistics() }
-                return written
-            }
+            pendingWrite = Task { try await ledger.importBatchNaming(sourceId: sourceId, decoded, now: now) }
             let rejections = refusedByLedger + decoded.compactMap { input in
                 input.record.error.map { "record #\(input.index) (byte \(input.offset)): \($0.code): \($0.message)" }
             }

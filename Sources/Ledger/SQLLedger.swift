@@ -83,13 +83,17 @@ public final class SQLLedger: Sendable {
     /// Sets or clears the stored read-only setting. The one write a read-only ledger takes: the operator
     /// who set it is the one who lifts it. It moves the change signal, so an open dashboard shows the setting
     /// (and hides or shows its triage keys) at its next poll.
-    public func setReadOnly(_ on: Bool) async throws {
+    ///
+    /// With `upgradingAt`, lifting the setting also upgrades a ledger of an older schema version (which the setting
+    /// held back), in the same transaction: either both happen or neither does.
+    public func setReadOnly(_ on: Bool, upgradingAt now: Timestamp? = nil) async throws {
         try await database.write { c in
             try c.execute(
                 "INSERT INTO ledger_meta (key, value) VALUES ('read_only', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [.text(on ? "1" : "0")])
             // (A ledger older than the change signal, version 2, opened for its settings alone has no counter to move.)
             if try Schema.storedVersion(c).flatMap({ Int($0) }) ?? 0 >= 2 { try Counters.bump(c) }
+            if !on, let now, try !Schema.isCurrent(c) { try Schema.migrate(c, now: now) }
         }
     }
 
@@ -215,28 +219,35 @@ public final class SQLLedger: Sendable {
     /// Records an import must bring before PostgreSQL's statistics are refreshed at its end.
     static let analyzeAfter = 1_000
 
-    /// Gives PostgreSQL statistics for the tables an import reads its lookups from, where a table has none yet
-    /// (never analyzed, by anyone); nothing on SQLite or with portable SQL. The importer calls it after the first
-    /// batch of each file.
+    /// Gives PostgreSQL statistics for the tables an import reads its lookups from, where a table holds rows and no
+    /// statistics yet; nothing on SQLite or with portable SQL. The importer calls it after the first batch of each
+    /// file.
     ///
     /// A new ledger's tables have no statistics until autovacuum comes by (each minute at most), and without them
     /// the import's own lookups are planned for tables of unknown shape: at 50,000 customers the content-hash and
     /// customer-id lookups took 20.8 and 11.6 ms a batch instead of 5.5 and 4.9 (pg_stat_statements, one import
     /// with autovacuum off against one analyzed after 3,000 records; 23.5 s of server time against 18.7). Statistics of
     /// a first batch are enough: the planner scales row counts by a table's size as it grows.
+    ///
+    /// Only tables the role owns are analyzed (before PostgreSQL 17 only the owner may; an importer role's import
+    /// leaves it to autovacuum), and a table another session holds a lock on is skipped rather than waited for.
     public func analyzeTablesWithoutStatistics() async throws {
         guard database.dialect == .postgres else { return }
-        try await write { c in
-            guard !c.portableSQL else { return }
-            let tables = Array(Self.lookupStatistics.keys).sorted()
-            let bare = try c.queryIn(
+        let bare = try await database.read { c -> [String] in
+            guard !c.portableSQL else { return [] }
+            return try c.queryIn(
                 """
-                SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND last_analyze IS NULL
-                AND last_autoanalyze IS NULL AND relname IN (?*)
-                """, [], list: tables.map(SQLValue.text)
+                SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = current_schema() AND c.relkind = 'r' AND pg_has_role(c.relowner, 'USAGE')
+                AND pg_relation_size(c.oid) > 0
+                AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname)
+                AND c.relname IN (?*)
+                """, [], list: Self.lookupStatistics.keys.sorted().map(SQLValue.text)
             ).compactMap { $0.first?.text }
-            guard !bare.isEmpty else { return }
-            try c.execute("ANALYZE " + bare.sorted().compactMap { Self.lookupStatistics[$0] }.joined(separator: ", "))
+        }
+        guard !bare.isEmpty else { return }
+        try await write { c in
+            try c.execute("ANALYZE (SKIP_LOCKED) " + bare.sorted().compactMap { Self.lookupStatistics[$0] }.joined(separator: ", "))
         }
     }
 

@@ -58,6 +58,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     private let configuration: PostgresConnection.Configuration
     /// For a server reached over TCP: where, and how its sockets are set up (connected here; see ``TCPEndpoint``).
     private let tcp: TCPEndpoint?
+    /// The tables' identity sequences as the server names them, read once for this database's connections.
+    private let sequences = SequenceNames()
     private let timeouts: Timeouts
     private let logger: Logger
     /// The URL without its password, safe to print.
@@ -272,7 +274,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             let postgres = try openConnection(lane)
             let portable = isPortable
             let connection = PGConnection(
-                connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil, portable: portable)
+                connection: postgres, logger: logger, timeout: readOnly ? timeouts.read : nil, portable: portable,
+                sequences: sequences)
             do {
                 try connection.execute(
                     readOnly
@@ -509,11 +512,15 @@ final class PGConnection: SQLConnection {
     /// Whether to keep to portable SQL: no COPY, no temporary staging tables.
     let portableSQL: Bool
 
-    init(connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil, portable: Bool = false) {
+    init(
+        connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil, portable: Bool = false,
+        sequences: SequenceNames = SequenceNames()
+    ) {
         self.connection = connection
         self.logger = logger
         self.timeout = timeout
         portableSQL = portable
+        self.sequences = sequences
     }
 
     /// Statements (and COPYs) sent and not yet confirmed: postgres-nio queues them on the connection, so a
@@ -655,26 +662,27 @@ final class PGConnection: SQLConnection {
         executeDeferredUnchecked("TRUNCATE \(stage)")
     }
 
-    /// Ids from the table's identity sequence, in one round trip (and one more the first time, for the
-    /// sequence's name: `nextval(pg_get_serial_sequence(...))` looked the name up for every id, ten times slower).
+    /// Ids from the table's identity sequence, in one round trip (and one more the first time the database's
+    /// connections need the sequence's name: `nextval(pg_get_serial_sequence(...))` looked it up for every id, ten
+    /// times slower).
     func reserveIds(in table: String, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
         let sequence: String
-        if let known = sequences[table] {
+        if let known = sequences.name(of: table) {
             sequence = known
         } else {
             guard let name = try query("SELECT pg_get_serial_sequence(?, 'id')", [.text(table)]).first?.first?.text else {
                 throw LedgerError(code: .internalError, message: "\(table).id has no identity sequence")
             }
-            sequences[table] = name
+            sequences.set(name, of: table)
             sequence = name
         }
         let literal = "'" + sequence.replacing("'", with: "''") + "'"
         return try query("SELECT nextval(\(literal)::regclass) FROM generate_series(1, ?)", [.of(count)]).compactMap { $0.first?.int }
     }
 
-    /// Each table's identity sequence, by table, as the server names it.
-    private var sequences: [String: String] = [:]
+    /// The tables' identity sequences, shared by the database's connections.
+    private let sequences: SequenceNames
 
     private func executeDeferredUnchecked(_ sql: String) {
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).map { _ in })
@@ -1325,4 +1333,14 @@ struct TCPEndpoint: Sendable {
         var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
+}
+
+/// Each table's identity sequence as the server names it (`pg_get_serial_sequence`), read once and shared by a
+/// database's connections: a ledger's sequences keep their names.
+final class SequenceNames: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var names: [String: String] = [:]
+
+    func name(of table: String) -> String? { lock.withLock { names[table] } }
+    func set(_ name: String, of table: String) { lock.withLock { names[table] = name } }
 }

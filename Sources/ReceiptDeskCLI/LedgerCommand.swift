@@ -43,18 +43,16 @@ struct ReadOnlySetting: AsyncParsableCommand {
         // As the ledger is, not upgraded: a ledger set read-only refuses its upgrade until the setting is off.
         let opened = try await LedgerOptions.open(
             url: url, now: currentTimestamp(), readOnly: value == nil, mustExist: true, settingsOnly: true)
-        let on: Bool
         do {
-            if let value { try await opened.setReadOnly(value == .on) }
-            on = try await opened.isSetReadOnly()
+            // Lifted, the upgrade the setting held back is done in the same transaction, as any command that writes
+            // would do it, so that the ledger opens --read-only again (a read-only open refuses an older schema).
+            if let value { try await opened.setReadOnly(value == .on, upgradingAt: value == .off ? currentTimestamp() : nil) }
+            let on = try await opened.isSetReadOnly()
+            print("\(redact(url)): read-only \(on ? "on" : "off")")
+            try await opened.close()
         } catch {
             try? await opened.close()
             throw error
         }
-        try await opened.close()
-        // Lifted: the upgrade the setting held back is done now, as any command that writes would do it, so that the
-        // ledger opens --read-only again (a read-only open refuses a schema older than this build's).
-        if value == .off { try await LedgerOptions.open(url: url, now: currentTimestamp(), mustExist: true, creating: false).close() }
-        print("\(redact(url)): read-only \(on ? "on" : "off")")
     }
 }

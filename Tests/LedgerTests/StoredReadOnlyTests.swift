@@ -68,6 +68,19 @@ struct StoredReadOnlyTests {
         try await settings.setReadOnly(false)
         _ = try await SQLLedger.open(second, now: testNow)
         #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == String(Schema.version))
+
+        // Lifted with the upgrade (`ledger read-only off`): both in one transaction. A failing upgrade leaves the
+        // setting on: here the v4 migration meets a column it adds already there.
+        try await admin.setReadOnly(true)
+        try await first.write { c in try undoMigrationV4(c) }
+        try await first.write { c in try c.execute("ALTER TABLE transactions ADD COLUMN revocation_kind TEXT", []) }
+        await #expect(throws: (any Error).self) { try await settings.setReadOnly(false, upgradingAt: testNow) }
+        #expect(try await settings.isSetReadOnly())
+        #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == "3")
+        try await first.write { c in try c.execute("ALTER TABLE transactions DROP COLUMN revocation_kind", []) }
+        try await settings.setReadOnly(false, upgradingAt: testNow)
+        #expect(try await !settings.isSetReadOnly())
+        #expect(try await first.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text } == String(Schema.version))
         try await admin.close()
         try await settings.close()
     }
