@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerPostgres
 import LedgerQueries
 import ReceiptDecoding
 import ReceiptModel
@@ -277,6 +278,52 @@ struct BulkImportTests {
         let expected = backend == .postgresPortable ? [] : ["customer_ids", "customer_stats", "customers", "raw_records", "transactions"]
         #expect(stats == expected, "\(stats)")
         try await ledger.close()
+    }
+
+    @Test(
+        "statistics of a table another session holds locked are skipped, not waited for (the writers' lock is held meanwhile)",
+        .enabled(if: PostgresTestServer.enabled))
+    func statisticsSkipLockedTables() async throws {
+        let server = try PostgresTestServer.get()
+        let url = try server.createDatabase()
+        let ledger = try await SQLLedger.open(PostgresDatabase.connect(url: url), now: testNow)
+        defer { Task { try? await ledger.close() } }
+        let binaries = try #require(PostgresTestServer.binaries)
+        // Another session holds customers in the lock ANALYZE needs, for 20 s (psql, in the background).
+        var pid: pid_t = 0
+        let arguments = [
+            binaries + "/psql", "-h", server.socketDirectory, "-U", "postgres", "-d", try PostgresDatabase.databaseName(url: url), "-q",
+            "-c", "BEGIN; LOCK TABLE customers IN SHARE UPDATE EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT",
+        ]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        try #require(posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        var held = false
+        for _ in 0..<200 where !held {
+            held = try await ledger.database.read { c in
+                try c.scalar(
+                    "SELECT COUNT(*) FROM pg_locks WHERE relation = 'customers'::regclass AND mode = 'ShareUpdateExclusiveLock' AND granted"
+                )?.int == 1
+            }
+            if !held { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(held, "psql did not take the lock")
+        let input = try #require(try Self.inputs().first { $0.path.contains("verify-receipt") })
+        let lines = input.bytes.split(separator: 10).prefix(40).joined(separator: [10])
+        let counts = try await importBytes(Array(lines), path: input.path, into: ledger, decoder: try Self.decoder(), batchSize: 10)
+        #expect(counts.read == 40 && counts.reconciles)
+        // Done while the lock is still held: psql has not finished.
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, WNOHANG) == 0, "the import waited for the lock to go")
+        let analyzed = try await ledger.database.read { c in
+            try c.query("SELECT DISTINCT tablename::text FROM pg_stats WHERE schemaname = current_schema() ORDER BY 1", []).compactMap { $0.first?.text }
+        }
+        #expect(analyzed.contains("raw_records") && !analyzed.contains("customers"), "\(analyzed)")
     }
 
     @Test(
