@@ -161,7 +161,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             configuration = .init(
                 host: target.host, port: target.port, username: target.user, password: target.password,
                 database: target.database, tls: tls)
-            tcp = TCPEndpoint(host: target.host, port: target.port, tls: tls, keepAlive: target.keepAlive)
+            tcp = TCPEndpoint(host: target.host, port: target.port, keepAlive: target.keepAlive)
         }
         configuration.options.connectTimeout = timeouts.connect
         let database = PostgresDatabase(
@@ -512,10 +512,7 @@ final class PGConnection: SQLConnection {
     /// Whether to keep to portable SQL: no COPY, no temporary staging tables.
     let portableSQL: Bool
 
-    init(
-        connection: PostgresConnection, logger: Logger, timeout: TimeAmount? = nil, portable: Bool = false,
-        sequences: SequenceNames = SequenceNames()
-    ) {
+    init(connection: PostgresConnection, logger: Logger, timeout: TimeAmount?, portable: Bool, sequences: SequenceNames) {
         self.connection = connection
         self.logger = logger
         self.timeout = timeout
@@ -1274,18 +1271,19 @@ struct KeepAlive: Equatable {
     /// system's default). A value that is not a whole number of at least 0 is refused naming the parameter, as
     /// libpq refuses it.
     init(parameters: [String: String]) throws {
-        func number(_ name: String) throws -> Int?? {
-            guard let text = parameters[name] else { return .none }
+        func number(_ name: String) throws -> Int? {
+            guard let text = parameters[name] else { return nil }
             guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0, value <= Int(Int32.max) else {
                 throw LedgerError.cannotOpen("the \(name) parameter of the postgres:// URL takes a whole number of at least 0")
             }
-            return .some(value == 0 ? nil : value)
+            return value
         }
-        if let on = try number("keepalives") { enabled = on != nil }
-        if let value = try number("keepalives_idle") { idle = value }
-        if let value = try number("keepalives_interval") { interval = value }
-        if let value = try number("keepalives_count") { count = value }
-        if let value = try number("tcp_user_timeout") { userTimeout = value }
+        func orSystemDefault(_ value: Int) -> Int? { value == 0 ? nil : value }
+        if let on = try number("keepalives") { enabled = on != 0 }
+        if let value = try number("keepalives_idle") { idle = orSystemDefault(value) }
+        if let value = try number("keepalives_interval") { interval = orSystemDefault(value) }
+        if let value = try number("keepalives_count") { count = orSystemDefault(value) }
+        if let value = try number("tcp_user_timeout") { userTimeout = orSystemDefault(value) }
     }
 }
 
@@ -1294,7 +1292,6 @@ struct KeepAlive: Equatable {
 struct TCPEndpoint: Sendable {
     let host: String
     let port: Int
-    let tls: PostgresConnection.Configuration.TLS
     let keepAlive: KeepAlive
 
     /// Connects a socket to the server, with keepalive and the user timeout set.
@@ -1317,11 +1314,12 @@ struct TCPEndpoint: Sendable {
         return bootstrap.connect(host: host, port: port)
     }
 
-    /// `template`'s user, database, password and options, over `channel`; the host names the server for TLS (SNI
-    /// and `verify-full`'s check) unless it is an address, as postgres-nio does for a host it connects to itself.
+    /// `template`'s TLS, user, database, password and options, over `channel`; the host names the server for TLS
+    /// (SNI and `verify-full`'s check) unless it is an address, as postgres-nio does for a host it connects to itself.
     func configuration(over channel: any Channel, like template: PostgresConnection.Configuration) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
-            establishedChannel: channel, tls: tls, username: template.username, password: template.password, database: template.database)
+            establishedChannel: channel, tls: template.tls, username: template.username, password: template.password,
+            database: template.database)
         configuration.options = template.options
         if configuration.options.tlsServerName == nil, !Self.isAddress(host) { configuration.options.tlsServerName = host }
         return configuration

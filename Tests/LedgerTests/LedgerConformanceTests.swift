@@ -97,7 +97,7 @@ struct LedgerConformanceTests {
         let lines = [
             #"{"status":0,"latest_receipt_info":[{"transaction_id":"3000000201","original_transaction_id":"3000000200","product_id":"p","purchase_date_ms":"1000"}]}"#,
             signedHistoryRecord(transaction, signedBy: signer),
-            #"{"signedPayload":"\#(signer.sign(json: notification))"}"#,
+            signedNotificationRecord(notification, signedBy: signer),
             #"{"status":0,"latest_receipt_info":[{"transaction_id":"12","purchase_date_ms":"abc"}]}"#,
         ]
         let bytes = Array(lines.joined(separator: "\n").utf8)
@@ -343,7 +343,7 @@ struct LedgerConformanceTests {
         let signer = JWSSigner(ca: ca)
         func notification(_ uuid: Int, signed: Int) -> String {
             let payload = #"{"notificationType":"TEST","notificationUUID":"5a1e0000-0000-4000-8000-\#(String(format: "%012d", uuid))","version":"2.0","signedDate":\#(1_740_816_000_000 + signed),"data":{"environment":"Production","bundleId":"com.example"}}"#
-            return #"{"signedPayload":"\#(signer.sign(json: payload))"}"#
+            return signedNotificationRecord(payload, signedBy: signer)
         }
         // 40 records, over the 32 rows PostgreSQL sends with COPY: UUID 0 four times, each time signed at another instant.
         let first = (0..<40).map { notification($0 % 10 == 0 ? 0 : $0, signed: $0) }

@@ -120,6 +120,11 @@ func signedHistoryRecord(_ transaction: String, signedBy signer: JWSSigner) -> S
     #"{"signedTransactions":[""# + signer.sign(json: transaction) + #""]}"#
 }
 
+/// A V2 notification as the App Store posts it: `payload` signed, under `signedPayload`.
+func signedNotificationRecord(_ payload: String, signedBy signer: JWSSigner) -> String {
+    #"{"signedPayload":""# + signer.sign(json: payload) + #""}"#
+}
+
 /// Imports bytes as one source through the real importer, in small batches (decoded by ``testDecoder(extraRoots:)``
 /// unless given a decoder).
 @discardableResult
