@@ -86,6 +86,36 @@ struct ReceiptAttributeTests {
         #expect(record.receipt?.bundleId == "com.example")
     }
 
+    @Test("an attribute this version does not map keeps its text, integer or bytes; an empty string is unused, not base64")
+    func unmappedAttributes() async throws {
+        let entry =
+            Self.goodEntry + [
+                Self.attribute(1709, Self.utf8("")), Self.attribute(1714, Self.ia5("")), Self.attribute(1715, []),
+                Self.attribute(1722, Self.utf8("kept")), Self.attribute(1723, Self.integer(0)),
+                Self.attribute(1724, [0xFF, 0x00]),
+            ]
+        let record = try await decode(Self.envelope(Self.payload(inApp: [entry])))
+        let t = try #require(record.transactions.first)
+        // Apple's receipts (the corpus's) carry 1709 and 1714-1718 as empty UTF8Strings: shown as "DAA=" before.
+        #expect(t.extra["attribute.1709"] == .null)
+        #expect(t.extra["attribute.1714"] == .null)
+        #expect(t.extra["attribute.1715"] == .null)
+        #expect(t.extra["attribute.1722"] == .string("kept"))
+        #expect(t.extra["attribute.1723"] == .number("0"))
+        #expect(t.extra["attribute.1724"] == .string("/wA="))
+    }
+
+    @Test("a receipt-level attribute this version does not map is unused when it is an empty string")
+    func unmappedReceiptAttribute() async throws {
+        var attributes = [Self.attribute(0, Self.utf8("Production")), Self.attribute(2, Self.utf8("com.example"))]
+        attributes += [Self.attribute(20, Self.utf8("")), Self.attribute(8, Self.ia5("")), Self.attribute(10, Self.utf8("4+"))]
+        let record = try await decode(Self.envelope(Self.set(attributes)))
+        let receipt = try #require(record.receipt)
+        #expect(receipt.extra["attribute.20"] == .null)
+        #expect(receipt.extra["attribute.8"] == .null)
+        #expect(receipt.extra["attribute.10"] == .string("4+"))
+    }
+
     @Test(
         "a mapped attribute of the wrong type is a rejection naming it, not an absent field",
         arguments: [

@@ -88,12 +88,21 @@ struct ReceiptAttribute {
         do { return try text(context: "") } catch { return nil }
     }
 
-    /// The value kept raw for attributes this version does not map: text, integer, or base64.
-    /// Nothing is lost: a value that is neither is kept as the base64 of its bytes.
+    /// The value kept raw for attributes this version does not map: text, integer, or base64; `null` when unused.
+    /// Nothing is lost: a value that is neither is kept as the base64 of its bytes. An empty value and an empty
+    /// string are both an unused attribute (DESIGN section 2), as they are for the attributes that are mapped.
     var rawJSON: JSONValue {
-        if value.isEmpty { return .null }
+        if value.isEmpty || isEmptyString { return .null }
         if let integer = lenientInteger { return .number(String(integer)) }
         if let text = lenientText { return .string(text) }
         return .string(Base64.encode(value))
+    }
+
+    /// Whether the value is a UTF8String or IA5String of no characters (Apple's receipts carry many).
+    private var isEmptyString: Bool {
+        guard let node = try? BER.parse(value), node.identifier == .utf8String || node.identifier == .ia5String else {
+            return false
+        }
+        return BERValue.octets(node)?.isEmpty == true
     }
 }
