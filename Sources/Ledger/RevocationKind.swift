@@ -74,4 +74,37 @@ enum RevocationKind: String, Sendable, CaseIterable {
         }
         try c.flush()
     }
+
+    /// Reads again every transaction stored as an upgrade's cancellation (migration v12): before 71827f5 an upgraded
+    /// transaction was one even when Apple's revocation type said refund, so its refund was counted nowhere.
+    /// Recounts the customers' figures and the refund counters when one changed.
+    static func refillUpgrades(_ c: any SQLConnection) throws {
+        let rows = try c.query(
+            "SELECT transaction_id, canonical, environment FROM transactions WHERE revocation_kind = \(RevocationKind.upgrade.sql)", [])
+        guard !rows.isEmpty else { return }
+        let reversals = try storedReversals(c, of: rows.compactMap { $0[0].text })
+        var refunds: [String?: Int] = [:]
+        var changed = 0
+        for row in rows {
+            let id = row[0].text ?? "?"
+            let t: Transaction
+            do {
+                t = try CanonicalJSON.transaction(row[1].text ?? "")
+            } catch {
+                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
+            }
+            let kind = RevocationKind(t, reversal: reversals[id])
+            guard kind != .upgrade else { continue }
+            changed += 1
+            if kind == .refund { refunds[row[2].text, default: 0] += 1 }
+            try c.executeDeferred("UPDATE transactions SET revocation_kind = ? WHERE transaction_id = ?", [.of(kind?.rawValue), .text(id)])
+        }
+        guard changed > 0 else { return }
+        try c.flush()
+        for (environment, count) in refunds {
+            try Counters.add(c, .refundedTransactions, count)
+            try Counters.add(c, .refundedTransactions, in: environment, count)
+        }
+        try StatsWriter.recountAll(c)
+    }
 }

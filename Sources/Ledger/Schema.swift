@@ -6,7 +6,7 @@ import ReceiptModel
 /// than this build knows is refused, not modified.
 public enum Schema {
     /// The schema version this build writes.
-    public static let version = 11
+    public static let version = 12
 
     /// A migration: an id that never changes, and its statements (with `{INT}`, `{PK}`, `{BLOB}`).
     struct Migration: Sendable {
@@ -424,6 +424,16 @@ public enum Schema {
             ],
             sqliteOnly: [],
             postgresOnly: []
+        ),
+        Migration(
+            id: "v12-upgraded-refunds",
+            statements: [],
+            sqliteOnly: [],
+            postgresOnly: [],
+            // An upgraded transaction with a refund type is a refund (71827f5); ledgers written before kept it as an
+            // upgrade's cancellation, and a duplicate record rewrites nothing. The refund rules see it at the next
+            // import or `refunds --refresh`.
+            fill: { c in try RevocationKind.refillUpgrades(c) }
         ),
     ]
 

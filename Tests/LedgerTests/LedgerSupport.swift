@@ -161,6 +161,7 @@ func undoMigrationV4(_ c: any SQLConnection) throws {
         ? ["DROP TRIGGER IF EXISTS flags_status_logged ON flags", "DROP FUNCTION IF EXISTS flags_status_logged()"]
         : ["DROP TRIGGER IF EXISTS flags_status_logged"]
     for statement in v7 + [
+        "DELETE FROM ledger_migrations WHERE id = 'v12-upgraded-refunds'",
         "DROP INDEX flags_rule_status", "DELETE FROM ledger_migrations WHERE id = 'v11-flag-rule-status-index'",
         "DROP INDEX flags_severity_at", "DELETE FROM ledger_migrations WHERE id = 'v10-flag-severity-index'",
         "DROP INDEX flags_product_at", "DELETE FROM ledger_migrations WHERE id = 'v8-flag-product-index'",

@@ -12,19 +12,21 @@ import Testing
 /// cancellation, or a refund Apple reversed — whatever order the files arrive in.
 @Suite("refund counts in the ledger use the one definition of a refund", .serialized, .ownThreads)
 struct RefundCountTests {
-    /// The committed demo set (it holds refunds, reversed refunds and a family revoke, a story each) and an
-    /// upgraded subscription's prorated cancellation, which the generator does not write.
+    /// The committed demo set (it holds refunds, reversed refunds and a family revoke, a story each), an upgraded
+    /// subscription's prorated cancellation, which the generator does not write, and an upgraded transaction Apple
+    /// says it refunded (a refund type).
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("SampleData/data").path
 
     static func inputs() throws -> [(path: String, bytes: [UInt8])] {
         let upgrade = #"{"transactionId":"up-1","originalTransactionId":"up-o","productId":"pro.monthly","type":"Auto-Renewable Subscription","purchaseDate":1740000000000,"expiresDate":1742600000000,"revocationDate":1741000000000,"isUpgraded":true,"environment":"Production"}"#
+        let upgradedRefund = #"{"transactionId":"up-2","originalTransactionId":"up-o2","productId":"pro.monthly","type":"Auto-Renewable Subscription","purchaseDate":1740000000000,"expiresDate":1742600000000,"revocationDate":1741000000000,"revocationReason":1,"revocationType":"REFUND_PRORATED","revocationPercentage":50000,"isUpgraded":true,"environment":"Production"}"#
         return try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { name in
             guard let data = FileManager.default.contents(atPath: directory + "/" + name) else {
                 throw Corpus.MissingFile(path: directory + "/" + name)
             }
             return ("data/" + name, [UInt8](data))
-        } + [("upgrade.ndjson", Array(upgrade.utf8))]
+        } + [("upgrade.ndjson", Array((upgrade + "\n" + upgradedRefund).utf8))]
     }
 
     private static let madeDecoder = Result { try testDecoder(extraRoots: [SampleCA.rootDER]) }
@@ -88,6 +90,36 @@ struct RefundCountTests {
         let upgraded = try await SQLLedger.open(other, now: testNow)
         #expect(try await expectRefundsAgree(upgraded) == expected)
         try await expectFiguresAgree(upgraded)
+        try await upgraded.close()
+        try await ledger.close()
+    }
+
+    @Test("a ledger written before an upgraded transaction's refund type counted is recounted when this build opens it", arguments: Backend.available)
+    func migrationOfUpgradedRefunds(_ backend: Backend) async throws {
+        let (database, other) = try await backend.twoConnections()
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        for input in try Self.inputs() {
+            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 200)
+        }
+        let expected = try await expectRefundsAgree(ledger)
+        let production = try await ledger.overview(environment: .production).refundedTransactions
+        let kind = "SELECT revocation_kind FROM transactions WHERE transaction_id = 'up-2'"
+        #expect(try await database.read { c in try c.scalar(kind)?.text } == "refund")
+        // Back to what version 11 wrote: the upgraded transaction's refund an upgrade's cancellation, counted nowhere.
+        try await database.write { c in
+            try c.execute("UPDATE transactions SET revocation_kind = 'upgrade' WHERE transaction_id = 'up-2'")
+            try c.execute(
+                "UPDATE ledger_counters SET value = value - 1 WHERE name IN ('refunded_transactions', 'refunded_transactions@Production')")
+            try StatsWriter.recountAll(c)
+            try c.execute("DELETE FROM ledger_migrations WHERE id = 'v12-upgraded-refunds'")
+            try c.execute("UPDATE ledger_meta SET value = '11' WHERE key = 'schema_version'")
+        }
+        #expect(try await ledger.overview().refundedTransactions == expected[""].map { $0 - 1 })
+        #expect(try await ledger.overview(environment: .production).refundedTransactions == production - 1)
+        let upgraded = try await SQLLedger.open(other, now: testNow)
+        #expect(try await other.read { c in try c.scalar(kind)?.text } == "refund")
+        #expect(try await expectRefundsAgree(upgraded) == expected)
+        #expect(try await upgraded.overview(environment: .production).refundedTransactions == production)
         try await upgraded.close()
         try await ledger.close()
     }
