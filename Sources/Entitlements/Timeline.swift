@@ -414,7 +414,7 @@ struct BillingSignals {
         var retrying = false
         for (at, signal) in signals[original] ?? [] {
             if case .recovered(let transactionId) = signal,
-                transactionId.map { $0 == next.transactionId } ?? Self.isReport(at: at, ofRecoveryAt: start)
+                transactionId.map({ $0 == next.transactionId }) ?? Self.isReport(at: at, ofRecoveryAt: start)
             {
                 return true
             }

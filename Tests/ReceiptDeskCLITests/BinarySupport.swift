@@ -79,3 +79,10 @@ enum Binary {
         return try #require(value as? [String: Any], "not a JSON object: \(line.prefix(200))")
     }
 }
+
+/// Writes a test's input file, recording an issue when it cannot (the run then fails for that reason, not a later one).
+func writeTestFile(_ path: String, _ data: Data, sourceLocation: SourceLocation = #_sourceLocation) {
+    if !FileManager.default.createFile(atPath: path, contents: data) {
+        Issue.record("could not write \(path)", sourceLocation: sourceLocation)
+    }
+}

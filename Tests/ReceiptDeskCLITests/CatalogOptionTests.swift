@@ -15,13 +15,13 @@ struct CatalogOptionTests {
             #"{"transactionId":"c3","originalTransactionId":"c3","productId":"pass.week","purchaseDate":1741564800000,"type":"Non-Renewing Subscription","quantity":1,"appAccountToken":"\#(token)"}"#,
         ]
         let path = ImportCommandTests.temporary("catalog-data.ndjson")
-        FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8))
+        writeTestFile(path, Data(lines.joined(separator: "\n").utf8))
         return path
     }
 
     static func catalog(_ text: String) -> String {
         let path = ImportCommandTests.temporary("catalog.csv")
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        writeTestFile(path, Data(text.utf8))
         return path
     }
 

@@ -16,13 +16,13 @@ struct CustomerMappingTests {
             #"{"transactionId":"c1","originalTransactionId":"oc","productId":"lifetime","purchaseDate":1740787200000,"type":"Non-Consumable","quantity":1,"appAccountToken":"bbbbbbbb-0000-4000-8000-0000000000cc"}"#,
         ]
         let path = ImportCommandTests.temporary("mapping-data.ndjson")
-        FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8))
+        writeTestFile(path, Data(lines.joined(separator: "\n").utf8))
         return path
     }
 
     static func mapping(_ text: String) -> String {
         let path = ImportCommandTests.temporary("customers.csv")
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        writeTestFile(path, Data(text.utf8))
         return path
     }
 

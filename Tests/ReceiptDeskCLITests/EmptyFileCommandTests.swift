@@ -10,7 +10,7 @@ struct EmptyFileCommandTests {
     }
 
     static func write(_ bytes: [UInt8], _ path: String) {
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        writeTestFile(path, Data(bytes))
     }
 
     @Test("an empty file holds zero records: read 0, nothing rejected, exit 0")

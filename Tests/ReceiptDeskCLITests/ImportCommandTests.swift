@@ -36,7 +36,7 @@ struct ImportCommandTests {
             text += #"{"transactionId":"\#(prefix)\#(i)","originalTransactionId":"\#(prefix)o\#(i / 10)","productId":"pro.monthly","purchaseDate":\#(1_700_000_000_000 + Int64(i) * 1000),"expiresDate":\#(1_702_592_000_000 + Int64(i) * 1000),"type":"Auto-Renewable Subscription","quantity":1}"#
             text += "\n"
         }
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        writeTestFile(path, Data(text.utf8))
     }
 
     @Test("a second import of the same files changes nothing: every record a duplicate but those refused again")

@@ -12,7 +12,7 @@ struct InputEncodingCommandTests {
     }
 
     static func write(_ bytes: [UInt8], _ path: String) {
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        writeTestFile(path, Data(bytes))
     }
 
     @Test("NDJSON behind a UTF-8 byte order mark: every line imported, the offsets true")

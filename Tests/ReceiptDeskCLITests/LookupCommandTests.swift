@@ -8,7 +8,7 @@ struct LookupCommandTests {
         // A subscription bought 2025-03-01, renewed 2025-04-01, refunded (app issue) 2025-04-02.
         let file = ImportCommandTests.temporary("history.json")
         let json = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"501","original_transaction_id":"500","web_order_line_item_id":"w501","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"},{"transaction_id":"502","original_transaction_id":"500","web_order_line_item_id":"w502","product_id":"pro.monthly","purchase_date_ms":"1743465600000","expires_date_ms":"1746057600000","cancellation_date_ms":"1743552000000","cancellation_reason":"1","quantity":"1"}]}"#
-        FileManager.default.createFile(atPath: file, contents: Data(json.utf8))
+        writeTestFile(file, Data(json.utf8))
         let result = try Binary.run(["import", "--ledger", "sqlite:\(path)", file])
         guard result.status == 0 else { throw CLIFailure(message: "the history did not import: \(result.stderr)") }
         return path

@@ -34,7 +34,7 @@ struct PostgresImportTests {
         let lines = Self.purchases(1_200).split(separator: "\n")
         let files = [lines[..<600], lines[600...]].enumerated().map { n, part in
             let file = directory.appendingPathComponent("part-\(n).ndjson")
-            FileManager.default.createFile(atPath: file.path, contents: Data((part.joined(separator: "\n") + "\n").utf8))
+            writeTestFile(file.path, Data((part.joined(separator: "\n") + "\n").utf8))
             return file.path
         }
         let run = try Binary.run(["import", "--no-verify", "--ledger", url] + files, limit: .seconds(120))

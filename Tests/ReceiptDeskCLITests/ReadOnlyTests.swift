@@ -20,7 +20,7 @@ struct ReadOnlyTests {
         let url = "sqlite:\(path)"
         // Rules under which one refund makes a serial refunder: a refresh would store a third flag.
         let rules = ImportCommandTests.temporary("serial.rules")
-        FileManager.default.createFile(atPath: rules, contents: Data("serial-refunder.count = 1\n".utf8))
+        writeTestFile(rules, Data("serial-refunder.count = 1\n".utf8))
         let before = try Self.bytes(path)
         for arguments in [
             ["lookup", "500", "--ledger", url], ["lookup", "500", "--ledger", url, "--json"],
@@ -36,7 +36,7 @@ struct ReadOnlyTests {
         #expect(flags.count == 2)
         // Linking an account mapping is a write: refused on a read command, done by import.
         let mapping = ImportCommandTests.temporary("customers.csv")
-        FileManager.default.createFile(atPath: mapping, contents: Data("customer_id,kind,value\nacct-9,originalTransactionId,500\n".utf8))
+        writeTestFile(mapping, Data("customer_id,kind,value\nacct-9,originalTransactionId,500\n".utf8))
         let refused = try Binary.run(["lookup", "500", "--ledger", url, "--customers", mapping])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("import --customers"), "\(refused.stderr)")

@@ -70,7 +70,7 @@ final class TmuxSession {
         }
         try tmux(["new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)", "sh", "-c", script])
         try tmux(["pipe-pane", "-o", "-t", "app", "cat >> \(Self.quote(rawFile.path))"])
-        FileManager.default.createFile(atPath: go.path, contents: Data())
+        writeTestFile(go.path, Data())
     }
 
     deinit { kill() }
