@@ -132,4 +132,103 @@ struct FastPathTests {
         // A collection without contiguous storage takes the other path.
         #expect(CompactJWS.looksLikeJWS(strict: bytes.lazy.map { $0 }) == expected)
     }
+
+    /// Base64 as decoded before the four-at-a-time path: one character at a time.
+    static func plainBase64(_ input: [UInt8], skipWhitespace: Bool) -> [UInt8]? {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var output: [UInt8] = []
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var padding = 0
+        for byte in input {
+            if byte == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
+            if skipWhitespace && [0x20, 0x0A, 0x0D, 0x09].contains(byte) { continue }
+            if padding > 0 { return nil }
+            let value: Int
+            if let index = alphabet.firstIndex(of: byte) {
+                value = index
+            } else if byte == UInt8(ascii: "-") {
+                value = 62
+            } else if byte == UInt8(ascii: "_") {
+                value = 63
+            } else {
+                return nil
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        if bits >= 6 || padding > 2 { return nil }
+        return output
+    }
+
+    @Test("base64 decodes as it did character by character: any length, padding, white space, both alphabets, bad bytes")
+    func base64() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_".utf8)
+        let odd: [UInt8] = [UInt8(ascii: "="), 0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: "."), 0x00, 0xFF, UInt8(ascii: "\"")]
+        var decoded = 0
+        for round in 0..<20_000 {
+            let length = next(40)
+            // Most inputs all letters (the fast path), some with a character that is not one somewhere.
+            let oddOnes = round % 3 == 0 ? 0 : next(3)
+            var input = (0..<length).map { _ in letters[next(letters.count)] }
+            for _ in 0..<oddOnes where !input.isEmpty { input[next(input.count)] = odd[next(odd.count)] }
+            if round % 5 == 0 { input += Array(repeating: UInt8(ascii: "="), count: next(4)) }
+            for skip in [false, true] {
+                let expected = Self.plainBase64(input, skipWhitespace: skip)
+                #expect(Base64.decode(input, skipWhitespace: skip) == expected, "\(String(decoding: input, as: UTF8.self)) skip \(skip)")
+                if expected != nil { decoded += 1 }
+            }
+        }
+        #expect(decoded > 10_000, "most inputs should decode: \(decoded)")
+        // And as Foundation reads standard, padded base64, for data of every length up to three blocks.
+        for length in 0..<200 {
+            let data = Data((0..<length).map { _ in UInt8(next(256)) })
+            let text = data.base64EncodedString(options: length % 2 == 0 ? [] : [.lineLength64Characters])
+            #expect(Base64.decode(text, skipWhitespace: true) == [UInt8](data), "\(length) bytes")
+        }
+    }
+
+    @Test("a JSON string's eight-byte test finds a quote, a backslash, a control character or a non-ASCII byte wherever it is")
+    func stringWords() throws {
+        func special(_ byte: UInt8) -> Bool { byte == 0x22 || byte == 0x5C || byte < 0x20 || byte >= 0x80 }
+        func word(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
+        // Every byte value at every position among bytes that need no look, both next to it and away from it.
+        for filler in [UInt8(ascii: "A"), 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F] {
+            for position in 0..<8 {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: filler, count: 8)
+                    bytes[position] = UInt8(value)
+                    #expect(JSONParser.needsLook(word(bytes)) == special(UInt8(value)), "\(bytes)")
+                }
+            }
+        }
+        var state: UInt64 = 42
+        for _ in 0..<100_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let bytes = (0..<8).map { UInt8(truncatingIfNeeded: state >> (8 * UInt64($0))) }
+            #expect(JSONParser.needsLook(word(bytes)) == bytes.contains(where: special), "\(bytes)")
+        }
+        // Strings long enough for the words, with what ends or escapes them at every offset.
+        for length in 0..<40 {
+            for insert in ["\\n", "\\u00e9", "é", "\\\"", "\\\\"] {
+                let text = String(repeating: "x", count: length) + insert + String(repeating: "y", count: 17)
+                let parsed = try JSONParser.parse(Array("[\"\(text)\"]".utf8))
+                let expected = try JSONSerialization.jsonObject(with: Data("[\"\(text)\"]".utf8)) as? [String]
+                #expect(parsed == .array([.string(expected?.first ?? "?")]), "\(text)")
+            }
+        }
+        #expect(throws: RecordError.self) { try JSONParser.parse(Array("[\"\(String(repeating: "x", count: 13))\u{01}yyyyyyyy\"]".utf8)) }
+    }
 }
