@@ -179,34 +179,33 @@ public struct SampleGenerator: Sendable {
         let truth = try open("ground-truth.ndjson")
         let customers = try open("customers.csv")
         try customers.write(Array("customer_id,kind,value\n".utf8))
-        var spikes = SpikeCounter()
-        var summary = Summary()
+        let sink = BlockSink(files: files, truth: truth, customers: customers)
         let jws = SampleJWS()
         let envelope = SignedReceiptEnvelope(signer: jws.signer)
-        let block = 64
+        let block = 128
         var start = 0
-        while start < options.customers {
+        var pending: [Chunk] = []
+        repeat {
             let count = min(block, options.customers - start)
-            // Two halves of a block in parallel, written in order: the output does not depend on timing.
             let chunks = ChunkBox(count: count)
             let first = start
-            DispatchQueue.concurrentPerform(iterations: 2) { half in
-                let range = half == 0 ? 0..<(count / 2) : (count / 2)..<count
-                for offset in range { chunks.set(offset, chunk(first + offset, jws: jws, envelope: envelope)) }
+            let previous = pending
+            // The block before is written while this one is made: iteration 0 writes it, each other one makes a
+            // customer (so both threads stay busy whatever each life costs). Written in order: the output does not
+            // depend on timing.
+            DispatchQueue.concurrentPerform(iterations: count + 1) { i in
+                if i == 0 {
+                    sink.write(previous)
+                } else {
+                    chunks.set(i - 1, chunk(first + i - 1, jws: jws, envelope: envelope))
+                }
             }
-            for chunk in chunks.values {
-                for (file, bytes) in zip(files, chunk.files) { try file.write(bytes) }
-                try truth.write(chunk.groundTruth)
-                try customers.write(chunk.customers)
-                spikes.add(chunk.refundDays)
-                summary.records += chunk.records
-                summary.transactions += chunk.transactions
-                summary.appReceipts += chunk.appReceipts
-                if let story = chunk.story { summary.stories.append(story) }
-            }
-            summary.customers += count
+            if let error = sink.error { throw error }
+            pending = chunks.values
             start += count
-        }
+        } while !pending.isEmpty
+        var summary = sink.summary
+        let spikes = sink.spikes
         summary.spikes = spikes.spikes()
         var spikeLine = JSONText()
         spikeLine.raw("spikes", "[" + summary.spikes.map { "\"\($0)\"" }.joined(separator: ",") + "]")
@@ -242,7 +241,40 @@ public struct SampleGenerator: Sendable {
     }
 }
 
-/// Results of one block, filled by two workers at distinct indices.
+/// Where blocks of customers are written, in order, from one worker at a time; the first error stops the writing.
+private final class BlockSink: @unchecked Sendable {
+    let files: [BufferedFile]
+    let truth: BufferedFile
+    let customers: BufferedFile
+    var spikes = SpikeCounter()
+    var summary = SampleGenerator.Summary()
+    var error: (any Error)?
+
+    init(files: [BufferedFile], truth: BufferedFile, customers: BufferedFile) {
+        (self.files, self.truth, self.customers) = (files, truth, customers)
+    }
+
+    func write(_ chunks: [SampleGenerator.Chunk]) {
+        guard error == nil else { return }
+        do {
+            for chunk in chunks {
+                for (file, bytes) in zip(files, chunk.files) { try file.write(bytes) }
+                try truth.write(chunk.groundTruth)
+                try customers.write(chunk.customers)
+                spikes.add(chunk.refundDays)
+                summary.records += chunk.records
+                summary.transactions += chunk.transactions
+                summary.appReceipts += chunk.appReceipts
+                if let story = chunk.story { summary.stories.append(story) }
+            }
+            summary.customers += chunks.count
+        } catch {
+            self.error = error
+        }
+    }
+}
+
+/// Results of one block, filled by the workers at distinct indices.
 private final class ChunkBox: @unchecked Sendable {
     private var slots: [SampleGenerator.Chunk?]
     private let lock = NSLock()
