@@ -893,6 +893,23 @@ struct ReducerTests {
         #expect(state.transactionScroll == ListPosition())
     }
 
+    @Test("y on the transaction screen copies the selected identifier, else the transaction's id")
+    func copyOnTransaction() throws {
+        var state = Fixture.state(screen: .customer)
+        let t = Fixture.records.transactions[3]
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.screen = .transaction
+        let fields = transactionFields(t)
+        let original = try #require(fields.firstIndex { $0.key == "originalTransactionId" })
+        let purchase = try #require(fields.firstIndex { $0.key == "purchaseDate" })
+        #expect(t.originalTransactionId != t.transactionId)
+        state.transactionScroll = ListPosition(selected: original, top: 0)
+        #expect(reduce(&state, .key(.char("y"))) == [.copy(try #require(t.originalTransactionId))])
+        #expect(state.message?.text == "copied \(t.originalTransactionId ?? "")")
+        state.transactionScroll = ListPosition(selected: purchase, top: 0)
+        #expect(reduce(&state, .key(.char("y"))) == [.copy(t.transactionId)])
+    }
+
     @Test("the customer screen shows the latest note and how many there are; its transactions and the flag queue name the environment")
     func notesAndEnvironment() {
         var state = Fixture.state(screen: .customer)

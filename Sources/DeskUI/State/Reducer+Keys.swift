@@ -476,6 +476,12 @@ private func click(_ state: inout AppState, row y: Int) -> [Effect] {
 }
 
 /// The id `y` copies on each screen.
+/// The transaction screen's rows `y` copies as they are: identifiers a customer or another tool may quote.
+private let copiedFields: Set<String> = [
+    "transactionId", "originalTransactionId", "webOrderLineItemId", "bundleId", "productId", "subscriptionGroupIdentifier",
+    "appAccountToken", "offerIdentifier", "storefrontId", "appTransactionId",
+]
+
 func selectedId(_ state: AppState) -> String? {
     switch state.screen {
     case .customers:
@@ -490,7 +496,12 @@ func selectedId(_ state: AppState) -> String? {
         case 3: return detail.flags[safe: position]?.id
         default: return view.entitlements[safe: position]?.transactionId ?? "C\(detail.records.id)"
         }
-    case .transaction: return state.transaction?.transactionId
+    case .transaction:
+        // The selected row's value when it is an identifier (a customer may quote any of them), else the transaction's id.
+        if let field = transactionFields(state.transaction)[safe: state.transactionScroll.selected], copiedFields.contains(field.key) {
+            return field.value
+        }
+        return state.transaction?.transactionId
     case .refunds: return visibleFlags(state)[safe: state.flagList.selected]?.id
     default: return nil
     }
