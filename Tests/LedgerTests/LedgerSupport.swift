@@ -93,7 +93,7 @@ enum Corpus {
         for case let relative as String in enumerator {
             let url = root.appendingPathComponent(relative)
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue || skip.contains(url.pathExtension) { continue }
             out.append(url.path)
         }

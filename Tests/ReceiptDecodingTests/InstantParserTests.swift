@@ -13,6 +13,8 @@ struct InstantParserTests {
             ("1740830400000", noon), ("2025-03-01", Timestamp(millisecondsSince1970: 1_740_787_200_000)),
             ("2025-03-01T12:00:00Z", noon), ("2025-03-01T13:00:00+01:00", noon), ("2025-03-01 12:00", noon),
             ("2025-03-01T12:00", noon), ("2025-03-01t12:00", noon), ("2025-03-01 12:00:05", noon.adding(milliseconds: 5_000)),
+            ("2024-02-29", Timestamp(millisecondsSince1970: 1_709_164_800_000)), ("2000-02-29T00:00:00Z", Timestamp(millisecondsSince1970: 951_782_400_000)),
+            ("2025-03-01T12:00:00-23:59", noon.adding(milliseconds: 86_340_000)), ("2025-04-30", Timestamp(millisecondsSince1970: 1_745_971_200_000)),
         ])
     func accepted(text: String, instant: Timestamp) {
         #expect(InstantParser.parse(text) == instant, "\(text)")
@@ -23,6 +25,9 @@ struct InstantParserTests {
         arguments: [
             "", "yesterday", "2025-03-01 12", "2025-03-01 12:00 PST", "2025-13-01 12:00", "2025/03/01 12:00", "2025-03-01 25:00",
             "2025-03-01T12:00+1", "2025-03-01 12:60", "2025-03-01x12:00", "2025-03-01 1:00Z", "2025-03-01 12:0Z",
+            // Days a month does not have, and offsets no zone has (they were read as other instants).
+            "2025-02-29", "2025-02-30", "2100-02-29", "2025-04-31", "2025-06-31T00:00:00Z", "2025-11-31 12:00",
+            "2025-07-01T00:00:00+25:00", "2025-07-01T00:00:00-24:00", "2025-07-01T00:00:00+01:60",
         ])
     func refused(text: String) {
         #expect(InstantParser.parse(text) == nil, "\(text)")

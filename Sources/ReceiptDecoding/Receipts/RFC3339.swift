@@ -12,7 +12,7 @@ enum RFC3339 {
         func number(_ range: Range<Int>) -> Int64? { decimal(b, range) }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
         var millis: Int64 = 0
@@ -37,7 +37,8 @@ enum RFC3339 {
             guard let hours = number((i + 1)..<(i + 3)) else { return nil }
             var next = i + 3
             if next < b.count, b[next] == UInt8(ascii: ":") { next += 1 }
-            guard let minutes = number(next..<(next + 2)) else { return nil }
+            // RFC 3339's offsets: hours 00-23, minutes 00-59 (a +25:00 is no zone anywhere).
+            guard let minutes = number(next..<(next + 2)), hours < 24, minutes < 60 else { return nil }
             offsetMinutes = sign * (hours * 60 + minutes)
             i = next + 2
         } else {
@@ -47,5 +48,14 @@ enum RFC3339 {
         let local = Timestamp.utc(
             year: year, month: month, day: day, hour: hour, minute: minute, second: second, millisecond: millis)
         return local.adding(milliseconds: -offsetMinutes * 60_000)
+    }
+
+    /// The days of a month of the Gregorian calendar: 2025-02-30 is no date (it was read as 2025-03-02).
+    static func daysIn(month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }
