@@ -94,14 +94,9 @@ struct Refunds: AsyncParsableCommand {
                 output.write(w.bytes)
             }
         } else if csv {
-            output.line("id,rule,severity,status,customer_id,transaction_id,product_id,amount,currency,at,detail")
-            for f in flags {
-                let fields = [
-                    f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.transactionId ?? "", f.productId ?? "",
-                    f.amount.map(String.init) ?? "", f.currency ?? "", f.at.iso8601, f.detail,
-                ]
-                output.line(fields.map(csvCell).joined(separator: ","))
-            }
+            // The dashboard's export's columns and units (the amount in its currency's units, not milliunits).
+            output.line(flagCSVHeader.joined(separator: ","))
+            for f in flags { output.line(flagCSVRow(f).map(csvCell).joined(separator: ",")) }
         } else {
             output.line("refunds: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
             if flags.isEmpty { output.line("no flags") }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptModel
 import Testing
 
 @Suite("lookup, refunds and triage, as support and on-call run them", .serialized, .ownThreads)
@@ -72,10 +73,34 @@ struct LookupCommandTests {
         let open = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--status", "open", "--json"]).lines
         #expect(open.count == 1)
         let csv = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--csv", "--rule", "quick-refund"]).lines
-        #expect(csv.first == "id,rule,severity,status,customer_id,transaction_id,product_id,amount,currency,at,detail")
+        #expect(csv.first == "id,rule,severity,status,customer,environment,transactionId,productId,amount,currency,at,detail")
         #expect(csv.count == 2)
         #expect(try Binary.run(["triage", "no-such-flag", "--ack", "--ledger", "sqlite:\(ledger)"]).status == 1)
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
+    }
+
+    @Test("refunds --csv has the dashboard export's columns, amounts in units of their currency (JSON keeps milliunits)")
+    func refundsCSVAmounts() throws {
+        let ledger = ImportCommandTests.temporary("csv-amounts.sqlite")
+        let data = Binary.packageRoot.appendingPathComponent("SampleData/data").path
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, data])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let json = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "1000"]).lines.map(Binary.json)
+        let csv = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--csv", "--limit", "1000"]).lines
+        #expect(csv.first == "id,rule,severity,status,customer,environment,transactionId,productId,amount,currency,at,detail")
+        #expect(csv.count == json.count + 1 && json.count > 10)
+        var priced = Set<String>()
+        for (flag, line) in zip(json, csv.dropFirst()) {
+            let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            #expect(cells[0] == flag["id"] as? String)
+            guard let amount = flag["amount"] as? Int else { continue }
+            let currency = flag["currency"] as? String
+            #expect(cells[8] == Money.format(Int64(amount), currency: currency), "\(line)")
+            if let currency { priced.insert(currency) }
+        }
+        // Currencies of 0 and 2 decimals both (JPY's 750000 milliunits is 750).
+        #expect(priced.contains("JPY") && priced.count > 1, "\(priced)")
     }
 
     @Test("the timeline's columns line up, an instant with milliseconds among ones without")

@@ -35,6 +35,17 @@ public func csvCell(_ text: String) -> String {
     return value
 }
 
+/// The columns of a flag in CSV, the dashboard's export and `refunds --csv` alike.
+public let flagCSVHeader = ["id", "rule", "severity", "status", "customer", "environment", "transactionId", "productId", "amount", "currency", "at", "detail"]
+
+/// A flag's cells under ``flagCSVHeader`` (not yet quoted): the amount in units of its currency, as shown.
+public func flagCSVRow(_ f: RefundFlag) -> [String] {
+    [
+        f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.environment?.rawValue ?? "",
+        f.transactionId ?? "", f.productId ?? "", f.amount.map { Money.format($0, currency: f.currency) } ?? "", f.currency ?? "", f.at.iso8601, f.detail,
+    ]
+}
+
 /// The current view as CSV: a header line naming the view, filter, instant and operator, then the rows.
 public func exportCSV(_ state: AppState) -> String {
     var filter = "environment=\(state.environment.rawValue)"
@@ -65,13 +76,8 @@ public func exportCSV(_ state: AppState) -> String {
         if let product = state.flagProduct { filter += " product=\(product)" }
         if let severity = state.flagSeverity { filter += " severity=\(severity.rawValue)" }
         if let text = state.flagFilter { filter += " filter=\(text)" }
-        rows.append(["id", "rule", "severity", "status", "customer", "environment", "transactionId", "productId", "amount", "currency", "at", "detail"])
-        for f in visibleFlags(state) {
-            rows.append([
-                f.id, f.rule, f.severity.rawValue, f.status.rawValue, f.customerId.map { "C\($0)" } ?? "", f.environment?.rawValue ?? "",
-                f.transactionId ?? "", f.productId ?? "", f.amount.map { Money.format($0, currency: f.currency) } ?? "", f.currency ?? "", f.at.iso8601, f.detail,
-            ])
-        }
+        rows.append(flagCSVHeader)
+        rows += visibleFlags(state).map(flagCSVRow)
     case .imports:
         rows.append(["record", "source", "index", "offset", "kind", "code", "message"])
         for r in state.rejected {
