@@ -41,6 +41,16 @@ extension CustomerHistory {
     public func timeline(upTo instant: Timestamp, catalog: Catalog = Catalog()) -> [TimelineEvent] {
         var events: [TimelineEvent] = []
         var refundedIds = Set<String>()
+        /// A revoked transaction's refund or family revoke event (its index in `events`, if added), and whether a
+        /// notification has said when the revocation was learned.
+        var revocationEvents: [String: Int] = [:]
+        var revocationTold = Set<String>()
+        /// A notification of a revocation the transaction tells: when it was seen is when the revocation was learned.
+        func learned(_ transactionId: String, at seen: Timestamp) {
+            guard let index = revocationEvents[transactionId] else { return }
+            let first = revocationTold.insert(transactionId).inserted
+            events[index].seenAt = first ? seen : min(events[index].seenAt, seen)
+        }
         // Recoveries the periods told (subscription, when, index in `events`), so that the notification or
         // renewal info reporting the same recovery adds its sighting to that event instead of a second one.
         var recoveries: [(original: String?, transactionId: String, at: Timestamp, index: Int)] = []
@@ -71,18 +81,24 @@ extension CustomerHistory {
             } else {
                 add(t.purchaseDate, seenAt(t), .purchase, t, "bought \(t.productId ?? "?")" + (type == .consumable ? " (consumable)" : ""))
             }
-            // An upgrade's prorated cancellation has no revocation: the upgrade tells it.
+            // An upgrade's prorated cancellation has no revocation: the upgrade tells it. The ledger cannot have
+            // learned of a revocation before it happened, though the transaction was first seen before: until a
+            // notification of it says when it was learned, no earlier than it happened.
             switch t.revocation {
             case nil: break
             case .familyRevoke(let revoked)?:
                 refundedIds.insert(t.transactionId)
-                add(revoked, seenAt(t), .familyRevoked, t, "family sharing access revoked")
+                let index = events.count
+                add(revoked, max(seenAt(t), revoked), .familyRevoked, t, "family sharing access revoked")
+                if events.count > index { revocationEvents[t.transactionId] = index }
             case .refund(let revoked, let share)?:
                 refundedIds.insert(t.transactionId)
                 var detail = "Apple refunded it"
                 if let reason = t.revocationReason { detail += reason == .appIssue ? ": app issue" : ": other reason" }
                 if share < 100_000 { detail += " (partial, \(share / 1000)%)" }
-                add(revoked, seenAt(t), .refunded, t, detail)
+                let index = events.count
+                add(revoked, max(seenAt(t), revoked), .refunded, t, detail)
+                if events.count > index { revocationEvents[t.transactionId] = index }
             }
         }
         /// A period bought with a free trial or an offer, said after what the event says (a resubscription that
@@ -213,11 +229,19 @@ extension CustomerHistory {
                 }
                 note(.billingRecovered, "billing recovered")
             case (.refund, _), (.cancel, _):
-                if let id = seen.transactionId, refundedIds.contains(id) { continue }
+                if let id = seen.transactionId, refundedIds.contains(id) {
+                    learned(id, at: seen.seenAt)
+                    continue
+                }
                 note(.refunded, n.notificationType == .cancel ? "Apple customer support cancelled it: refunded" : "Apple refunded it")
             case (.refundDeclined, _): note(.refundDeclined, "Apple declined the refund request")
             case (.refundReversed, _): note(.refundReversed, "Apple reversed the refund: access reinstated")
-            case (.revoke, _): if !(seen.transactionId.map(refundedIds.contains) ?? false) { note(.familyRevoked, "family sharing access revoked") }
+            case (.revoke, _):
+                if let id = seen.transactionId, refundedIds.contains(id) {
+                    learned(id, at: seen.seenAt)
+                    continue
+                }
+                note(.familyRevoked, "family sharing access revoked")
             case (.consumptionRequest, _):
                 note(.consumptionRequested, "the customer asked for a refund; consumption data due by \(at.adding(milliseconds: 12 * 3_600_000).iso8601)")
             case (.priceIncrease, let subtype):

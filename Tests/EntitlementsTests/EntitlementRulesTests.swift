@@ -402,6 +402,20 @@ struct EntitlementRulesTests {
         #expect(event.learnedLate)
     }
 
+    @Test("a refund is learned no earlier than it happened, though its transaction was seen before; a notification of it says when")
+    func refundLearned() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30, cancelled: 5, reason: 1)
+        // First seen at its purchase (day 0): the refund on day 5 was said to be learned on day 0.
+        let refund = try #require(try await b.history().timeline(upTo: B.at(10)).first { $0.kind == .refunded })
+        #expect(refund.at == B.at(5) && refund.seenAt == B.at(5), "\(refund)")
+        try b.notificationV2("REFUND", at: 5.5, transactionId: "1")
+        let told = try await b.history().timeline(upTo: B.at(10)).filter { $0.kind == .refunded }
+        #expect(told.count == 1)
+        #expect(told.first?.at == B.at(5) && told.first?.seenAt == B.at(5.5), "\(told)")
+        #expect(told.first?.learnedLate == true)
+    }
+
     @Test("lifetime spend is net of refunds (prorated by percentage), with first seen and environments")
     func facts() {
         func paid(_ id: String, price: Int64, currency: String = "USD", day: Int64, refund: Int64? = nil) -> Transaction {
