@@ -88,7 +88,7 @@ struct Lookup: AsyncParsableCommand {
             w.endArray()
             w.endObject()
             w.int("at", instant.millisecondsSince1970)
-            w.facts(history.facts(at: instant))
+            w.facts(history.facts(at: instant), records: records.transactions.count { ($0.purchaseDate ?? instant) <= instant })
             w.beginArray("entitlements")
             for e in entitlements { w.entitlement(e) }
             w.endArray()
@@ -161,7 +161,9 @@ struct Lookup: AsyncParsableCommand {
 }
 
 extension JSONWriter {
-    mutating func facts(_ facts: CustomerFacts) {
+    /// The customer's figures; `transactions` counts the records, as the text and the dashboard do, and `purchases`
+    /// what they are once a restore's second id for a period is told apart (it was `transactions`, unlike the text).
+    mutating func facts(_ facts: CustomerFacts, records: Int) {
         beginObject("summary")
         beginObject("netSpend")
         for (currency, amount) in facts.netSpend.sorted(by: { $0.key < $1.key }) { int(currency, amount) }
@@ -173,7 +175,8 @@ extension JSONWriter {
         beginArray("environments")
         for environment in facts.environments { string(nil, environment) }
         endArray()
-        int("transactions", facts.transactionCount)
+        int("transactions", records)
+        int("purchases", facts.transactionCount)
         int("refunds", facts.refundCount)
         endObject()
     }

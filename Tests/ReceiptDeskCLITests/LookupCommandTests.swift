@@ -103,6 +103,18 @@ struct LookupCommandTests {
         #expect(priced.contains("JPY") && priced.count > 1, "\(priced)")
     }
 
+    @Test("lookup --json counts the transactions the text and the dashboard count, and the purchases they are apart")
+    func transactionsAndPurchases() throws {
+        // Two sandbox receipts of one customer: restores give periods second ids (157 records, 61 purchases).
+        let text = try Binary.run(["lookup", "--files", Binary.corpus, "1000000723811158"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let counts = try #require(text.stdout.firstMatch(of: #/ (\d+) transactions \((\d+) purchases\)/#), "\(text.stdout)")
+        let json = try Binary.json(try Binary.run(["lookup", "--files", Binary.corpus, "1000000723811158", "--json"]).stdout)
+        let summary = try #require(json["summary"] as? [String: Any])
+        #expect(summary["transactions"] as? Int == Int(counts.1) && summary["purchases"] as? Int == Int(counts.2), "\(summary)")
+        #expect(Int(counts.2)! < Int(counts.1)!)
+    }
+
     @Test("the timeline's columns line up, an instant with milliseconds among ones without")
     func timelineAligned() throws {
         let file = "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseResponse.json"
