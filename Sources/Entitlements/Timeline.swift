@@ -252,6 +252,11 @@ extension CustomerHistory {
             }
         }
         // Renewal infos: changes of auto-renew and billing state as Apple reported them.
+        var lastExpiry: [String: Timestamp] = [:]
+        for t in transactions {
+            guard let original = t.originalTransactionId, let expires = t.expiresDate else { continue }
+            lastExpiry[original] = max(lastExpiry[original] ?? expires, expires)
+        }
         var lastStatus: [String: AutoRenewStatus] = [:]
         var lastSeen: [String: Timestamp] = [:]
         var inRetry: [String: Bool] = [:]
@@ -271,7 +276,12 @@ extension CustomerHistory {
                     ?? "the customer turned renewal off"
                 add(seen.seenAt, seen.seenAt, status == .on ? .autoRenewEnabled : .autoRenewDisabled, nil,
                     status == .on ? "renewal turned back on" : off, product: product)
-            } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off {
+            } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off,
+                lastExpiry[key].map({ $0 > seen.seenAt }) ?? true
+            {
+                // The first report, renewal off, while a period runs: it will not renew. A first report after the last
+                // period ended says nothing the expiry does not, and has no date of its own (a verifyReceipt's
+                // renewal info is seen when imported: it read as renewal turned off months after the expiry).
                 add(seen.seenAt, seen.seenAt, .autoRenewDisabled, nil, "renewal is off", product: product)
             }
             if let status = info.autoRenewStatus { lastStatus[key] = status }

@@ -416,6 +416,22 @@ struct EntitlementRulesTests {
         #expect(told.first?.learnedLate == true)
     }
 
+    @Test("a first report that renewal is off says so while a period runs, not when it came after the last period ended")
+    func renewalOffReported() async throws {
+        var running = B()
+        running.period("1", from: 0, to: 30)
+        running.renewal(seen: 10, autoRenew: false)
+        let off = try await running.history().timeline(upTo: B.at(20)).filter { $0.kind == .autoRenewDisabled }
+        #expect(off.map(\.at) == [B.at(10)], "\(off)")
+        // A verifyReceipt imported long after the subscription expired: its renewal info is seen at the import.
+        var late = B()
+        late.period("1", from: 0, to: 30)
+        late.renewal(seen: 600, autoRenew: false, intent: 1)
+        let timeline = try await late.history().timeline(upTo: B.at(700))
+        #expect(!timeline.contains { $0.kind == .autoRenewDisabled }, "\(timeline)")
+        #expect(timeline.last?.kind == .expired && timeline.last?.at == B.at(30))
+    }
+
     @Test("lifetime spend is net of refunds (prorated by percentage), with first seen and environments")
     func facts() {
         func paid(_ id: String, price: Int64, currency: String = "USD", day: Int64, refund: Int64? = nil) -> Transaction {
