@@ -1194,6 +1194,34 @@ struct ReducerTests {
         }
     }
 
+    @Test("Enter on a spike in the queue narrows it to the spike's product; Esc brings the queue back as it was, the spike selected")
+    func spikeInQueueAndBack() throws {
+        var state = Fixture.state(screen: .overview)
+        _ = reduce(&state, .key(.char("5")))
+        let spike = RefundFlag(
+            id: "refund-spike:coins.500:3", rule: "refund-spike", severity: .critical, customerId: nil, transactionId: nil,
+            productId: "coins.500", amount: nil, currency: nil, at: Fixture.at(-3), detail: "9 refunds")
+        let others = (1...3).map { i in
+            RefundFlag(id: "quick-refund:\(i)", rule: "quick-refund", severity: .high, customerId: Int64(i), transactionId: "t\(i)",
+                       productId: "pro.monthly", amount: nil, currency: nil, at: Fixture.at(-Int64(i)), detail: "refund")
+        }
+        _ = reduce(&state, .flagsLoaded(others + [spike], next: nil, append: false))
+        state.flagStatus = .acknowledged
+        _ = reduce(&state, .key(.char("G")))
+        #expect(visibleFlags(state)[state.flagList.selected].id == spike.id)
+        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", limit: 200), append: false)])
+        #expect(state.flagProduct == "coins.500")
+        _ = reduce(&state, .flagsLoaded([spike], next: nil, append: false))
+        // Esc: the queue before, not the overview the queue was opened from.
+        #expect(reduce(&state, .key(.escape)) == [.loadFlags(FlagQuery(status: .acknowledged, limit: 200), append: false)])
+        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagStatus == .acknowledged)
+        _ = reduce(&state, .flagsLoaded(others + [spike], next: nil, append: false))
+        #expect(visibleFlags(state)[state.flagList.selected].id == spike.id)
+        // The next Esc goes back as before.
+        _ = reduce(&state, .key(.escape))
+        #expect(state.screen == .overview)
+    }
+
     @Test("time travel moves the covered-at filter to the new instant and reads the list again")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)

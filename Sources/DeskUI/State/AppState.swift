@@ -296,6 +296,10 @@ public struct AppState: Sendable {
     public var flagsPrevious: FlagCursor?
     /// The loaded flags were read from the end of the queue (G), so a refresh reads the end again.
     public var flagsFromEnd = false
+    /// The queue as it was before Enter on a spike in it narrowed it to the spike's product: Esc goes back to it.
+    public var queueBeforeSpike: QueueScope?
+    /// The flag to select when the queue's next first page arrives (going back from a spike's flags to the spike).
+    public var selectFlagOnLoad: String?
 
     public var sources: [SourceSummary] = []
     public var rejected: [RejectedRecord] = []
@@ -473,3 +477,12 @@ func pendingConsumptionRequests(_ data: OverviewData, at instant: Timestamp) -> 
 
 /// When Apple stops waiting for a consumption request's answer: 12 hours after it was sent.
 func consumptionDeadline(_ flag: RefundFlag) -> Int64 { clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
+
+/// What the refund queue shows: its scope, status and filter, and the flag selected in it.
+public struct QueueScope: Sendable, Equatable {
+    public var product: String?
+    public var severity: Severity?
+    public var status: FlagStatus?
+    public var filter: String?
+    public var selectedFlag: String?
+}

@@ -81,6 +81,15 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.message = StatusMessage("filter cleared")
             return []
         }
+        if state.screen == .refunds, let before = state.queueBeforeSpike {
+            // Back from a spike's flags to the queue it was opened from, the spike selected again once read.
+            scopeFlagQueue(&state, to: before.product, severity: before.severity, fromStart: true)
+            state.flagStatus = before.status
+            state.flagFilter = before.filter
+            state.selectFlagOnLoad = before.selectedFlag
+            state.message = StatusMessage("the queue as it was before the spike's flags")
+            return reloadEffects(state, keepSelection: false)
+        }
         if state.screen == .customers, state.customerQuery.filter != nil {
             state.customerQuery.filter = nil
             state.customerList = ListPosition()
@@ -449,7 +458,15 @@ private func open(_ state: inout AppState) -> [Effect] {
 /// The open flags of the queue from its start, of a spike's product when one is given (the flags behind its
 /// figure, read by the ledger), else every product's; of one severity when one is given.
 private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?, severity: Severity? = nil) -> [Effect] {
+    // From the queue itself, Esc comes back to the queue as it was (a spike in it is no new screen).
+    let before =
+        state.screen == .refunds
+        ? QueueScope(
+            product: state.flagProduct, severity: state.flagSeverity, status: state.flagStatus, filter: state.flagFilter,
+            selectedFlag: visibleFlags(state)[safe: state.flagList.selected]?.id)
+        : nil
     scopeFlagQueue(&state, to: spike?.productId, severity: severity, fromStart: true)
+    state.queueBeforeSpike = before
     state.flagFilter = nil
     state.flagStatus = .open
     if let spike, let product = spike.productId {

@@ -144,7 +144,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flags += flags
         } else {
             // The selection indexes the filtered list: the flag it is on keeps it.
-            let selectedId = visibleFlags(state)[safe: state.flagList.selected]?.id
+            let selectedId = state.selectFlagOnLoad ?? visibleFlags(state)[safe: state.flagList.selected]?.id
+            state.selectFlagOnLoad = nil
             state.flags = flags
             if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
                 state.flagList.selected = index
@@ -465,6 +466,7 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Seve
     state.flagsFromEnd = false
     state.flagList = ListPosition()
     state.marked = []
+    state.queueBeforeSpike = nil
 }
 
 /// Sets the queue's `/` filter (empty: none), the selected flag staying selected while the filter shows it.
