@@ -90,7 +90,9 @@ struct LedgerOptions: ParsableArguments {
                 if !(readOnly || mustExist) || FileManager.default.fileExists(atPath: path) {
                     database = try SQLiteDatabase.open(path: path, readOnly: readOnly)
                 } else {
-                    throw LedgerError.cannotOpen("no ledger at \(path) (receiptdesk import --ledger \(url) FILE... creates one)")
+                    throw LedgerError.cannotOpen(
+                        "no ledger at \(path) (receiptdesk import --ledger \(url) FILE... creates one; --files FILE... reads files "
+                            + "without one, and receiptdesk with no command shows the demo)")
                 }
             } else if url == "memory:" {
                 database = try SQLiteDatabase.open(path: nil)

@@ -115,6 +115,22 @@ struct LookupCommandTests {
         #expect(Int(counts.2)! < Int(counts.1)!)
     }
 
+    @Test("SampleData's README's lookup without a ledger works as written; with no ledger, the error says what does")
+    func sampleDataLookup() throws {
+        let readme = try String(contentsOf: Binary.packageRoot.appendingPathComponent("SampleData/README.md"), encoding: .utf8)
+        let written = "receiptdesk lookup ID --files SampleData/data\n--trust-root SampleData/test-root.pem --at 2025-07-01T00:00:00Z"
+        #expect(readme.contains(written.replacing("\n", with: " ")) || readme.contains(written))
+        let root = Binary.packageRoot.path
+        let result = try Binary.run([
+            "lookup", "150000000014001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
+            "--at", "2025-07-01T00:00:00Z",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("1 transaction, 1 refunded"), "\(result.stdout)")
+        let missing = try Binary.run(["lookup", "150000000014001", "--ledger", "sqlite:" + ImportCommandTests.temporary("none.sqlite")])
+        #expect(missing.status == 3 && missing.stderr.contains("--files FILE... reads files without one"), "\(missing.stderr)")
+    }
+
     @Test("the timeline's columns line up, an instant with milliseconds among ones without")
     func timelineAligned() throws {
         let file = "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseResponse.json"
