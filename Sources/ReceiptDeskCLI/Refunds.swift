@@ -98,8 +98,10 @@ struct Refunds: AsyncParsableCommand {
             output.line(flagCSVHeader.joined(separator: ","))
             for f in flags { output.line(flagCSVRow(f).map(csvCell).joined(separator: ",")) }
         } else {
-            output.line("refunds: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
-            if flags.isEmpty { output.line("no flags") }
+            // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
+            output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
+            let filtered = since != nil || status != nil || rule != nil
+            if flags.isEmpty { output.line(filtered ? "no flags match --since, --status and --rule" : "no flags") }
             for f in flags {
                 output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
                 output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")

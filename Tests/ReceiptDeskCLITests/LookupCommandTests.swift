@@ -101,6 +101,9 @@ struct LookupCommandTests {
         }
         // Currencies of 0 and 2 decimals both (JPY's 750000 milliunits is 750).
         #expect(priced.contains("JPY") && priced.count > 1, "\(priced)")
+        // The text's first line is the whole ledger's, whatever the filters; an empty list says the filters chose none.
+        let recent = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--since", "1d"]).lines
+        #expect(recent.first?.hasPrefix("refunds in the whole ledger: ") == true && recent.dropFirst() == ["no flags match --since, --status and --rule"], "\(recent)")
     }
 
     @Test("lookup --json counts the transactions the text and the dashboard count, and the purchases they are apart")
