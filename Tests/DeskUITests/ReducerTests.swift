@@ -382,6 +382,15 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("time travel on the refund queue reads the flags raised by then; back to now, all of them")
+    func timeTravelQueue() {
+        var state = Fixture.state(screen: .overview)
+        _ = reduce(&state, .key(.char("5")))
+        let effects = reduce(&state, .instantParsed(Fixture.at(-45)))
+        #expect(effects.contains(.loadFlags(FlagQuery(status: .open, limit: 200, until: Fixture.at(-45)), append: false)), "\(effects)")
+        #expect(reduce(&state, .instantParsed(nil)).contains(.loadFlags(FlagQuery(status: .open, limit: 200), append: false)))
+    }
+
     @Test("on a customer, a, r and o act on the flags each would move: open ones, unresolved ones, ones not open")
     func customerTriageTargets() {
         var state = Fixture.state(screen: .customer)

@@ -293,6 +293,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.customerList = ListPosition()
             if state.screen == .customers { effects.append(.loadCustomers(pageQuery(state), append: false)) }
         }
+        // The queue as of the instant: the flags raised by then.
+        if state.screen == .refunds { effects += reloadEffects(state, keepSelection: true) }
         return effects
     case .themeChanged(let name):
         state.themeName = name
@@ -415,7 +417,10 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
 }
 
 func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
-    FlagQuery(status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: state.environment, limit: limit)
+    // As of a time travelled to, the flags raised by then (a flag about a later refund is not in that past's queue).
+    FlagQuery(
+        status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: state.environment, limit: limit,
+        until: state.asOf)
 }
 
 /// Keeps a screen left for another in the history (the newest 50).
