@@ -132,7 +132,10 @@ struct Lookup: AsyncParsableCommand {
                 let name = safe(e.name)
                 let shown = name.count > 22 && name.contains(".") ? "…" + name.suffix(21) : name
                 var line = "  \(shown.padding(toLength: 22, withPad: " ", startingAt: 0)) \(e.state.rawValue.uppercased().padding(toLength: 13, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
-                if let willRenew = e.willRenew { line += willRenew ? "  renews" : "  renewal off" }
+                // "renews" of a period that runs; of one that ended (or was revoked) only that renewal was on when
+                // last reported ("EXPIRED ... renews" read as a contradiction).
+                let running = e.state == .active || e.state == .gracePeriod || e.state == .billingRetry
+                if let willRenew = e.willRenew { line += willRenew ? (running ? "  renews" : "  renewal was on") : "  renewal off" }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")
             }

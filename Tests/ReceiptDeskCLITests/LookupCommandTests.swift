@@ -130,6 +130,13 @@ struct LookupCommandTests {
         ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("1 transaction, 1 refunded"), "\(result.stdout)")
+        // A period that ended with renewal on: not "EXPIRED ... renews".
+        let ended = try Binary.run([
+            "lookup", "150000000002001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
+            "--at", "2025-07-01T00:00:00Z",
+        ])
+        let line = try #require(ended.stdout.split(separator: "\n").first { $0.contains("EXPIRED") }, "\(ended.stdout)")
+        #expect(line.hasSuffix("storage.monthly  renewal was on"), "\(line)")
         let missing = try Binary.run(["lookup", "150000000014001", "--ledger", "sqlite:" + ImportCommandTests.temporary("none.sqlite")])
         #expect(missing.status == 3 && missing.stderr.contains("--files FILE... reads files without one"), "\(missing.stderr)")
     }
