@@ -118,7 +118,7 @@ struct Lookup: AsyncParsableCommand {
             output.line("  first seen \(facts.firstSeen?.iso8601 ?? "-")  environments \(facts.environments.joined(separator: ", "))")
             // (A purchase a family member shared is the purchaser's spend: counted, not summed.)
             let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
-            let net = spend.isEmpty ? (facts.sharedCount > 0 && facts.unpricedCount == 0 ? "none" : "unknown (no prices)") : spend
+            let net = spend.isEmpty ? (facts.unpricedCount == 0 && (facts.sharedCount > 0 || facts.transactionCount == 0) ? "none" : "unknown (no prices)") : spend
             // Restores give a period another transaction id: the records and the purchases they are, when they differ.
             let listed = records.transactions.count { ($0.purchaseDate ?? instant) <= instant }
             let purchases = listed > facts.transactionCount ? " (\(facts.transactionCount) \(facts.transactionCount == 1 ? "purchase" : "purchases"))" : ""

@@ -638,6 +638,12 @@ struct SnapshotTests {
         }
         #expect(try header { $0[1].price = nil }.contains("net 29.97 USD + 1 unpriced"))
         #expect(try header { for i in $0.indices { $0[i].price = nil } }.contains("net unknown (no prices in the data)"))
+        // Before the first purchase (time travel), nothing was spent: not "unknown".
+        var state = Fixture.state(width: 120, height: 40, screen: .customer)
+        let first = try #require(state.customer?.records.transactions.compactMap(\.purchaseDate).min())
+        _ = reduce(&state, .instantParsed(first.adding(milliseconds: -1)))
+        let before = try #require(renderedLines(state).first { $0.contains(" net ") })
+        #expect(before.contains("0 txs  0 refunded  net none"), "\(before)")
     }
 
     @Test("a source whose counts do not add up to what was read says so in its sum column")

@@ -299,6 +299,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         net = "too large to sum"
     } else if facts.unpricedCount == 0 && facts.sharedCount > 0 {
         net = "none (shared by family)"
+    } else if facts.transactionCount == 0 {
+        // Before the first purchase (time travel): nothing spent, not "unknown".
+        net = "none"
     } else {
         net = "unknown (no prices in the data)"
     }
