@@ -293,9 +293,10 @@ public final class SQLLedger: Sendable {
     /// Stores flags the rules found; a flag already known keeps its status and history. Only what is new
     /// or changed is written (every import refreshes every flag: rewriting the unchanged ones was one
     /// statement per flag the ledger holds), and new flags go in bulk.
-    public func saveFlags(_ flags: [RefundFlag], now: Timestamp) async throws {
-        guard !flags.isEmpty else { return }
+    public func saveFlags(_ found: [RefundFlag], now: Timestamp) async throws {
+        guard !found.isEmpty else { return }
         try await write { c in
+            let flags = try Self.sameSerialRefunderFlags(c, found)
             // What is stored of each flag: whether it is open, and the facts a rule may restate differently.
             struct Stored {
                 var customer: Int64?
@@ -370,6 +371,28 @@ public final class SQLLedger: Sendable {
             if opened > 0 || updated > 0 || !recount.isEmpty { try Counters.bump(c) }
             try c.flush()
         }
+    }
+
+    /// The flags found, a serial refunder's under the id stored for it. Its id names the customer
+    /// (`serial-refunder:C<n>:<first refund>`), whose number changes when the customer is merged into another; the
+    /// flag stored for the same refund that crossed the count is the same flag, its triage kept, not a new one
+    /// beside it.
+    static func sameSerialRefunderFlags(_ c: any SQLConnection, _ found: [RefundFlag]) throws -> [RefundFlag] {
+        let serial = found.indices.filter { found[$0].rule == "serial-refunder" && found[$0].transactionId != nil }
+        guard !serial.isEmpty else { return found }
+        var stored: [String: [String]] = [:]
+        for row in try c.queryIn(
+            "SELECT transaction_id, id FROM flags WHERE rule = 'serial-refunder' AND transaction_id IN (?*) ORDER BY id", [],
+            list: Array(Set(serial.compactMap { found[$0].transactionId })).sorted().map(SQLValue.text))
+        {
+            if let transaction = row[0].text, let id = row[1].text { stored[transaction, default: []].append(id) }
+        }
+        var flags = found
+        for index in serial {
+            guard let ids = stored[flags[index].transactionId ?? ""], !ids.contains(flags[index].id), let first = ids.first else { continue }
+            flags[index].id = first
+        }
+        return flags
     }
 
     /// Moves a flag through its lifecycle and appends the change to the triage log.

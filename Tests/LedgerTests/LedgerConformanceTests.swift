@@ -365,6 +365,25 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a serial refunder's flag found again under its merged customer's number is the same flag, its triage kept", arguments: Backend.available)
+    func serialRefunderMerged(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        func flag(_ customer: Int64) -> RefundFlag {
+            RefundFlag(
+                id: "serial-refunder:C\(customer):t1", rule: "serial-refunder", severity: .high, customerId: customer, transactionId: "t3",
+                productId: "coins", amount: 990, currency: "USD", at: testNow, detail: "3 refunds within 60 days: t1, t2, t3")
+        }
+        try await ledger.saveFlags([flag(62)], now: testNow)
+        _ = try await ledger.triage(flagId: flag(62).id, action: .ack, operatorName: "ana", note: nil, now: testNow.adding(milliseconds: 1000))
+        // C62 merged into C2: the rules name the customer anew.
+        try await ledger.saveFlags([flag(2)], now: testNow.adding(milliseconds: 2000))
+        let all = try await ledger.flags(FlagQuery(rule: "serial-refunder"))
+        #expect(all.map(\.id) == [flag(62).id])
+        #expect(all.first?.status == .acknowledged && all.first?.customerId == 2)
+        #expect(try await ledger.overview().openFlags == 0)
+        try await ledger.close()
+    }
+
     @Test("flags move open -> acknowledged -> resolved -> open, every change in an append-only log", arguments: Backend.available)
     func triage(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
