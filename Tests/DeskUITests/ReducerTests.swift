@@ -382,6 +382,16 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("in a terminal too small to draw in, keys do nothing unseen; the quitting keys still quit")
+    func tooSmallIgnoresKeys() {
+        var state = Fixture.state(width: 40, height: 10, screen: .overview)
+        for key in [Key.char("2"), .char("5"), .enter, .char(":"), .char("t"), .char("/")] {
+            #expect(reduce(&state, .key(key)).isEmpty, "\(key)")
+        }
+        #expect(state.screen == .overview && state.prompt == nil)
+        #expect(reduce(&state, .key(.char("Q"))) == [.quit])
+    }
+
     @Test("time travel on the refund queue reads the flags raised by then; back to now, all of them")
     func timeTravelQueue() {
         var state = Fixture.state(screen: .overview)

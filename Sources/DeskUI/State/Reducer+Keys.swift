@@ -3,6 +3,11 @@ import LedgerQueries
 import ReceiptModel
 
 func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
+    // A terminal too small to draw in shows only that: keys would act unseen (2 changed screens), so only the
+    // quitting ones do.
+    if state.width < minimumSize.width || state.height < minimumSize.height {
+        return key == .ctrl("c") || key == .char("Q") || key == .char("q") ? quit(&state) : []
+    }
     if state.prompt != nil { return handlePromptKey(&state, key) }
     if state.showHelp {
         // Moving keys scroll the keys when they do not all fit; any other key closes help; Ctrl-C still quits.
