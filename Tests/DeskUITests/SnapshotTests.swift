@@ -490,6 +490,17 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.hasPrefix(" group G1: paid through 2025-03-11 08:00:25.860; renews") })
     }
 
+    @Test("a sighting that does not name its product's subscription group (an in_app entry) is in the group the others name: one strip")
+    func coverageGroupFromOtherSightings() throws {
+        var named = Fixture.transaction("9002", product: "storage.monthly", purchased: -30, expires: 0, original: "9000")
+        named.subscriptionGroupIdentifier = "G2"
+        var unnamed = Fixture.transaction("9001", product: "storage.monthly", purchased: -60, expires: -30, original: "9000")
+        unnamed.subscriptionGroupIdentifier = nil
+        let strips = try Self.dailyStrips(Fixture.customer([unnamed, named]), at: Fixture.now)
+        #expect(strips.count == 1, "\(strips.map(\.name))")
+        #expect(strips.first?.cells[0..<60].allSatisfy { $0 == .paid } == true, "\(strips.first?.cells ?? [])")
+    }
+
     @Test("the coverage strip: a family revoke ends access (it showed paid to the period's end); a retry since recovered stays a retry at any instant")
     func coverageRevokeAndRetry() throws {
         var shared = Fixture.transaction("6001", product: "pro.monthly", purchased: -30, expires: 30, original: "6000")

@@ -651,8 +651,14 @@ func coverageGroups(_ records: CustomerRecords, view: CustomerView, catalog: Cat
     var groups: [String: [Transaction]] = [:]
     var order: [String] = []
     let instant = view.instant.millisecondsSince1970
+    // A product is in one subscription group: a sighting that does not name it (an in_app entry, a V1 notification's
+    // receipt) is in the group other sightings of the product name, not a strip of its own beside it.
+    var groupOfProduct: [String: String] = [:]
+    for t in records.transactions {
+        if let product = t.productId, let group = t.subscriptionGroupIdentifier, groupOfProduct[product] == nil { groupOfProduct[product] = group }
+    }
     for t in records.transactions where t.expiresDate != nil && (t.purchaseDate?.millisecondsSince1970 ?? .max) <= instant {
-        let key = t.subscriptionGroupIdentifier ?? t.productId ?? "?"
+        let key = t.subscriptionGroupIdentifier ?? t.productId.flatMap { groupOfProduct[$0] } ?? t.productId ?? "?"
         if groups[key] == nil { order.append(key) }
         groups[key, default: []].append(t)
     }
