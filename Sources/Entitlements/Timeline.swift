@@ -48,8 +48,9 @@ extension CustomerHistory {
         /// A notification of a revocation the transaction tells: when it was seen is when the revocation was learned.
         func learned(_ transactionId: String, at seen: Timestamp) {
             guard let index = revocationEvents[transactionId] else { return }
+            // Never before the revocation the event tells (a notification of an earlier refund, since reversed).
             let first = revocationTold.insert(transactionId).inserted
-            events[index].seenAt = first ? seen : min(events[index].seenAt, seen)
+            events[index].seenAt = max(first ? seen : min(events[index].seenAt, seen), events[index].at)
         }
         // Recoveries the periods told (subscription, when, index in `events`), so that the notification or
         // renewal info reporting the same recovery adds its sighting to that event instead of a second one.
@@ -253,7 +254,7 @@ extension CustomerHistory {
         }
         // Renewal infos: changes of auto-renew and billing state as Apple reported them.
         var lastExpiry: [String: Timestamp] = [:]
-        for t in transactions {
+        for t in transactions where (t.purchaseDate ?? instant) <= instant {
             guard let original = t.originalTransactionId, let expires = t.expiresDate else { continue }
             lastExpiry[original] = max(lastExpiry[original] ?? expires, expires)
         }
@@ -277,11 +278,12 @@ extension CustomerHistory {
                 add(seen.seenAt, seen.seenAt, status == .on ? .autoRenewEnabled : .autoRenewDisabled, nil,
                     status == .on ? "renewal turned back on" : off, product: product)
             } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off,
-                lastExpiry[key].map({ $0 > seen.seenAt }) ?? true
+                info.isInBillingRetryPeriod == true || lastExpiry[key].map({ $0 > seen.seenAt }) ?? true
             {
-                // The first report, renewal off, while a period runs: it will not renew. A first report after the last
-                // period ended says nothing the expiry does not, and has no date of its own (a verifyReceipt's
-                // renewal info is seen when imported: it read as renewal turned off months after the expiry).
+                // The first report, renewal off, while a period runs (or Apple retries billing, grace period or not):
+                // it will not renew. A first report after the last period ended says nothing the expiry does not, and
+                // has no date of its own (a verifyReceipt's renewal info is seen when imported: it read as renewal
+                // turned off months after the expiry).
                 add(seen.seenAt, seen.seenAt, .autoRenewDisabled, nil, "renewal is off", product: product)
             }
             if let status = info.autoRenewStatus { lastStatus[key] = status }

@@ -380,9 +380,13 @@ public final class SQLLedger: Sendable {
     static func sameSerialRefunderFlags(_ c: any SQLConnection, _ found: [RefundFlag]) throws -> [RefundFlag] {
         let serial = found.indices.filter { found[$0].rule == "serial-refunder" && found[$0].transactionId != nil }
         guard !serial.isEmpty else { return found }
+        // Per refund, the stored ids, a triaged one first (a ledger may hold an open duplicate from before this).
         var stored: [String: [String]] = [:]
         for row in try c.queryIn(
-            "SELECT transaction_id, id FROM flags WHERE rule = 'serial-refunder' AND transaction_id IN (?*) ORDER BY id", [],
+            """
+            SELECT transaction_id, id FROM flags WHERE rule = 'serial-refunder' AND transaction_id IN (?*)
+            ORDER BY CASE WHEN status = \(FlagStatus.open.sql) THEN 1 ELSE 0 END, updated_at, id
+            """, [],
             list: Array(Set(serial.compactMap { found[$0].transactionId })).sorted().map(SQLValue.text))
         {
             if let transaction = row[0].text, let id = row[1].text { stored[transaction, default: []].append(id) }

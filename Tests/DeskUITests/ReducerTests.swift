@@ -389,6 +389,13 @@ struct ReducerTests {
             #expect(reduce(&state, .key(key)).isEmpty, "\(key)")
         }
         #expect(state.screen == .overview && state.prompt == nil)
+        // A prompt opened before the terminal shrank keeps its text: Q and q are letters there, only Ctrl-C quits.
+        var prompting = Fixture.state(width: 100, height: 30, screen: .overview)
+        _ = reduce(&prompting, .key(.char(":")))
+        _ = reduce(&prompting, .resize(width: 40, height: 10))
+        #expect(reduce(&prompting, .key(.char("Q"))).isEmpty && reduce(&prompting, .key(.char("q"))).isEmpty && prompting.prompt != nil)
+        #expect(reduce(&prompting, .key(.ctrl("c"))) == [.quit])
+        #expect(reduce(&state, .key(.char("q"))).isEmpty)
         #expect(reduce(&state, .key(.char("Q"))) == [.quit])
     }
 

@@ -414,6 +414,13 @@ struct EntitlementRulesTests {
         #expect(told.count == 1)
         #expect(told.first?.at == B.at(5) && told.first?.seenAt == B.at(5.5), "\(told)")
         #expect(told.first?.learnedLate == true)
+        // A notification signed before the revocation it is about (an earlier refund of it, since reversed): never
+        // learned before it happened.
+        var early = B()
+        early.period("1", from: 0, to: 30, cancelled: 5, reason: 1)
+        try early.notificationV2("REFUND", at: 3, transactionId: "1")
+        let refund3 = try #require(try await early.history().timeline(upTo: B.at(10)).first { $0.kind == .refunded })
+        #expect(refund3.at == B.at(5) && refund3.seenAt == B.at(5), "\(refund3)")
     }
 
     @Test("a first report that renewal is off says so while a period runs, not when it came after the last period ended")
@@ -430,6 +437,14 @@ struct EntitlementRulesTests {
         let timeline = try await late.history().timeline(upTo: B.at(700))
         #expect(!timeline.contains { $0.kind == .autoRenewDisabled }, "\(timeline)")
         #expect(timeline.last?.kind == .expired && timeline.last?.at == B.at(30))
+        // After the period ended, while Apple retries billing (in a grace period or not), it is news: it will not renew.
+        for grace in [40.0, nil] {
+            var retrying = B()
+            retrying.period("1", from: 0, to: 30)
+            retrying.renewal(seen: 35, autoRenew: false, retry: true, grace: grace)
+            let told = try await retrying.history().timeline(upTo: B.at(36)).filter { $0.kind == .autoRenewDisabled }
+            #expect(told.map(\.at) == [B.at(35)], "grace \(String(describing: grace)): \(told)")
+        }
     }
 
     @Test("lifetime spend is net of refunds (prorated by percentage), with first seen and environments")

@@ -6,7 +6,8 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     // A terminal too small to draw in shows only that: keys would act unseen (2 changed screens), so only the
     // quitting ones do.
     if state.width < minimumSize.width || state.height < minimumSize.height {
-        return key == .ctrl("c") || key == .char("Q") || key == .char("q") ? quit(&state) : []
+        // (Q is a letter of a prompt's text: there only Ctrl-C quits, and the text waits for the terminal to grow.)
+        return key == .ctrl("c") || (key == .char("Q") && state.prompt == nil) ? quit(&state) : []
     }
     if state.prompt != nil { return handlePromptKey(&state, key) }
     if state.showHelp {
@@ -497,12 +498,13 @@ private func click(_ state: inout AppState, row y: Int) -> [Effect] {
     return []
 }
 
-/// The id `y` copies on each screen.
 /// The transaction screen's rows `y` copies as they are: identifiers a customer or another tool may quote.
 private let copiedFields: Set<String> = [
     "transactionId", "originalTransactionId", "webOrderLineItemId", "bundleId", "productId", "subscriptionGroupIdentifier",
     "appAccountToken", "offerIdentifier", "storefrontId", "appTransactionId",
 ]
+
+/// The id `y` copies on each screen.
 
 func selectedId(_ state: AppState) -> String? {
     switch state.screen {

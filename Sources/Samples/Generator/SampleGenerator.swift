@@ -186,7 +186,7 @@ public struct SampleGenerator: Sendable {
         var start = 0
         var pending: [Chunk] = []
         repeat {
-            let count = min(block, options.customers - start)
+            let count = max(0, min(block, options.customers - start))
             let chunks = ChunkBox(count: count)
             let first = start
             let previous = pending
