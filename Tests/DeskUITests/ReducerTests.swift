@@ -1224,9 +1224,10 @@ struct ReducerTests {
     func spikeInQueueAndBack() throws {
         var state = Fixture.state(screen: .overview)
         _ = reduce(&state, .key(.char("5")))
+        // A production spike: its flags are production's (sandbox refunds of the product are tests, not counted in it).
         let spike = RefundFlag(
             id: "refund-spike:coins.500:3", rule: "refund-spike", severity: .critical, customerId: nil, transactionId: nil,
-            productId: "coins.500", amount: nil, currency: nil, at: Fixture.at(-3), detail: "9 refunds")
+            productId: "coins.500", amount: nil, currency: nil, at: Fixture.at(-3), detail: "9 refunds", environment: .production)
         let others = (1...3).map { i in
             RefundFlag(id: "quick-refund:\(i)", rule: "quick-refund", severity: .high, customerId: Int64(i), transactionId: "t\(i)",
                        productId: "pro.monthly", amount: nil, currency: nil, at: Fixture.at(-Int64(i)), detail: "refund")
@@ -1235,12 +1236,18 @@ struct ReducerTests {
         state.flagStatus = .acknowledged
         _ = reduce(&state, .key(.char("G")))
         #expect(visibleFlags(state)[state.flagList.selected].id == spike.id)
-        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", limit: 200), append: false)])
+        #expect(
+            reduce(&state, .key(.enter))
+                == [.loadFlags(FlagQuery(status: .open, productId: "coins.500", environment: .production, limit: 200), append: false)])
         #expect(state.flagProduct == "coins.500")
         _ = reduce(&state, .flagsLoaded([spike], next: nil, append: false))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).contains("Refund flags: open of coins.500 in Production"), "\(buffer.line(1))")
+        #expect(exportCSV(state).hasPrefix("# receiptdesk export: view=refunds environment=production status=open product=coins.500"), "\(exportCSV(state))")
         // Esc: the queue before, not the overview the queue was opened from.
         #expect(reduce(&state, .key(.escape)) == [.loadFlags(FlagQuery(status: .acknowledged, limit: 200), append: false)])
-        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagStatus == .acknowledged)
+        #expect(state.screen == .refunds && state.flagProduct == nil && state.flagStatus == .acknowledged && state.flagEnvironment == nil)
         _ = reduce(&state, .flagsLoaded(others + [spike], next: nil, append: false))
         #expect(visibleFlags(state)[state.flagList.selected].id == spike.id)
         // The next Esc goes back as before.

@@ -72,7 +72,7 @@ public func exportCSV(_ state: AppState) -> String {
         rows.append(["field", "value"])
         rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
     case .refunds:
-        filter += " status=\(state.flagStatus?.rawValue ?? "all")"
+        filter = "environment=\(queueEnvironment(state).rawValue) status=\(state.flagStatus?.rawValue ?? "all")"
         if let product = state.flagProduct { filter += " product=\(product)" }
         if let severity = state.flagSeverity { filter += " severity=\(severity.rawValue)" }
         if let text = state.flagFilter { filter += " filter=\(text)" }

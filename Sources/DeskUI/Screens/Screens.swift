@@ -815,6 +815,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     var title = "Refund flags: \(state.flagStatus?.rawValue ?? "all")"
     if let severity = state.flagSeverity { title += ", \(severity.rawValue)" }
     if let product = state.flagProduct { title += " of \(product)" }
+    if state.environment == .all, let environment = state.flagEnvironment?.stored { title += " in \(environment)" }
     // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls); under
     // a `/` filter, which reads the loaded flags, of how many loaded.
     let filtered = !(state.flagFilter ?? "").isEmpty

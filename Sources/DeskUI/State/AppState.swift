@@ -286,6 +286,9 @@ public struct AppState: Sendable {
     public var flagProduct: String?
     /// The queue shows this severity's flags only (Enter on the overview's severities); the ledger reads them.
     public var flagSeverity: Severity?
+    /// The queue shows this environment's flags only while the dashboard shows every environment (Enter on a spike:
+    /// spikes are counted per environment, so a production spike's flags are not its product's sandbox tests).
+    public var flagEnvironment: EnvironmentFilter?
     public var marked: Set<String> = []
     /// Who last moved each loaded flag, and their note (read with the flags).
     public var flagTriage: [String: TriageEntry] = [:]

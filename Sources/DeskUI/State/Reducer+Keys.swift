@@ -473,6 +473,12 @@ private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?, severity
         : nil
     scopeFlagQueue(&state, to: spike?.productId, severity: severity, fromStart: true)
     state.queueBeforeSpike = before
+    // A spike is counted in one environment (an unstated one with production's): its flags are that environment's.
+    switch spike?.environment {
+    case .production?: state.flagEnvironment = .production
+    case .sandbox?: state.flagEnvironment = .sandbox
+    default: break
+    }
     state.flagFilter = nil
     state.flagStatus = .open
     if let spike, let product = spike.productId {

@@ -419,8 +419,13 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
 func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
     // As of a time travelled to, the flags raised by then (a flag about a later refund is not in that past's queue).
     FlagQuery(
-        status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: state.environment, limit: limit,
-        until: state.asOf)
+        status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: queueEnvironment(state),
+        limit: limit, until: state.asOf)
+}
+
+/// The environment the queue reads: the dashboard's, narrowed to a spike's when it shows every environment.
+func queueEnvironment(_ state: AppState) -> EnvironmentFilter {
+    state.environment == .all ? state.flagEnvironment ?? .all : state.environment
 }
 
 /// Keeps a screen left for another in the history (the newest 50).
@@ -472,6 +477,7 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Seve
     state.flagList = ListPosition()
     state.marked = []
     state.queueBeforeSpike = nil
+    state.flagEnvironment = nil
 }
 
 /// Sets the queue's `/` filter (empty: none), the selected flag staying selected while the filter shows it.
