@@ -382,6 +382,19 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("a Tab typed in a resolve note is the space it stands for, not dropped")
+    func tabInNote() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        _ = reduce(&state, .key(.char("r")))
+        for key in [Key.char("t"), .char("a"), .char("b"), .tab, .char("h")] { _ = reduce(&state, .key(key)) }
+        #expect(state.prompt?.text == "tab h")
+        #expect(reduce(&state, .key(.enter)).contains { effect in
+            if case .triage(_, .resolve, let note, _, _) = effect { return note == "tab h" }
+            return false
+        })
+    }
+
     @Test("in a terminal too small to draw in, keys do nothing unseen; the quitting keys still quit")
     func tooSmallIgnoresKeys() {
         var state = Fixture.state(width: 40, height: 10, screen: .overview)

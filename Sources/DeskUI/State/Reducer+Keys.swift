@@ -643,7 +643,10 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         }
         if prompt.offered { prompt.text = "" } else { prompt.text.removeLast() }
     case .tab:
-        guard case .command = prompt.kind, !prompt.completions.isEmpty else { return [] }
+        // Outside the command line there is nothing to complete: a Tab is the space it stands for in a note (it was
+        // dropped, "tab<Tab>here" saved as "tabhere"; a control character is never kept).
+        guard case .command = prompt.kind else { return handlePromptKey(&state, .char(" ")) }
+        guard !prompt.completions.isEmpty else { return [] }
         // Tab takes the best completion, and again the next one (the list stays the one for what was typed); a
         // command that takes words it can list (a theme, an environment) lists them instead.
         let next = prompt.completions.firstIndex(of: prompt.text).map { ($0 + 1) % prompt.completions.count } ?? 0
