@@ -56,21 +56,23 @@ enum RevocationKind: String, Sendable, CaseIterable {
         return out
     }
 
+    /// A stored row of `transaction_id, canonical, ...`: its id and what its revocation is.
+    private static func stored(_ row: [SQLValue], reversals: [String: Timestamp]) throws -> (id: String, kind: RevocationKind?) {
+        let id = row[0].text ?? "?"
+        do {
+            return (id, RevocationKind(try CanonicalJSON.transaction(row[1].text ?? ""), reversal: reversals[id]))
+        } catch {
+            throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
+        }
+    }
+
     /// Sets `revocation_kind` on every revoked transaction a ledger already holds (migration v4).
     static func fill(_ c: any SQLConnection) throws {
         let rows = try c.query("SELECT transaction_id, canonical FROM transactions WHERE revocation_date IS NOT NULL", [])
         let reversals = try storedReversals(c, of: rows.compactMap { $0[0].text })
         for row in rows {
-            let id = row[0].text ?? "?"
-            let t: Transaction
-            do {
-                t = try CanonicalJSON.transaction(row[1].text ?? "")
-            } catch {
-                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
-            }
-            try c.executeDeferred(
-                "UPDATE transactions SET revocation_kind = ? WHERE transaction_id = ?",
-                [.of(RevocationKind(t, reversal: reversals[id])?.rawValue), .text(id)])
+            let (id, kind) = try stored(row, reversals: reversals)
+            try c.executeDeferred("UPDATE transactions SET revocation_kind = ? WHERE transaction_id = ?", [.of(kind?.rawValue), .text(id)])
         }
         try c.flush()
     }
@@ -86,14 +88,7 @@ enum RevocationKind: String, Sendable, CaseIterable {
         var refunds: [String?: Int] = [:]
         var changed = 0
         for row in rows {
-            let id = row[0].text ?? "?"
-            let t: Transaction
-            do {
-                t = try CanonicalJSON.transaction(row[1].text ?? "")
-            } catch {
-                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
-            }
-            let kind = RevocationKind(t, reversal: reversals[id])
+            let (id, kind) = try stored(row, reversals: reversals)
             guard kind != .upgrade else { continue }
             changed += 1
             if kind == .refund { refunds[row[2].text, default: 0] += 1 }

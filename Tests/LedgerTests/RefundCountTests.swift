@@ -67,13 +67,19 @@ struct RefundCountTests {
         try await ledger.close()
     }
 
-    @Test("a version 3 ledger, which counted every revocation, is recounted when this build opens it", arguments: Backend.available)
-    func migrationFromVersion3(_ backend: Backend) async throws {
+    /// Two connections to a new ledger holding every input, and the ledger open on the first.
+    static func imported(_ backend: Backend) async throws -> (any SQLDatabase, any SQLDatabase, SQLLedger) {
         let (database, other) = try await backend.twoConnections()
         let ledger = try await SQLLedger.open(database, now: testNow)
-        for input in try Self.inputs() {
-            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 200)
+        for input in try inputs() {
+            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try madeDecoder.get(), batchSize: 200)
         }
+        return (database, other, ledger)
+    }
+
+    @Test("a version 3 ledger, which counted every revocation, is recounted when this build opens it", arguments: Backend.available)
+    func migrationFromVersion3(_ backend: Backend) async throws {
+        let (database, other, ledger) = try await Self.imported(backend)
         let expected = try await expectRefundsAgree(ledger)
         // Back to what version 3 wrote: no revocation_kind, every revocation counted as a refund.
         try await database.write { c in
@@ -96,11 +102,7 @@ struct RefundCountTests {
 
     @Test("a ledger written before an upgraded transaction's refund type counted is recounted when this build opens it", arguments: Backend.available)
     func migrationOfUpgradedRefunds(_ backend: Backend) async throws {
-        let (database, other) = try await backend.twoConnections()
-        let ledger = try await SQLLedger.open(database, now: testNow)
-        for input in try Self.inputs() {
-            try await importBytes(input.bytes, path: input.path, into: ledger, decoder: try Self.madeDecoder.get(), batchSize: 200)
-        }
+        let (database, other, ledger) = try await Self.imported(backend)
         let expected = try await expectRefundsAgree(ledger)
         let production = try await ledger.overview(environment: .production).refundedTransactions
         let kind = "SELECT revocation_kind FROM transactions WHERE transaction_id = 'up-2'"
