@@ -220,6 +220,12 @@ public struct CustomerRecords: Sendable {
     public var renewalInfos: [(info: RenewalInfo, seenAt: Timestamp)]
     public var notifications: [(notification: Notification, seenAt: Timestamp, transactionId: String?)]
 
+    /// The transactions bought by `instant` (one without a purchase date counts): what the dashboard's header, the
+    /// customer list and `lookup` count as the customer's transactions.
+    public func transactionCount(at instant: Timestamp) -> Int {
+        transactions.count { ($0.purchaseDate ?? instant) <= instant }
+    }
+
     public init(
         id: Int64, identifiers: [CustomerIdentifier], transactions: [Transaction], firstSeen: [String: Timestamp],
         renewalInfos: [(info: RenewalInfo, seenAt: Timestamp)],

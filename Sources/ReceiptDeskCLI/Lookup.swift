@@ -88,7 +88,7 @@ struct Lookup: AsyncParsableCommand {
             w.endArray()
             w.endObject()
             w.int("at", instant.millisecondsSince1970)
-            w.facts(history.facts(at: instant), records: records.transactions.count { ($0.purchaseDate ?? instant) <= instant })
+            w.facts(history.facts(at: instant), records: records.transactionCount(at: instant))
             w.beginArray("entitlements")
             for e in entitlements { w.entitlement(e) }
             w.endArray()
@@ -120,7 +120,7 @@ struct Lookup: AsyncParsableCommand {
             let shared = facts.sharedCount > 0 ? " (\(facts.sharedCount) shared by family, not theirs)" : ""
             let net = spend.isEmpty ? (facts.unpricedCount == 0 && (facts.sharedCount > 0 || facts.transactionCount == 0) ? "none" : "unknown (no prices)") : spend
             // Restores give a period another transaction id: the records and the purchases they are, when they differ.
-            let listed = records.transactions.count { ($0.purchaseDate ?? instant) <= instant }
+            let listed = records.transactionCount(at: instant)
             let purchases = listed > facts.transactionCount ? " (\(facts.transactionCount) \(facts.transactionCount == 1 ? "purchase" : "purchases"))" : ""
             output.line(
                 "  \(listed) \(listed == 1 ? "transaction" : "transactions")\(purchases), \(facts.refundCount) refunded, net spend \(net)\(shared)")

@@ -5,12 +5,17 @@ import ReceiptModel
 /// The smallest terminal the dashboard draws in.
 public let minimumSize = (width: 60, height: 16)
 
+extension AppState {
+    /// Whether the terminal is large enough to draw the dashboard in (else only that is shown, and keys wait).
+    var fitsTerminal: Bool { width >= minimumSize.width && height >= minimumSize.height }
+}
+
 /// Draws the whole screen for a state. Pure: the same state and theme always give the same cells.
 public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuffer) {
     buffer = ScreenBuffer(width: state.width, height: state.height)
     var p = Painter(buffer: buffer, theme: theme, glyphs: state.glyphs)
     p.buffer.clear(style: theme.style("ui.text"))
-    guard state.width >= minimumSize.width, state.height >= minimumSize.height else {
+    guard state.fitsTerminal else {
         let lines = [
             "Terminal too small: \(state.width)x\(state.height)",
             "ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)",

@@ -307,7 +307,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     // The transactions the panes list, and, when a restore gave a period another id, the purchases they are
     // (the customer list counts transactions too: 157 there and 61 here read as a contradiction).
-    let listed = records.transactions.count { ($0.purchaseDate ?? state.instant) <= state.instant }
+    let listed = records.transactionCount(at: state.instant)
     let count = listed > facts.transactionCount
         ? "\(Format.count(listed)) txs, \(Format.counted(facts.transactionCount, "purchase"))" : Format.counted(facts.transactionCount, "tx")
     let figures = "\(count)  \(facts.refundCount) refunded  net \(net)"

@@ -5,7 +5,7 @@ import ReceiptModel
 func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     // A terminal too small to draw in shows only that: keys would act unseen (2 changed screens), so only the
     // quitting ones do.
-    if state.width < minimumSize.width || state.height < minimumSize.height {
+    if !state.fitsTerminal {
         // (Q is a letter of a prompt's text: there only Ctrl-C quits, and the text waits for the terminal to grow.)
         return key == .ctrl("c") || (key == .char("Q") && state.prompt == nil) ? quit(&state) : []
     }
