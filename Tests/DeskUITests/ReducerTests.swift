@@ -854,6 +854,73 @@ struct ReducerTests {
         #expect(customers.customerQuery.filter == nil)
     }
 
+    @Test("a prompt edits at its cursor as readline does: arrows, Home/End, ^A ^E ^B ^F, Delete, ^W, ^K, ^U")
+    func promptEditsAtCursor() {
+        var state = Fixture.state(screen: .customers)
+        func type(_ text: String) { for c in text { _ = reduce(&state, .key(.char(c))) } }
+        func press(_ keys: Key...) { for key in keys { _ = reduce(&state, .key(key)) } }
+        _ = reduce(&state, .key(.char("/")))
+        // A pasted id with a typo in the middle is mended there, not retyped from it.
+        type("1000000123x45")
+        press(.left, .left, .backspace)
+        #expect(state.prompt?.text == "100000012345" && state.prompt?.cursor == 10)
+        press(.home)
+        type("C")
+        #expect(state.prompt?.text == "C100000012345" && state.prompt?.cursor == 1)
+        press(.delete)
+        #expect(state.prompt?.text == "C00000012345")
+        press(.ctrl("e"), .ctrl("b"), .ctrl("b"), .ctrl("d"))
+        #expect(state.prompt?.text == "C0000001235" && state.prompt?.cursor == 10)
+        press(.ctrl("a"), .ctrl("f"), .ctrl("k"))
+        #expect(state.prompt?.text == "C" && state.prompt?.cursor == 1)
+        // The cursor stays on the text: past either end it does not go.
+        press(.right, .right, .end)
+        #expect(state.prompt?.cursor == 1)
+        press(.left, .left, .home)
+        #expect(state.prompt?.cursor == 0)
+        press(.delete, .delete)
+        #expect(state.prompt == nil, "Delete in an empty prompt closes it, as Backspace does")
+
+        // ^W takes the word before the cursor (and the spaces after it); the rest stays.
+        _ = reduce(&state, .key(.char(":")))
+        type("lookup  abc  def")
+        press(.ctrl("w"))
+        #expect(state.prompt?.text == "lookup  abc  ")
+        press(.ctrl("w"))
+        #expect(state.prompt?.text == "lookup  ")
+        press(.left, .left, .left, .ctrl("w"))
+        #expect(state.prompt?.text == "p  " && state.prompt?.cursor == 0)
+        press(.ctrl("u"))
+        #expect(state.prompt?.text == "" && state.prompt != nil)
+        press(.escape)
+
+        // An offered value: a key that moves keeps it to edit; one that deletes clears it.
+        state.customerQuery.filter = "renewed"
+        _ = reduce(&state, .key(.char("/")))
+        #expect(state.prompt?.offered == true)
+        press(.left)
+        #expect(state.prompt?.offered == false && state.prompt?.text == "renewed" && state.prompt?.cursor == 6)
+        type("X")
+        #expect(state.prompt?.text == "reneweXd")
+        press(.escape)
+        _ = reduce(&state, .key(.char("/")))
+        press(.ctrl("k"))
+        #expect(state.prompt?.text == "" && state.prompt?.offered == false)
+        press(.escape)
+
+        // A Tab in a note is a space where the cursor is; the prompt holds at most its length.
+        var note = Prompt(kind: .note(flagIds: ["a"]), text: "")
+        for c in "tabhere" { _ = note.insert(c) }
+        note.move(to: 3)
+        state.prompt = note
+        press(.tab)
+        #expect(state.prompt?.text == "tab here" && state.prompt?.cursor == 4)
+        var full = Prompt(kind: .filter)
+        for _ in 0..<Prompt.maxLength { _ = full.insert("a") }
+        full.move(to: 0)
+        #expect(!full.insert("b") && full.text.count == Prompt.maxLength && full.cursor == 0)
+    }
+
     @Test("/ on the timeline finds an instant as the screen shows it (2025-02-01 08:00, not the core's T…Z)")
     func timelineSearchByShownInstant() throws {
         var state = Fixture.state(screen: .customer)

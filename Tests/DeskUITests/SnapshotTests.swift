@@ -945,6 +945,45 @@ struct SnapshotTests {
         #expect(buffer.cursor.map { buffer.line($0.y).hasPrefix("C43") } == true)
     }
 
+    @Test("a prompt wider than the line scrolls to keep its cursor in view, an ellipsis on a side with more, the terminal cursor on it")
+    func promptScrollsToCursor() throws {
+        var state = Fixture.state(width: 60, height: 24, screen: .customers)
+        let digits = String(repeating: "0123456789", count: 10)
+        var prompt = Prompt(kind: .filter)
+        for c in digits { _ = prompt.insert(c) }
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        func line(_ cursor: Int) -> (text: String, x: Int?) {
+            prompt.move(to: cursor)
+            state.prompt = prompt
+            render(state, theme: .builtin, into: &buffer)
+            var text = buffer.line(22)
+            while text.last == " " { text.removeLast() }
+            return (text, buffer.cursor?.y == 22 ? buffer.cursor?.x : nil)
+        }
+        let chars = Array(digits)
+        // At the end: the start is cut, the last character typed shows, the cursor after it.
+        var shown = line(100)
+        #expect(shown.text == "/…" + String(chars[44...]) && shown.x == 58, "\(shown)")
+        // At the start: the end is cut.
+        shown = line(0)
+        #expect(shown.text == "/" + String(chars[..<57]) + "…" && shown.x == 1, "\(shown)")
+        // In the middle of a long text: both are, the cursor on the character it stands before.
+        shown = line(70)
+        #expect(shown.text == "/…" + String(chars[14..<71]) + "…" && shown.x == 58, "\(shown)")
+        #expect(buffer[58, 22].text == "0" && buffer[58, 22].style == Theme.builtin.style("ui.prompt.cursor"))
+        // Text that fits is drawn whole, the cursor where it is.
+        prompt = Prompt(kind: .filter)
+        for c in "C42" { _ = prompt.insert(c) }
+        shown = line(1)
+        #expect(shown.text == "/C42" && shown.x == 2)
+
+        // Wide characters are measured as drawn: the cursor lands after the last one.
+        prompt = Prompt(kind: .filter)
+        for c in String(repeating: "返金", count: 40) { _ = prompt.insert(c) }
+        shown = line(80)
+        #expect(shown.x == 58 && shown.text.hasPrefix("/…"), "\(shown)")
+    }
+
     /// The screen `state` draws, line by line.
     private func renderedLines(_ state: AppState) -> [String] {
         var buffer = ScreenBuffer(width: 0, height: 0)

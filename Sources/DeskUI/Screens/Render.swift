@@ -123,10 +123,7 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
             }
         }
         let used = p.text(prompt.label, x: 0, y: y, role: "ui.accent")
-        // The last value, offered to be replaced, shows selected.
-        let shown = p.text(prompt.text, x: used, y: y, role: prompt.offered ? "ui.selection" : "ui.prompt", width: state.width - used - 1)
-        p.buffer.put(" ", x: used + shown, y: y, style: p.theme.style("ui.prompt.cursor"))
-        p.buffer.cursor = (used + shown, y)
+        drawPromptText(prompt, x: used, y: y, width: state.width - used, &p)
         return
     }
     // An error said during an outage (a triage not saved) shows over the "retrying" line; the header keeps
@@ -140,6 +137,52 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     }
 }
 
+/// What is typed, with the cursor on the character it is before (a cell after the end): text wider than the line
+/// scrolls so the cursor shows, an ellipsis at a side that has more.
+private func drawPromptText(_ prompt: Prompt, x: Int, y: Int, width: Int, _ p: inout Painter) {
+    // Each character as it is drawn (sanitized: a pasted control character shows as its escape, and is measured so).
+    let shown = prompt.text.map { Sanitize.text(String($0)) }
+    let widths = shown.map { DisplayWidth.of($0) }
+    let cursorWidth = prompt.cursor < shown.count ? max(1, widths[prompt.cursor]) : 1
+    var start = 0
+    var room = width
+    if widths.reduce(0, +) + 1 > width {
+        // Too wide: a column each side for the ellipsis, and the first character shown the earliest that keeps the
+        // cursor on the line.
+        room = max(1, width - 2)
+        var before = widths[..<prompt.cursor].reduce(0, +)
+        while start < prompt.cursor, before + cursorWidth > room {
+            before -= widths[start]
+            start += 1
+        }
+    }
+    var column = x
+    if start > 0 {
+        _ = p.text(p.glyphs.ellipsis, x: column, y: y, role: "ui.text.muted")
+        column += 1
+    }
+    // The last value, offered to be replaced, shows selected.
+    let role = prompt.offered ? "ui.selection" : "ui.prompt"
+    var end = start
+    var used = 0
+    while end < shown.count, used + widths[end] <= room {
+        used += widths[end]
+        end += 1
+    }
+    var cursorX = column
+    for index in start..<end {
+        if index == prompt.cursor { cursorX = column }
+        column += p.text(shown[index], x: column, y: y, role: index == prompt.cursor ? "ui.prompt.cursor" : role)
+    }
+    if prompt.cursor >= end {
+        cursorX = column
+        p.buffer.put(" ", x: column, y: y, style: p.theme.style("ui.prompt.cursor"))
+        column += 1
+    }
+    if end < shown.count { _ = p.text(p.glyphs.ellipsis, x: column, y: y, role: "ui.text.muted") }
+    p.buffer.cursor = (cursorX, y)
+}
+
 private func drawFooter(_ state: AppState, _ p: inout Painter) {
     let y = state.height - 1
     p.buffer.fill(x: 0, y: y, width: state.width, height: 1, style: p.theme.style("ui.footer"))
@@ -148,7 +191,7 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
     if let prompt = state.prompt {
         switch prompt.kind {
         case .command: hints = [("Enter", "run"), ("Tab", "complete"), ("Esc", "cancel")]
-        default: hints = [("Enter", "done"), ("Esc", "cancel"), ("^U", "clear")]
+        default: hints = [("Enter", "done"), ("Esc", "cancel"), ("←→ ^A ^E", "move"), ("^W", "delete word"), ("^U", "clear")]
         }
     } else if state.showHelp {
         hints = [("any key", "close")]

@@ -109,18 +109,87 @@ public struct Prompt: Sendable, Equatable {
         case note(flagIds: [String])
     }
 
+    /// The most characters a prompt holds (a pasted note longer than this stops at it).
+    public static let maxLength = 512
+
     public var kind: Kind
-    public var text: String
+    /// What is typed; set whole (a completion taken), the cursor goes to its end.
+    public var text: String { didSet { cursor = text.count } }
+    /// Where the next character goes, in characters from the start (0...text.count).
+    public private(set) var cursor: Int
     /// Completions for what is typed (fuzzy), best first.
     public var completions: [String] = []
-    /// The text is the last value, offered as a selection is: the first character typed replaces it, Backspace
-    /// and Ctrl-U clear it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"), Enter takes it unchanged.
+    /// The text is the last value, offered as a selection is: the first character typed replaces it, Backspace,
+    /// Delete and the keys that delete clear it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"), the
+    /// keys that move keep it to edit, Enter takes it unchanged.
     public var offered: Bool
 
     public init(kind: Kind, text: String = "") {
         self.kind = kind
         self.text = text
+        self.cursor = text.count
         self.offered = !text.isEmpty
+    }
+
+    /// A character typed at the cursor (replacing an offered value); false when the prompt is full.
+    public mutating func insert(_ character: Character) -> Bool {
+        if offered { clear() }
+        guard text.count < Self.maxLength else { return false }
+        var characters = Array(text)
+        characters.insert(character, at: cursor)
+        let after = cursor + 1
+        text = String(characters)
+        cursor = after
+        return true
+    }
+
+    /// Moves the cursor (clamped to the text); an offered value becomes text to edit.
+    public mutating func move(to position: Int) {
+        offered = false
+        cursor = min(max(0, position), text.count)
+    }
+
+    /// Backspace: the character before the cursor.
+    public mutating func deleteBackward() {
+        if offered { return clear() }
+        guard cursor > 0 else { return }
+        delete(cursor - 1..<cursor)
+    }
+
+    /// Delete: the character at the cursor.
+    public mutating func deleteForward() {
+        if offered { return clear() }
+        guard cursor < text.count else { return }
+        delete(cursor..<cursor + 1)
+    }
+
+    /// Ctrl-W: the word before the cursor, and the spaces between it and the cursor.
+    public mutating func deleteWordBackward() {
+        if offered { return clear() }
+        let characters = Array(text)
+        var start = cursor
+        while start > 0, characters[start - 1].isWhitespace { start -= 1 }
+        while start > 0, !characters[start - 1].isWhitespace { start -= 1 }
+        delete(start..<cursor)
+    }
+
+    /// Ctrl-K: from the cursor to the end.
+    public mutating func deleteToEnd() {
+        if offered { return clear() }
+        delete(cursor..<text.count)
+    }
+
+    /// Ctrl-U: everything.
+    public mutating func clear() {
+        text = ""
+        offered = false
+    }
+
+    private mutating func delete(_ range: Range<Int>) {
+        var characters = Array(text)
+        characters.removeSubrange(range)
+        text = String(characters)
+        cursor = range.lowerBound
     }
 
     public var label: String {

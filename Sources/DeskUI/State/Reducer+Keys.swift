@@ -636,12 +636,26 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     case .enter:
         state.prompt = nil
         return submit(&state, prompt)
-    case .backspace, .delete:
+    case .backspace, .delete, .ctrl("d"):
+        // Deleting from an empty prompt closes it, as Esc does.
         if prompt.text.isEmpty {
             state.prompt = nil
             return []
         }
-        if prompt.offered { prompt.text = "" } else { prompt.text.removeLast() }
+        if key == .backspace { prompt.deleteBackward() } else { prompt.deleteForward() }
+    // The cursor moves as readline's does (what a terminal user's fingers expect), the arrows and Home/End too.
+    case .left, .ctrl("b"):
+        prompt.move(to: prompt.cursor - 1)
+    case .right, .ctrl("f"):
+        prompt.move(to: prompt.cursor + 1)
+    case .home, .ctrl("a"):
+        prompt.move(to: 0)
+    case .end, .ctrl("e"):
+        prompt.move(to: prompt.text.count)
+    case .ctrl("w"):
+        prompt.deleteWordBackward()
+    case .ctrl("k"):
+        prompt.deleteToEnd()
     case .tab:
         // Outside the command line there is nothing to complete: a Tab is the space it stands for in a note (it was
         // dropped, "tab<Tab>here" saved as "tabhere"; a control character is never kept).
@@ -660,15 +674,12 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         state.prompt = prompt
         return []
     case .ctrl("u"):
-        prompt.text = ""
+        prompt.clear()
     case .char(let c):
-        if prompt.offered { prompt.text = "" }
-        guard prompt.text.count < 512 else { return [] }
-        prompt.text.append(c)
+        guard prompt.insert(c) else { return [] }
     default:
         return []
     }
-    prompt.offered = false
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
     if case .filter = prompt.kind, state.screen == .refunds {
