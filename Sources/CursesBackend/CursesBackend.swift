@@ -73,6 +73,7 @@ public final class CursesBackend: TerminalBackend {
         noecho()
         nonl()
         keypad(rd_stdscr(), true)
+        Self.defineAlternateKeys()
         intrflush(rd_stdscr(), false)
         set_escdelay(Int32(environment["ESCDELAY"].flatMap { Int32($0) } ?? 25))
         curs_set(1)
@@ -88,6 +89,22 @@ public final class CursesBackend: TerminalBackend {
     }
 
     deinit { end() }
+
+    /// The other encodings terminals send for the moving keys, beside what the terminfo entry names: tmux and
+    /// screen send Home as `ESC [1~` whatever TERM says inside them (xterm-256color's is `ESC OH`), rxvt `ESC [7~`,
+    /// xterm outside keypad mode `ESC [H`. An encoding ncurses does not know arrives as Esc and then its letters
+    /// as keys (Home in a prompt closed it, and its `1` went to the Overview).
+    private static func defineAlternateKeys() {
+        let alternates: [(String, Int32)] = [
+            ("\u{1B}[1~", KEY_HOME), ("\u{1B}[7~", KEY_HOME), ("\u{1B}[H", KEY_HOME), ("\u{1B}OH", KEY_HOME),
+            ("\u{1B}[4~", KEY_END), ("\u{1B}[8~", KEY_END), ("\u{1B}[F", KEY_END), ("\u{1B}OF", KEY_END),
+            ("\u{1B}[3~", KEY_DC), ("\u{1B}[5~", KEY_PPAGE), ("\u{1B}[6~", KEY_NPAGE), ("\u{1B}[Z", KEY_BTAB),
+            ("\u{1B}[A", KEY_UP), ("\u{1B}[B", KEY_DOWN), ("\u{1B}[C", KEY_RIGHT), ("\u{1B}[D", KEY_LEFT),
+            ("\u{1B}OA", KEY_UP), ("\u{1B}OB", KEY_DOWN), ("\u{1B}OC", KEY_RIGHT), ("\u{1B}OD", KEY_LEFT),
+        ]
+        // Only where the sequence means nothing yet: the terminal's own entry wins.
+        for (sequence, code) in alternates where key_defined(sequence) == 0 { define_key(sequence, code) }
+    }
 
     /// Gives the terminal back (idempotent); called on every exit path.
     public func end() {

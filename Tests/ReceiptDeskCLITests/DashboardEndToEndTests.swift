@@ -179,7 +179,7 @@ struct DashboardEndToEndTests {
         #expect(!fm.fileExists(atPath: tmux.directory.appendingPathComponent("data/receiptdesk").path), "the demo wrote a user ledger")
     }
 
-    @Test("acknowledge, resolve with a note and undo from the refund queue land in the triage log")
+    @Test("acknowledge, resolve with a note (edited at the cursor) and undo from the refund queue land in the triage log")
     func triageFromTheQueue() async throws {
         guard TmuxSession.available() else { return }
         let ledger = try Self.makeLedger()
@@ -198,7 +198,13 @@ struct DashboardEndToEndTests {
         tmux.waitFor(text: "Refund flags: open")
         try tmux.keys("g", "r")
         tmux.waitFor(text: "note:")
-        try tmux.type("duplicate of ticket 42")
+        // Typed as a person mends a note: the 4 forgotten, then the start (the terminal's own arrow and Home keys).
+        try tmux.type("of ticket 2")
+        try tmux.keys("Left")
+        try tmux.type("4")
+        try tmux.keys("Home")
+        try tmux.type("duplicate ")
+        tmux.waitFor(text: "note: duplicate of ticket 42")
         try tmux.keys("Enter")
         tmux.waitFor(text: "1 flag resolved")
         try tmux.keys("u")
