@@ -234,7 +234,7 @@ public final class CursesBackend: TerminalBackend {
             }
         }
         switch character {
-        case 0x1B: return .key(.escape)
+        case 0x1B: return escapeOrSequence()
         case 0x0D, 0x0A: return .key(.enter)
         case 0x09: return .key(.tab)
         case 0x7F, 0x08: return .key(.backspace)
@@ -242,6 +242,42 @@ public final class CursesBackend: TerminalBackend {
         default:
             guard let scalar = Unicode.Scalar(UInt32(character)), scalar.value >= 0x20 else { return nil }
             return .key(.char(Character(scalar)))
+        }
+    }
+
+    /// Esc, or a key's escape sequence ncurses does not know (Ctrl-Left is `ESC [1;5D`): such a sequence is read
+    /// whole and dropped, instead of arriving as Esc and then its characters as keys (which closed a prompt, and
+    /// its `1` and `5` switched screens). Its bytes come together; a person's next key after Esc does not.
+    private func escapeOrSequence() -> InputEvent? {
+        wtimeout(rd_stdscr(), 0)
+        var next: wint_t = 0
+        let result = wget_wch(rd_stdscr(), &next)
+        if result == ERR { return .key(.escape) }
+        if result == rd_key_code_yes() {
+            // Esc, then a key ncurses knows: both are keys.
+            ungetch(Int32(next))
+            return .key(.escape)
+        }
+        switch next {
+        case 0x5B:  // ESC [: parameters and intermediates, up to a final byte (ECMA-48's CSI).
+            for _ in 0..<32 {
+                var byte: wint_t = 0
+                guard wget_wch(rd_stdscr(), &byte) == OK else { return nil }
+                if (0x40...0x7E).contains(byte) { return nil }
+                guard (0x20...0x3F).contains(byte) else {
+                    // Not a sequence after all: what came is a key of its own.
+                    unget_wch(wchar_t(byte))
+                    return nil
+                }
+            }
+            return nil
+        case 0x4F:  // ESC O and one character (SS3).
+            var byte: wint_t = 0
+            _ = wget_wch(rd_stdscr(), &byte)
+            return nil
+        default:
+            unget_wch(wchar_t(next))
+            return .key(.escape)
         }
     }
 
