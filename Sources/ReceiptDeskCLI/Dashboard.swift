@@ -168,7 +168,7 @@ struct Dashboard {
                     do {
                         let result = try await ledger.triageChange(
                             flagId: id, action: action, operatorName: who, note: note, now: at, expecting: expecting)
-                        changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status))
+                        changes.append(TriageChange(flagId: id, from: result.from, to: result.flag.status, customerId: result.flag.customerId))
                     } catch let error as LedgerError where error.code == .noChange {
                         // Already there (someone else moved it since the queue was read): nothing is written, and
                         // the change comes back unmoved for the status line to say so.

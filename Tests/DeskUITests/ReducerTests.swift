@@ -288,14 +288,15 @@ struct ReducerTests {
     func undoSaysAll() {
         var state = Fixture.state(screen: .customer)
         state.undoStack = [[
-            TriageChange(flagId: "quick-refund:2004", from: .resolved, to: .open),
+            TriageChange(flagId: "quick-refund:2004", from: .resolved, to: .open, customerId: 7),
             TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .open),
         ]]
         let effects = reduce(&state, .key(.char("u")))
         #expect(effects.count == 2, "one write per status the flags go back to")
         _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .acknowledged)], undo: true))
         _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)], undo: true))
-        #expect(state.message?.text == "undone: app-issue:2004 back to acknowledged; undone: quick-refund:2004 back to resolved")
+        // The customer the change knew is named (an undo acts wherever you are); one not known is not guessed.
+        #expect(state.message?.text == "undone: app-issue:2004 back to acknowledged; undone: quick-refund:2004 of C7 back to resolved")
         #expect(state.undoStack.isEmpty)
     }
 

@@ -213,7 +213,7 @@ struct DashboardEndToEndTests {
         try tmux.keys("Enter")
         tmux.waitFor(text: "1 flag resolved")
         try tmux.keys("u")
-        tmux.waitFor(text: "undone: app-issue:5002 back to open")
+        tmux.waitFor(text: "undone: app-issue:5002 of C1 back to open")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
 

@@ -240,12 +240,18 @@ public struct TriageChange: Sendable, Equatable {
     public var flagId: String
     public var from: FlagStatus
     public var to: FlagStatus
+    /// The flag's customer, when the ledger said: an undo names it (`u` undoes your last change wherever you are).
+    public var customerId: Int64?
 
-    public init(flagId: String, from: FlagStatus, to: FlagStatus) {
+    public init(flagId: String, from: FlagStatus, to: FlagStatus, customerId: Int64? = nil) {
         self.flagId = flagId
         self.from = from
         self.to = to
+        self.customerId = customerId
     }
+
+    /// `quick-refund:2004 of C7`, or the flag id alone when its customer is not known.
+    var flagAndCustomer: String { flagId + (customerId.map { " of C\($0)" } ?? "") }
 }
 
 /// A screen left for another, with the customer or transaction it showed: going back shows that one again, not

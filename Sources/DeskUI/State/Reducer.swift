@@ -231,20 +231,28 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .triaged(let changes, let undo):
         if undo {
             let done = Set(changes.map(\.flagId))
+            // Each flag's customer as the change being undone knew it (an undo's own answer may not).
+            var customers: [String: Int64] = [:]
             if var batch = state.undoStack.popLast() {
+                for change in batch { customers[change.flagId] = change.customerId }
                 batch.removeAll { done.contains($0.flagId) }
                 if !batch.isEmpty { state.undoStack.append(batch) }
             }
+            let named = changes.map { change in
+                var change = change
+                change.customerId = change.customerId ?? customers[change.flagId]
+                return change
+            }
             // A flag someone changed after you comes back unchanged (from == to): it is left as they set it.
-            let undone = changes.filter { $0.from != $0.to }
-            let left = changes.filter { $0.from == $0.to }
+            let undone = named.filter { $0.from != $0.to }
+            let left = named.filter { $0.from == $0.to }
             // (One write per status the flags go back to: each adds to what the undo has said.)
             if !undone.isEmpty {
-                state.undoReport.append("undone: " + undone.map { "\($0.flagId) back to \($0.to.rawValue)" }.joined(separator: ", "))
+                state.undoReport.append("undone: " + undone.map { "\($0.flagAndCustomer) back to \($0.to.rawValue)" }.joined(separator: ", "))
             }
             if !left.isEmpty {
                 state.undoReport.append(
-                    "left as someone else set them since: " + left.map { "\($0.flagId) (\($0.to.rawValue))" }.joined(separator: ", "))
+                    "left as someone else set them since: " + left.map { "\($0.flagAndCustomer) (\($0.to.rawValue))" }.joined(separator: ", "))
             }
             state.message = StatusMessage(
                 state.undoReport.isEmpty ? "nothing to undo: the flags were already back" : state.undoReport.joined(separator: "; "),
