@@ -30,15 +30,23 @@ struct DashboardCommand: AsyncParsableCommand {
     @Flag(help: "Mouse: click selects, wheel scrolls (off by default: it breaks selecting text).")
     var mouse = false
 
+    @Flag(help: "Build the demo afresh from SampleData/: the triage and notes made in it are forgotten.")
+    var resetDemo = false
+
     func validate() throws {
         if data.source.files.contains("-") {
             throw ValidationError("the dashboard reads its keys from standard input: --files - is for lookup and refunds")
+        }
+        if resetDemo, !data.source.files.isEmpty || data.source.ledger != nil {
+            throw ValidationError("--reset-demo is for the demo: it leaves a ledger given with --ledger or --files alone")
         }
     }
 
     func run() async throws {
         // --read-only (a ledger option): triage keys are hidden and refused.
-        try await Dashboard(data: data, themeName: theme, readOnly: data.source.readOnly, operatorName: operatorName, mouse: mouse).run()
+        try await Dashboard(
+            data: data, themeName: theme, readOnly: data.source.readOnly, operatorName: operatorName, mouse: mouse, resetDemo: resetDemo
+        ).run()
     }
 }
 
@@ -50,6 +58,8 @@ struct Dashboard {
     var readOnly: Bool
     var operatorName: String?
     var mouse: Bool
+    /// The demo is built afresh (`--reset-demo`), forgetting what was triaged in it.
+    var resetDemo = false
     var environment: [String: String] = ProcessInfo.processInfo.environment
 
     /// The ledger the dashboard opens, and what to call it on screen.
@@ -136,7 +146,7 @@ struct Dashboard {
         guard let directory = explicit ?? DemoLedger.locateSampleData() else {
             throw CLIError.ledgerUnavailable("no ledger configured and no SampleData/ to show a demo from: give --ledger URL or --files PATH, or set RECEIPTDESK_LEDGER")
         }
-        let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment) { building in
+        let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment, reset: resetDemo) { building in
             if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (a few seconds, once)…\n".utf8)) }
         }
         return Opened(ledger: demo.ledger, name: demo.dataDescription, now: demo.now, isDemo: true, catalogPath: demo.catalogPath)

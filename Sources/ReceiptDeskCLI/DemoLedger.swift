@@ -39,9 +39,10 @@ enum DemoLedger {
     }
 
     /// Opens (building it first when needed) the demo ledger for the SampleData at `sampleDataDirectory`.
-    /// `building` is told whether the ledger must be built first (seconds, once per SampleData).
+    /// `building` is told whether the ledger must be built first (seconds, once per SampleData). The triage done in
+    /// the demo stays in its cache until `reset` builds it afresh.
     static func open(
-        sampleDataDirectory: String, environment: [String: String], building: (Bool) -> Void = { _ in }
+        sampleDataDirectory: String, environment: [String: String], reset: Bool = false, building: (Bool) -> Void = { _ in }
     ) async throws -> Opened {
         let manifest = try readManifest(sampleDataDirectory)
         // The cache is named by SampleData's contents, the schema and this build of receiptdesk (a new build
@@ -50,7 +51,7 @@ enum DemoLedger {
         let directory = cacheDirectory(environment: environment)
         let path = directory + "/demo-\(hash.prefix(16)).sqlite"
         let fm = FileManager.default
-        if !fm.fileExists(atPath: path) {
+        if reset || !fm.fileExists(atPath: path) {
             do {
                 try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
@@ -60,6 +61,8 @@ enum DemoLedger {
             let lock = Glibc.open(directory + "/demo.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
             if lock >= 0 { flock(lock, LOCK_EX) }
             defer { if lock >= 0 { Glibc.close(lock) } }
+            // (A dashboard that has the old one open keeps reading it; the next one opens the new.)
+            if reset { removeDatabase(path) }
             if !fm.fileExists(atPath: path) {
                 building(true)
                 // Build beside the final name and rename: a killed build leaves only a temporary file behind.

@@ -136,7 +136,7 @@ struct DashboardEndToEndTests {
     }
 
     @Test("with no ledger configured it opens the demo: DEMO badge, the data's own now, the README's story ids, a cache of its own")
-    func demo() throws {
+    func demo() async throws {
         guard TmuxSession.available() else { return }
         let tmux = try TmuxSession(arguments: [], width: 120, height: 36)
         defer { tmux.kill() }
@@ -171,12 +171,33 @@ struct DashboardEndToEndTests {
         tmux.waitFor("a refund-spike flag row") { screen in
             screen.split(separator: "\n").contains { $0.contains("refund-spike") && !$0.contains("filter \"") }
         }
+        // Triage in the demo is kept in its cache, until --reset-demo builds it afresh.
+        try tmux.keys("a")
+        tmux.waitFor(text: "1 flag acknowledged")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
         let fm = FileManager.default
         let cache = tmux.directory.appendingPathComponent("cache/receiptdesk").path
-        #expect(((try? fm.contentsOfDirectory(atPath: cache)) ?? []).contains { $0.hasPrefix("demo-") && $0.hasSuffix(".sqlite") })
+        let demos = ((try? fm.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasPrefix("demo-") && $0.hasSuffix(".sqlite") }
+        #expect(demos.count == 1)
         #expect(!fm.fileExists(atPath: tmux.directory.appendingPathComponent("data/receiptdesk").path), "the demo wrote a user ledger")
+        let demoPath = cache + "/" + (demos.first ?? "")
+        func triage() async throws -> [TriageAction] {
+            let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: demoPath), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+            let log = try await ledger.triageLog(flagId: nil, customerId: nil)
+            try await ledger.close()
+            return log.map(\.action)
+        }
+        #expect(try await triage() == [.ack])
+
+        let reset = try TmuxSession(arguments: ["--reset-demo"], width: 120, height: 36, environment: ["XDG_CACHE_HOME": tmux.directory.appendingPathComponent("cache").path])
+        defer { reset.kill() }
+        reset.waitFor("the reset demo's overview", seconds: 180) { $0.contains("DEMO") && $0.contains("customers") }
+        try reset.keys("Q")
+        #expect(reset.exitStatus() == 0)
+        #expect(try await triage().isEmpty, "--reset-demo kept the demo's triage")
+        // (A ledger given is never the demo's to reset.)
+        #expect(try Binary.run(["--reset-demo", "--ledger", "sqlite:/nonexistent.sqlite"]).status == 2)
     }
 
     @Test("acknowledge, resolve with a note (edited at the cursor) and undo from the refund queue land in the triage log")
