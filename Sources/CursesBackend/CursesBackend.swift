@@ -86,6 +86,15 @@ public final class CursesBackend: TerminalBackend {
         }
         Self.current = self
         installSignalHandlers()
+        Self.bracketedPaste(true)
+    }
+
+    /// Asks the terminal to mark pasted text (`ESC [200~` ... `ESC [201~`), so that a line break in it is not
+    /// Enter and what follows not keys; off again whenever the terminal is given back (signal-safe: one write).
+    /// A terminal that does not know the mode ignores it.
+    static func bracketedPaste(_ on: Bool) {
+        let sequence: StaticString = on ? "\u{1B}[?2004h" : "\u{1B}[?2004l"
+        _ = write(STDOUT_FILENO, sequence.utf8Start, sequence.utf8CodeUnitCount)
     }
 
     deinit { end() }
@@ -111,6 +120,7 @@ public final class CursesBackend: TerminalBackend {
         guard !ended else { return }
         ended = true
         if let screen {
+            Self.bracketedPaste(false)
             endwin()
             delscreen(screen)
         }
@@ -201,6 +211,7 @@ public final class CursesBackend: TerminalBackend {
         if Self.resumedFlag != 0 {
             Self.resumedFlag = 0
             last = nil
+            Self.bracketedPaste(true)
             return .resumed
         }
         if result == ERR { return nil }
@@ -260,15 +271,18 @@ public final class CursesBackend: TerminalBackend {
         }
         switch next {
         case 0x5B:  // ESC [: parameters and intermediates, up to a final byte (ECMA-48's CSI).
+            var parameters: [wint_t] = []
             for _ in 0..<32 {
                 var byte: wint_t = 0
                 guard wget_wch(rd_stdscr(), &byte) == OK else { return nil }
+                if byte == 0x7E, parameters == Self.pasteStart { return readPaste() }
                 if (0x40...0x7E).contains(byte) { return nil }
                 guard (0x20...0x3F).contains(byte) else {
                     // Not a sequence after all: what came is a key of its own.
                     unget_wch(wchar_t(byte))
                     return nil
                 }
+                parameters.append(byte)
             }
             return nil
         case 0x4F:  // ESC O and one character (SS3).
@@ -279,6 +293,36 @@ public final class CursesBackend: TerminalBackend {
             unget_wch(wchar_t(next))
             return .key(.escape)
         }
+    }
+
+    /// `200` of `ESC [200~`, which starts a bracketed paste.
+    private static let pasteStart: [wint_t] = [0x32, 0x30, 0x30]
+    /// `ESC [201~`, which ends it.
+    private static let pasteEnd: [wint_t] = [0x1B, 0x5B, 0x32, 0x30, 0x31, 0x7E]
+    /// The most characters of a paste kept (the rest is read and dropped: no prompt holds more).
+    static let pasteLimit = 4096
+
+    /// The pasted text up to `ESC [201~`; a paste whose end does not come within a second is what came.
+    private func readPaste() -> InputEvent {
+        wtimeout(rd_stdscr(), 1000)
+        var text: [wint_t] = []
+        var tail: [wint_t] = []
+        while true {
+            var character: wint_t = 0
+            let result = wget_wch(rd_stdscr(), &character)
+            if result == ERR { break }
+            // A key ncurses made of pasted bytes (an arrow's sequence in the text) is not text.
+            if result == rd_key_code_yes() { continue }
+            tail.append(character)
+            if tail.count > Self.pasteEnd.count { tail.removeFirst() }
+            if tail == Self.pasteEnd {
+                text.removeLast(min(text.count, Self.pasteEnd.count - 1))
+                break
+            }
+            if text.count < Self.pasteLimit + Self.pasteEnd.count { text.append(character) }
+        }
+        let scalars = text.prefix(Self.pasteLimit).compactMap { Unicode.Scalar(UInt32($0)) }
+        return .paste(String(String.UnicodeScalarView(scalars)))
     }
 
     public func setMouse(_ enabled: Bool) {
@@ -332,6 +376,7 @@ public final class CursesBackend: TerminalBackend {
     private func installSignalHandlers() {
         // SIGINT/SIGTERM/SIGHUP/SIGQUIT (Ctrl-\\): give the terminal back, then die of the same signal.
         let terminate: @convention(c) (Int32) -> Void = { signal in
+            CursesBackend.bracketedPaste(false)
             endwin()
             Glibc.signal(signal, SIG_DFL)
             raise(signal)
@@ -345,6 +390,7 @@ public final class CursesBackend: TerminalBackend {
         for crash in [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] { signal(crash, terminate) }
         // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
         let stop: @convention(c) (Int32) -> Void = { _ in
+            CursesBackend.bracketedPaste(false)
             endwin()
             Glibc.signal(SIGTSTP, SIG_DFL)
             raise(SIGTSTP)

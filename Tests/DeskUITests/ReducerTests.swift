@@ -922,6 +922,39 @@ struct ReducerTests {
         #expect(!full.insert("b") && full.text.count == Prompt.maxLength && full.cursor == 0)
     }
 
+    @Test("a paste is text, never keys: into the prompt at its cursor, line breaks as spaces; outside one, its first line opens :customer")
+    func pasteIsText() {
+        var state = Fixture.state(screen: .refunds)
+        // A note's two lines pasted: one line of text, the prompt still open, nothing written or moved.
+        _ = reduce(&state, .key(.char("r")))
+        let selected = state.flagList.selected
+        #expect(reduce(&state, .paste("pasted first line\r\npasted second\tTAB\n")).isEmpty)
+        #expect(state.prompt?.text == "pasted first line pasted second TAB" && state.flagList.selected == selected)
+        // At the cursor, control characters dropped.
+        _ = reduce(&state, .key(.home))
+        _ = reduce(&state, .paste("\u{1B}[2J>> "))
+        #expect(state.prompt?.text == "[2J>> pasted first line pasted second TAB" && state.prompt?.cursor == 6)
+        _ = reduce(&state, .key(.escape))
+
+        // Outside a prompt: the command line, holding the first line as a customer to look up; Enter runs it.
+        _ = reduce(&state, .paste("\n  150000000008001\nRegards, Ana\n"))
+        #expect(state.prompt?.kind == .command && state.prompt?.text == "customer 150000000008001" && state.prompt?.offered == false)
+        #expect(state.message == nil && state.screen == .refunds)
+        #expect(reduce(&state, .key(.enter)) == [.openCustomer(query: "150000000008001")])
+        // An offered value is replaced; an empty paste does nothing; a paste over help closes it.
+        state.search = nil
+        state.showHelp = true
+        _ = reduce(&state, .paste(" \n "))
+        #expect(state.prompt == nil && state.showHelp)
+        _ = reduce(&state, .paste("C42"))
+        #expect(!state.showHelp && state.prompt?.text == "customer C42")
+        _ = reduce(&state, .key(.escape))
+        state.flagFilter = "late"
+        _ = reduce(&state, .key(.char("/")))
+        _ = reduce(&state, .paste("app-issue"))
+        #expect(state.prompt?.text == "app-issue" && state.flagFilter == "app-issue", "the queue filters as a paste is typed")
+    }
+
     @Test("/ on the timeline finds an instant as the screen shows it (2025-02-01 08:00, not the core's T…Z)")
     func timelineSearchByShownInstant() throws {
         var state = Fixture.state(screen: .customer)

@@ -251,6 +251,35 @@ struct DashboardEndToEndTests {
         try await opened.close()
     }
 
+    @Test("a paste is text: its line breaks are not Enter and its letters not triage keys; outside a prompt it looks up its first line")
+    func pasteIsNeverKeys() async throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--operator", "ana"])
+        defer { tmux.kill() }
+        tmux.waitFor(text: "customers")
+        try tmux.keys("5")
+        tmux.waitFor(text: "quick-refund")
+        // Two lines from a message into the note: one line of text, the prompt still open.
+        try tmux.keys("r")
+        tmux.waitFor(text: "note:")
+        try tmux.paste("pasted first line\nand a second, again\n")
+        tmux.waitFor(text: "note: pasted first line and a second, again")
+        try tmux.keys("Escape")
+        // Outside a prompt: the first line, looked up on Enter (the rest, "Regards, Ana", is not keys).
+        try tmux.paste("#5002,\nRegards, Ana\n")
+        tmux.waitFor(text: ":customer #5002,")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "found by 5002 (pasted as #5002,)")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+        let database = try SQLiteDatabase.open(path: String(ledger.url.dropFirst("sqlite:".count)))
+        let opened = try await SQLLedger.open(database, now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        #expect(try await opened.triageLog(flagId: nil, customerId: nil).isEmpty, "a paste triaged a flag")
+        try await opened.close()
+    }
+
     @Test("themes switch, sizes redraw, NO_COLOR and TERM=vt100 still work")
     func themesSizesAndColour() throws {
         guard TmuxSession.available() else { return }

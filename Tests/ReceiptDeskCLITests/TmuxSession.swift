@@ -108,6 +108,12 @@ final class TmuxSession {
         try tmux(["send-keys", "-t", "app", "-l", text])
     }
 
+    /// Pastes text as a terminal does (bracketed, when the program asked for it).
+    func paste(_ text: String) throws {
+        try tmux(["set-buffer", "-b", "pasted", "--", text])
+        try tmux(["paste-buffer", "-p", "-d", "-b", "pasted", "-t", "app"])
+    }
+
     func resize(width: Int, height: Int) throws {
         try tmux(["resize-window", "-t", "app", "-x", "\(width)", "-y", "\(height)"])
     }

@@ -19,6 +19,8 @@ public protocol TerminalBackend: AnyObject {
 /// What a backend reads.
 public enum InputEvent: Sendable, Equatable {
     case key(Key)
+    /// Text the terminal says was pasted (bracketed paste), whole: its line breaks are not Enter.
+    case paste(String)
     case resize(width: Int, height: Int)
     /// The process was resumed after Ctrl-Z: redraw everything.
     case resumed

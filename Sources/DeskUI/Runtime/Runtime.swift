@@ -112,6 +112,8 @@ public final class Runtime {
         switch event {
         case .key(let key):
             await dispatch(.key(key))
+        case .paste(let text):
+            await dispatch(.paste(text))
         case .resize(let width, let height):
             await dispatch(.resize(width: width, height: height))
         case .resumed:

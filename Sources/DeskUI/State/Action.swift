@@ -5,6 +5,8 @@ import ReceiptModel
 /// Everything that can happen to the dashboard: a key, a resize, or the answer to an effect.
 public enum Action: Sendable {
     case key(Key)
+    /// Text the terminal marked as pasted: typed into the prompt, never read as keys.
+    case paste(String)
     case resize(width: Int, height: Int)
     /// Another process changed the ledger: reload what is on screen, keeping the selection.
     case ledgerChanged

@@ -689,6 +689,44 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     return []
 }
 
+/// Pasted text (the terminal's bracketed paste) is typed into the prompt at its cursor, its line breaks and tabs as
+/// spaces; outside a prompt its first line opens the command line as `customer LINE` (what a support agent pastes
+/// is an id, from a message), for Enter to run. It is never keys: a line break in a paste was Enter, and the
+/// letters after it triage keys (`a` in "Regards" acknowledged a flag).
+func handlePaste(_ state: inout AppState, _ pasted: String) -> [Effect] {
+    guard state.fitsTerminal else { return [] }
+    var text = pastedText(pasted)
+    guard !text.trimmingWhitespace().isEmpty else { return [] }
+    if state.prompt == nil {
+        let lines = pasted.split(whereSeparator: \.isNewline).map { pastedText(String($0)).trimmingWhitespace() }.filter { !$0.isEmpty }
+        text = lines.first ?? text
+        state.showHelp = false
+        state.rawView = nil
+        var prompt = Prompt(kind: .command, text: "customer ")
+        prompt.offered = false
+        state.prompt = prompt
+    }
+    // (The prompt holds what fits of it, as it does of what is typed.)
+    var effects: [Effect] = []
+    for character in text.prefix(Prompt.maxLength) { effects += handlePromptKey(&state, .char(character)) }
+    return effects
+}
+
+/// A paste as one line: the line breaks at its ends dropped, the others and tabs spaces, other control characters
+/// dropped.
+func pastedText(_ text: String) -> String {
+    var out = ""
+    let lines = text.drop(while: \.isNewline)
+    for character in lines.reversed().drop(while: \.isNewline).reversed() {
+        if character.isNewline || character == "\t" {
+            out.append(" ")
+        } else if !character.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) {
+            out.append(character)
+        }
+    }
+    return out
+}
+
 private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
     let text = prompt.text.trimmingWhitespace()
     switch prompt.kind {

@@ -7,6 +7,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     switch action {
     case .key(let key):
         return handleKey(&state, key)
+    case .paste(let text):
+        return handlePaste(&state, text)
     case .resize(let width, let height):
         state.width = width
         state.height = height
