@@ -415,6 +415,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     static func isConnectionLost(_ error: Error) -> Bool {
         if error is StatementTimeout || error is ClosedUnanswered { return true }
         if error is ChannelError || error is IOError || error is NIOConnectionError { return true }
+        // (postgres-nio's COPY writer says a closed connection in its older error type.)
+        if let error = error as? PostgresError, case .connectionClosed = error { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
@@ -449,6 +451,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         if let error = error as? LedgerError { return error.message }
         if let error = error as? StatementTimeout { return "no answer within \(seconds(error.limit))" }
         if error is ClosedUnanswered { return "the connection closed before the server answered" }
+        if let error = error as? PostgresError, case .connectionClosed = error { return "the connection closed" }
         if let error = error as? IOError { return osReason(error.errnoCode) }
         if let error = error as? NIOConnectionError {
             if let first = error.connectionErrors.first?.error { return reason(first) }
@@ -701,16 +704,17 @@ final class PGConnection: SQLConnection {
         let begin: @Sendable () -> Void = {
             if once.withLockedValue({ fired in defer { fired = true }; return !fired }) { started.succeed() }
         }
-        done.completeWithTask {
-            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                begin()
-                var data = data
-                // Chunks of 1 MB keep every CopyData message small.
-                while data.readableBytes > 0 {
-                    try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
-                }
+        // The task runs on the connection's event loop: each look at whether the connection is closed, and the step
+        // of postgres-nio's COPY it guards, run in one turn of the loop, with no close between them.
+        let operation: @Sendable () async -> Void = {
+            do {
+                try await PGConnection.copy(on: connection, into: table, columns: columns, data: data, logger: logger, begin: begin)
+                done.succeed()
+            } catch {
+                done.fail(error)
             }
         }
+        Task(executorPreference: EventLoopTaskExecutor(loop), operation: operation)
         // A COPY refused before it began (an earlier statement failed the transaction) ends the wait too; its
         // error is reported, in order, with the pending statements'.
         done.futureResult.whenComplete { _ in begin() }
@@ -721,6 +725,37 @@ final class PGConnection: SQLConnection {
             try flush()
             throw error
         }
+    }
+
+    /// The COPY itself, on the connection's event loop; `begin` is called once the server has begun it.
+    private static func copy(
+        on connection: PostgresConnection, into table: String, columns: [String], data: ByteBuffer, logger: Logger,
+        begin: @escaping @Sendable () -> Void
+    ) async throws {
+        // postgres-nio drops a COPY written to a closed channel without resuming its continuation (the task would wait
+        // forever, and Swift says so on stderr): a closed connection fails here, as a statement does.
+        try await unlessClosed(connection)
+        try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+            begin()
+            var data = data
+            // Chunks of 1 MB keep every CopyData message small.
+            while data.readableBytes > 0 {
+                try await unlessClosed(connection)
+                try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
+            }
+            try await unlessClosed(connection)
+        }
+    }
+
+    /// Throws when the connection has closed, once postgres-nio has let go of it: its COPY writer traps (a
+    /// precondition, "Copy mode is only supported for extended queries") on a write, done or fail sent to a connection
+    /// that closed under it (the server stopped mid-import) while its handler is still in the pipeline, and gives
+    /// the closed-connection error once the channel's close has completed (its handlers removed). Called on the
+    /// connection's event loop, right before the step it guards.
+    static func unlessClosed(_ connection: PostgresConnection) async throws {
+        guard connection.isClosed else { return }
+        try? await connection.closeFuture.get()
+        throw ClosedUnanswered()
     }
 
     /// Rows in COPY's text format: tab-separated, `\N` for NULL, backslash escapes, bytea as `\\x` hex.
@@ -1341,4 +1376,17 @@ final class SequenceNames: @unchecked Sendable {
 
     func name(of table: String) -> String? { lock.withLock { names[table] } }
     func set(_ name: String, of table: String) { lock.withLock { names[table] = name } }
+}
+
+/// Runs a task's jobs on one event loop (SE-0417's task executor preference): nonisolated async code, postgres-nio's
+/// COPY writer included, then runs on the loop thread, and steps with no `await` between them are one turn of it.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
 }

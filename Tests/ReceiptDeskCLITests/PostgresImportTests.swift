@@ -70,8 +70,10 @@ struct PostgresImportTests {
         try Data(Self.purchases(total).utf8).write(to: file)
         let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp())
 
-        // Small batches: the import takes seconds, and the server is stopped once its first batches are in.
-        let arguments = ["import", "--no-verify", "--batch-size", "10", "--ledger", url, file.path]
+        // Small batches: the import takes seconds, and the server is stopped once its first batches are in. (Of 100
+        // records: a table's rows go by COPY from 32 on, whose writer postgres-nio traps on when the connection closes
+        // under it, unless the ledger steps aside; it did in about one run in twenty.)
+        let arguments = ["import", "--no-verify", "--batch-size", "100", "--ledger", url, file.path]
         // A statement whose connection died must fail, not wait forever (it once did under load: PGConnection.wait).
         let first = Task { try Binary.run(arguments, limit: .seconds(120)) }
         let deadline = ContinuousClock.now + .seconds(60)
@@ -88,13 +90,15 @@ struct PostgresImportTests {
         #expect(!cut.timedOut, "the import did not end within 120 s of the server stopping")
         #expect(cut.status == 3, "\(cut.stderr)")
         #expect(cut.stderr.contains("cannot reach the PostgreSQL ledger"), "\(cut.stderr)")
+        // (A COPY sent on a connection already closed left postgres-nio's continuation unresumed, said on stderr.)
+        #expect(!cut.stderr.contains("MISUSE"), "\(cut.stderr)")
         let line = try #require(
             cut.stderr.split(separator: "\n").first { $0.contains("interrupted; its committed batches hold") },
             "\(cut.stderr)")
         let committed = try #require(Self.counts(in: line), "\(line)")
         #expect(committed.reconciles)
         #expect(committed.read > 0 && committed.read < total, "\(line)")
-        #expect(committed.read % 10 == 0, "whole batches only: \(line)")
+        #expect(committed.read % 100 == 0, "whole batches only: \(line)")
 
         try server.startServer()
         // The source cut short says how far it came (the Imports screen showed 0 until it finished).
