@@ -24,7 +24,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Colour theme (Themes/ or $XDG_CONFIG_HOME/receiptdesk/themes).", valueName: "NAME"))
     var theme: String?
 
-    @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER).")
+    @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER, else the PostgreSQL role, else the login).")
     var operatorName: String?
 
     @Flag(help: "Mouse: click selects, wheel scrolls (off by default: it breaks selecting text).")
@@ -153,7 +153,7 @@ struct Dashboard {
     }
 
     /// Who triage is written as: `--operator`, `$USER`, else the PostgreSQL role (the screen and the log agree).
-    func who(_ opened: Opened) -> String { operatorName ?? environment["USER"] ?? opened.role?.name ?? "unknown" }
+    func who(_ opened: Opened) -> String { OperatorName.resolve(operatorName, environment: environment, role: opened.role?.name) }
 
     func handlers(_ opened: Opened, themes: ThemeLoader) -> EffectHandlers {
         let ledger = opened.ledger

@@ -112,3 +112,16 @@ struct LedgerOptions: ParsableArguments {
         }
     }
 }
+
+/// Who a triage or a note is written as, the same for the dashboard and the commands: `--operator`, `$USER`, the
+/// PostgreSQL role the ledger is read as, else the login's own name (a cron job or a shell without `$USER` wrote
+/// "unknown" into the log).
+enum OperatorName {
+    static func resolve(_ explicit: String?, environment: [String: String], role: String?) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let user = environment["USER"], !user.isEmpty { return user }
+        if let role, !role.isEmpty { return role }
+        if let entry = getpwuid(getuid()), let name = entry.pointee.pw_name, name.pointee != 0 { return String(cString: name) }
+        return "unknown"
+    }
+}

@@ -13,7 +13,7 @@ struct Note: AsyncParsableCommand {
     @Argument(help: "The note.")
     var text: String
 
-    @Option(name: .customLong("operator"), help: "Who is writing (default: $USER).")
+    @Option(name: .customLong("operator"), help: "Who is writing (default: $USER, else the PostgreSQL role, else the login).")
     var operatorName: String?
 
     @OptionGroup var data: DataOptions
@@ -25,7 +25,7 @@ struct Note: AsyncParsableCommand {
             guard let customer = try await ledger.customerId(matching: id) else {
                 throw CLIError.notFound("no customer matches \(safe(id))")
             }
-            let who = operatorName ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+            let who = OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, role: try await ledger.role()?.name)
             try await ledger.noteCustomer(customer, operatorName: who, note: text, now: now)
             print("noted on C\(customer) by \(safe(who))")
         }

@@ -25,7 +25,7 @@ struct Triage: AsyncParsableCommand {
     @Option(help: "A note for the triage log.")
     var note: String?
 
-    @Option(name: .customLong("operator"), help: "Who is acting (default: $USER).")
+    @Option(name: .customLong("operator"), help: "Who is acting (default: $USER, else the PostgreSQL role, else the login).")
     var operatorName: String?
 
     @Flag(help: "Print the flag as JSON.")
@@ -47,7 +47,7 @@ struct Triage: AsyncParsableCommand {
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let action: TriageAction = acknowledge ? .ack : resolve ? .resolve : .reopen
-        let who = operatorName ?? ProcessInfo.processInfo.environment["USER"] ?? "unknown"
+        let who = OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, role: try await ledger.role()?.name)
         // A flag that is not there exits 1, one already in that status 2 (ExitStatus).
         let flag = try await ledger.triage(flagId: flagId, action: action, operatorName: who, note: note, now: now)
         if json {

@@ -31,6 +31,25 @@ struct PostgresRuntimeTests {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    @Test("triage and note without $USER are stamped with the PostgreSQL role, as the dashboard's are (they said \"unknown\")")
+    func operatorIsTheRole() throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let triaged = try Binary.run(["triage", "quick-refund:5002", "--ack", "--ledger", url], environment: ["USER": ""])
+        #expect(triaged.status == 0 && triaged.stdout.contains("acknowledged by postgres"), "\(triaged.stdout)\(triaged.stderr)")
+        let noted = try Binary.run(["note", "5002", "called back", "--ledger", url], environment: ["USER": ""])
+        #expect(noted.stdout.contains("by postgres"), "\(noted.stdout)\(noted.stderr)")
+        // --operator and $USER still come first.
+        let named = try Binary.run(["note", "5002", "again", "--ledger", url, "--operator", "ana"], environment: ["USER": "bo"])
+        #expect(named.stdout.contains("by ana"), "\(named.stdout)")
+        let user = try Binary.run(["note", "5002", "and again", "--ledger", url], environment: ["USER": "bo"])
+        #expect(user.stdout.contains("by bo"), "\(user.stdout)")
+    }
+
     @Test("the server stopped: the next poll says unavailable over the last screen, keys answer, and it recovers")
     func serverStopsAndStarts() async throws {
         guard PostgresTestServer.enabled else { return }
