@@ -1073,6 +1073,26 @@ struct ReducerTests {
         state.customerPane = 2
         render(state, theme: .builtin, into: &buffer)
         #expect((0..<buffer.height).map { buffer.line($0) }.contains { $0.contains(" env ") })
+
+        // The latest note a resolve wrote, undone since: said, beside the open flags (it read as resolved).
+        state.customerPane = 0
+        let flagId = state.customer!.flags[0].id
+        let resolve = TriageEntry(
+            flagId: flagId, customerId: nil, at: Fixture.at(1), operatorName: "bo", action: .resolve, note: "batch reviewed",
+            fromStatus: .open, toStatus: .resolved)
+        let undo = TriageEntry(
+            flagId: flagId, customerId: nil, at: Fixture.at(2), operatorName: "bo", action: .reopen, note: undoNote(of: .resolved),
+            fromStatus: .resolved, toStatus: .open)
+        func noteLine() -> String? {
+            _ = reduce(&state, .customerLoaded(detail))
+            render(state, theme: .builtin, into: &buffer)
+            return (0..<buffer.height).map { buffer.line($0) }.first { $0.contains("batch reviewed") }
+        }
+        detail.log.append(contentsOf: [resolve, undo])
+        #expect(noteLine()?.contains("(undone: resolve ") == true, "\(noteLine() ?? "")")
+        // A flag whose status is no longer what the note's resolve set (moved on in a log not read here): its status now.
+        detail.log.removeLast()
+        #expect(noteLine()?.contains("(now \(state.customer!.flags[0].status.rawValue): resolve ") == true, "\(noteLine() ?? "")")
     }
 
     @Test("a live refresh reads the list as far as the selection and a window past it, not every row paged through")

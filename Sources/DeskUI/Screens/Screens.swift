@@ -343,7 +343,20 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     if let latest = notes.last {
         let more = notes.count > 1 ? "  (\(notes.count) notes)" : ""
-        let about = latest.flagId.map { "  (\(latest.action.rawValue) \($0))" } ?? ""
+        // A resolve undone since (or a flag moved on) says so: "batch reviewed (resolve …)" beside "3 open flags" read as
+        // resolved.
+        let about = latest.flagId.map { flagId in
+            // (The log is in the order it was written.)
+            let written = detail.log.lastIndex(of: latest) ?? detail.log.endIndex
+            let later = detail.log[written...].dropFirst().first { $0.flagId == flagId }
+            let now = detail.flags.first { $0.id == flagId }?.status
+            // (First, where a narrow screen cuts the flag's id.)
+            let since =
+                if let later, let note = later.note, isUndoNote(note) { "undone: " }
+                else if let now, let set = latest.toStatus, now != set { "now \(now.rawValue): " }
+                else { "" }
+            return "  (\(since)\(latest.action.rawValue) \(flagId))"
+        } ?? ""
         let text = "note \(Format.minute(latest.at)) \(latest.operatorName): \(latest.note ?? "")\(more)\(about)"
         _ = p.text(text, x: 1, y: y, role: "ui.text", width: state.width - 2)
         y += 1
