@@ -955,6 +955,33 @@ struct ReducerTests {
         #expect(state.prompt?.text == "app-issue" && state.flagFilter == "app-issue", "the queue filters as a paste is typed")
     }
 
+    @Test(":export csv of the customer list says when it holds the pages loaded, not the whole list")
+    func exportSaysWhatItHolds() {
+        var state = Fixture.state(screen: .customers)
+        func export() -> Effect? {
+            _ = reduce(&state, .key(.char(":")))
+            for c in "export csv c.csv" { _ = reduce(&state, .key(.char(c))) }
+            return reduce(&state, .key(.enter)).first
+        }
+        guard case .export(let path, let contents, let saying) = export() else {
+            Issue.record("no export")
+            return
+        }
+        #expect(path == "c.csv" && contents == exportCSV(state) && saying.isEmpty, "every row is loaded: nothing more to say")
+        state.customerPage.next = CustomerCursor(key: 1, id: 3)
+        state.customerPage.total = 11_812
+        guard case .export(_, _, let partial) = export() else {
+            Issue.record("no export")
+            return
+        }
+        #expect(partial == " of 11,812: those loaded (scrolling loads more)")
+        // The first line is a comment a reader can skip: never a quoted cell, whatever the ledger is called.
+        state.ledgerName = "DEMO data: 200 generated customers (seed \"demo-1\"), 2025-01-01 to 2025-07-01"
+        let first = exportCSV(state).split(separator: "\n", omittingEmptySubsequences: false)[0]
+        #expect(first.hasPrefix("# receiptdesk export: view=customers") && !first.contains(",") && !first.contains("\""), "\(first)")
+        #expect(first.hasSuffix("ledger=DEMO data: 200 generated customers (seed 'demo-1'); 2025-01-01 to 2025-07-01 DEMO"), "\(first)")
+    }
+
     @Test("/ on the timeline finds an instant as the screen shows it (2025-02-01 08:00, not the core's T…Z)")
     func timelineSearchByShownInstant() throws {
         var state = Fixture.state(screen: .customer)

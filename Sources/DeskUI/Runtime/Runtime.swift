@@ -314,8 +314,8 @@ public final class Runtime {
                 var whole = state
                 whole.flags = all
                 return [try write(exportCSV(whole), to: path, saying: " (the whole queue)")]
-            case .export(let path, let contents):
-                return [try write(contents, to: path, saying: "")]
+            case .export(let path, let contents, let saying):
+                return [try write(contents, to: path, saying: saying)]
             case .setTheme(let name):
                 baseTheme = try handlers.loadTheme(name)
                 theme = baseTheme.adapted(to: backend.colorDepth)

@@ -85,7 +85,21 @@ public func exportCSV(_ state: AppState) -> String {
         }
     }
     let header = "# receiptdesk export: view=\(state.screen.title.lowercased()) \(filter) as-of=\(state.instant.iso8601) operator=\(state.operatorName) ledger=\(state.ledgerName)\(state.isDemo ? " DEMO" : "")"
-    return ([csvCell(header)] + rows.map { $0.map(csvCell).joined(separator: ",") }).joined(separator: "\n") + "\n"
+    return ([commentLine(header)] + rows.map { $0.map(csvCell).joined(separator: ",") }).joined(separator: "\n") + "\n"
+}
+
+/// The export's first line as a comment a CSV reader can skip (`#`, one column): never quoted, so its commas are
+/// semicolons and its quotes and line breaks gone (the demo's ledger name made it a quoted cell a reader took for
+/// its header).
+func commentLine(_ text: String) -> String {
+    String(text.map { character -> Character in
+        switch character {
+        case ",": ";"
+        case "\"": "'"
+        case "\n", "\r", "\r\n": " "
+        default: character
+        }
+    })
 }
 
 /// A JSON value as one line of text.

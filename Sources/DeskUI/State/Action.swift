@@ -67,7 +67,8 @@ public enum Effect: Sendable, Equatable {
     case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: FlagStatus? = nil)
     case parseInstant(String)
     case copy(String)
-    case export(path: String, contents: String)
+    /// `saying` follows the count of rows in the message: what the export holds, when it is not the whole view.
+    case export(path: String, contents: String, saying: String = "")
     /// The whole flag queue (every page of the current query, the `/` filter applied) as CSV to `path`.
     case exportQueue(path: String)
     case setTheme(String)

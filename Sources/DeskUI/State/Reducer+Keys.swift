@@ -865,7 +865,13 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
         // The queue is read whole: an export is every flag it matches, not the pages loaded (nor those a scroll is
         // loading).
         if state.screen == .refunds { return [.exportQueue(path: words[1])] }
-        return [.export(path: words[1], contents: exportCSV(state))]
+        // The customer list is the pages loaded: said when there are more (an export of 100 of 11,812 said "100 rows").
+        var saying = ""
+        if state.screen == .customers, state.customerPage.next != nil {
+            let page = state.customerPage
+            saying = " of \(Format.count(page.total))\(page.totalIsLowerBound ? "+" : ""): those loaded (scrolling loads more)"
+        }
+        return [.export(path: words[1], contents: exportCSV(state), saying: saying)]
     default:
         state.message = StatusMessage("unknown command :\(name) (Tab completes; ? lists keys)", kind: .error)
         return []
