@@ -574,7 +574,7 @@ struct ReducerTests {
         #expect(
             state.message
                 == StatusMessage(
-                    "not saved: resolve of 2 flags (1 other saved before it failed); still marked; r offers your note again: cannot reach the ledger",
+                    "not saved: cannot reach the ledger (resolve of 2 flags; 1 other saved before it failed; still marked; r offers your note again)",
                     kind: .error, urgent: true))
         #expect(state.marked == ["app-issue:2004", "consumption-request:77"])
         #expect(state.undoStack.count == 1, "the flag saved is undoable")
@@ -607,11 +607,14 @@ struct ReducerTests {
         #expect(state.instant == Timestamp(millisecondsSince1970: 0))
     }
 
-    @Test("the ledger back after an outage that crossed a minute: now moves in the one read that follows")
+    @Test("the ledger back after an outage that crossed a minute: now moves in the one read that follows; what failed meanwhile said")
     func recoveredAcrossMinute() {
         var state = Fixture.state(screen: .customers)
         state.customerQuery.activeAt = state.now
         _ = reduce(&state, .failed("connection refused", unavailable: true))
+        // What is asked for meanwhile (Enter on a row, :customer) and cannot be read says so over the retrying line.
+        _ = reduce(&state, .failed("cannot reach the ledger", unavailable: false))
+        #expect(state.message == StatusMessage("not done: the ledger is unavailable (retrying); ask again once it answers", kind: .error, urgent: true))
         let later = state.now.adding(milliseconds: 120_000)
         var query = state.customerQuery
         query.activeAt = later

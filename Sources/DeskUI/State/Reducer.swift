@@ -326,8 +326,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         return []
     case .triageFailed(let reason, let action, let ids, let note, let undo, let saved):
         // Said over the "retrying" line too: a triage lost without a word is the one thing an on-call cannot have.
-        var text = "not saved: \(triageDescription(action, ids, undo: undo))"
-        if saved > 0 { text += " (\(Format.counted(saved, "other")) saved before it failed)" }
+        // The reason first: a long flag id pushed it past the line's end ("... may not make this ch…").
+        var text = triageDescription(action, ids, undo: undo)
+        if saved > 0 { text += "; \(Format.counted(saved, "other")) saved before it failed" }
         // The flags not saved stay marked for another try (the write of those saved cleared the marks).
         // The marks the write took and did not save go back (a single flag's too, and a marked flag it skipped).
         state.marked.formUnion(state.triageMarks)
@@ -340,7 +341,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.unsavedNote = (Set(ids), note)
             text += "; r offers your note again"
         }
-        state.message = StatusMessage("\(text): \(reason)", kind: .error, urgent: true)
+        state.message = StatusMessage("not saved: \(reason) (\(text))", kind: .error, urgent: true)
         return []
     case .failed(let text, let unavailable):
         // What an open was asked to do on arrival is dropped with it. (A customer gone back to that could not be read
@@ -349,6 +350,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.rememberOnLoad = nil
         if unavailable {
             state.unavailable = text
+        } else if state.unavailable != nil {
+            // Asked for while the ledger is away (Enter on a row, :customer): said over the "retrying" line, which hid
+            // it as if the key did nothing; the recovery reloads the screen, not what was asked.
+            state.message = StatusMessage("not done: the ledger is unavailable (retrying); ask again once it answers", kind: .error, urgent: true)
         } else {
             state.message = StatusMessage(text, kind: .error)
         }
