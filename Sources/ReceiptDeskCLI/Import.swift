@@ -15,8 +15,10 @@ struct Import: AsyncParsableCommand {
             accepted now are imported (or duplicates of a record imported since), the others (an Xcode \
             transaction id another app's test data holds, testIdReused, among them) stay rejected and are \
             counted rejected again; nothing else changes. An interrupted import resumes where it stopped, and \
-            its line says how many records the earlier run had committed. Exits 1 when any record was \
-            rejected, 3 when the ledger cannot be opened.
+            its line says how many records the other run had committed (two imports of one file at once share \
+            it the same way, and each line is the file's). Each file's line goes to standard error with the \
+            progress, the total to standard output. Exits 1 when any record was rejected, 3 when the ledger \
+            cannot be opened.
             """
     )
 

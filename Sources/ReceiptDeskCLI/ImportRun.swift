@@ -85,9 +85,13 @@ struct ImportRun {
             }
             total = total + counts
             if !quiet || counts.rejected > 0 {
-                // The file's reconciliation, an interrupted run's records in it: said, so that a resumed run's figures
-                // are not read as its own.
-                let earlier = resumed > 0 ? " (resumed: the first \(resumed) \(resumed == 1 ? "record was" : "records were") committed by an earlier run)" : ""
+                // The file's reconciliation, another run's records in it: said, so that a resumed run's figures are not
+                // read as its own. (That run may have been cut, or be importing the same file still: two importers of
+                // one file share its source, each committing what the other has not.)
+                let earlier =
+                    resumed > 0
+                    ? " (resumed after its first \(resumed) \(resumed == 1 ? "record" : "records"), committed by another run of this file: one cut short, or one still under way)"
+                    : ""
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\(earlier)\n".utf8))
             }
             // Sources are their content: the same bytes imported before under another name are listed under that one.

@@ -255,7 +255,7 @@ struct ImportCommandTests {
         #expect(rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"))
         // The file's figures hold the killed run's records: the line says how many were.
         #expect(
-            rerun.stderr.contains("imported \(count) + duplicate 0 + rejected 0 (resumed: the first \(records) records were committed by an earlier run)"),
+            rerun.stderr.contains("imported \(count) + duplicate 0 + rejected 0 (resumed after its first \(records) records, committed by another run of this file: one cut short, or one still under way)"),
             "\(rerun.stderr)")
         let again = try SQLiteDatabase.open(path: ledgerPath)
         let final = try await again.read { c in try c.scalar("SELECT COUNT(*) FROM transactions")?.int ?? -1 }
