@@ -24,6 +24,8 @@ struct ReducerTests {
         (.char("a"), .refunds, .acknowledge),
         (.char("r"), .refunds, .resolve),
         (.char("u"), .refunds, .undo),
+        (.char("u"), .overview, .undo),
+        (.char("u"), .imports, .undo),
         (.char("y"), .customers, .copyId),
         (.char("5"), .overview, .screen(.refunds)),
         (.tab, .customer, .nextPane),
@@ -32,13 +34,13 @@ struct ReducerTests {
         #expect(Keymap.standard.command(for: key, on: screen, readOnly: false) == command)
     }
 
-    @Test("read-only hides every key that writes", arguments: [Key.char("a"), .char("r"), .char("o"), .char("u")])
+    @Test("read-only hides every key that writes, and marking for them", arguments: [Key.char("a"), .char("r"), .char("o"), .char("u"), .char(" ")])
     func readOnlyKeys(key: Key) {
         #expect(Keymap.standard.command(for: key, on: .refunds, readOnly: true) == nil)
         var state = Fixture.state(screen: .refunds)
         state.openedReadOnly = true
         #expect(reduce(&state, .key(key)).isEmpty)
-        #expect(state.message?.kind == .error)
+        #expect(state.message?.kind == .error && state.marked.isEmpty)
         #expect(!Keymap.standard.bindings(on: .refunds, readOnly: true).contains { $0.writes })
     }
 

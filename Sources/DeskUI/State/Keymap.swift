@@ -86,8 +86,12 @@ public struct Keymap: Sendable {
         KeyBinding([.char("a")], .acknowledge, "acknowledge flag(s)", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("r")], .resolve, "resolve, with a note", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("o")], .reopen, "reopen flag(s)", on: [.refunds, .customer], writes: true),
-        KeyBinding([.char(" ")], .mark, "mark for a bulk action", on: [.refunds]),
+        // (Marks serve triage alone: a read-only dashboard has none to make.)
+        KeyBinding([.char(" ")], .mark, "mark for a bulk action", on: [.refunds], writes: true),
+        // On every screen: an undo says whose flags it moved back (it said nothing on the Overview); in the footer
+        // where triage is.
         KeyBinding([.char("u")], .undo, "undo your last triage", on: [.refunds, .customer], footer: true, writes: true),
+        KeyBinding([.char("u")], .undo, "undo your last triage", on: [.overview, .customers, .imports, .transaction], writes: true),
         KeyBinding([.char("s")], .sort, "sort by id / last activity / refunds", on: [.customers], footer: true),
         KeyBinding([.char("f")], .cycleStatus, "cycle the status shown", on: [.refunds], footer: true),
         KeyBinding([.char("e")], .cycleEnvironment, "cycle the environment", on: [.overview, .customers, .refunds]),
