@@ -102,6 +102,8 @@ public struct Importer: Sendable {
             }
         }
         func flush() async throws {
+            // A cancelled import (Ctrl-C) stops between batches: what is committed is reported, and a re-run resumes.
+            try Task.checkCancellation()
             let decoded = await decode(batch, path: info.path)
             batch.removeAll(keepingCapacity: true)
             try await settle()

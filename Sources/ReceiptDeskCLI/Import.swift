@@ -17,8 +17,9 @@ struct Import: AsyncParsableCommand {
             counted rejected again; nothing else changes. An interrupted import resumes where it stopped, and \
             its line says how many records the other run had committed (two imports of one file at once share \
             it the same way, and each line is the file's). Each file's line goes to standard error with the \
-            progress, the total to standard output. Exits 1 when any record was rejected, 3 when the ledger \
-            cannot be opened.
+            progress, the total to standard output. Ctrl-C stops it between batches, saying what they hold \
+            (exit 130; a second Ctrl-C stops it at once). Exits 1 when any record was rejected, 3 when the \
+            ledger cannot be opened.
             """
     )
 
@@ -60,9 +61,19 @@ struct Import: AsyncParsableCommand {
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {
-            total = try await ImportRun(
-                ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize, maxRecordBytes: maxRecordBytes
-            ).run(paths: paths, now: now)
+            // Ctrl-C stops the import between batches, saying what its committed batches hold (a second one kills
+            // it at once): it ended with nothing said but the progress bar's last line.
+            let paths = paths
+            let batchSize = batchSize
+            let maxRecordBytes = maxRecordBytes
+            let work = Task {
+                try await ImportRun(
+                    ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize, maxRecordBytes: maxRecordBytes
+                ).run(paths: paths, now: now)
+            }
+            let interrupt = Interrupt.onFirst { work.cancel() }
+            defer { interrupt.cancel() }
+            total = try await work.value
             if let mapping {
                 try await DataOptions.link(mapping, into: store, now: now)
                 // Links can merge customers: the flags follow them.
@@ -75,5 +86,20 @@ struct Import: AsyncParsableCommand {
         try await store.close()
         print("total: \(total)")
         if total.rejected > 0 { throw CLIError.rejected() }
+    }
+}
+
+/// The first Ctrl-C (SIGINT) runs `action`; the next one ends the process as Ctrl-C does.
+enum Interrupt {
+    static func onFirst(_ action: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler {
+            signal(SIGINT, SIG_DFL)
+            source.cancel()
+            action()
+        }
+        source.resume()
+        return source
     }
 }

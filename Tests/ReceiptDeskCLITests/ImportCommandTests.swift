@@ -263,6 +263,51 @@ struct ImportCommandTests {
         try await again.close()
     }
 
+    @Test("Ctrl-C mid-import stops between batches, says what they hold and exits 130; running it again completes it")
+    func interruptMidImport() async throws {
+        let input = Self.temporary("ctrl-c.ndjson")
+        let count = 50_000
+        Self.writeTransactions(count: count, to: input, prefix: "c")
+        let ledgerPath = Self.temporary("ctrl-c.sqlite")
+        let batch = 500
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        // As the SIGKILL test does: the import runs in slices, and the signal comes once some batches are in.
+        let deadline = Date().addingTimeInterval(300)
+        kill(process.processIdentifier, SIGSTOP)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: ledgerPath),
+                let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true),
+                let rows = try? await database.read({ c in try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? 0 })
+            {
+                try? await database.close()
+                if rows >= Int64(batch * 4) { break }
+            }
+            kill(process.processIdentifier, SIGCONT)
+            usleep(20_000)
+            kill(process.processIdentifier, SIGSTOP)
+        }
+        #expect(process.isRunning, "the import finished before it could be interrupted; make the input larger")
+        kill(process.processIdentifier, SIGINT)
+        kill(process.processIdentifier, SIGCONT)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(process.terminationStatus) \(stderr)")
+        let line = try #require(stderr.split(separator: "\n").last { $0.contains("interrupted; its committed batches hold") }, "\(stderr)")
+        #expect(stderr.contains("receiptdesk: interrupted (Ctrl-C); the same command again resumes"), "\(stderr)")
+        let committed = try #require(PostgresImportTests.counts(in: line), "\(line)")
+        #expect(committed.reconciles && committed.read > 0 && committed.read < count && committed.read % batch == 0, "\(line)")
+
+        let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
+        #expect(rerun.status == 0 && rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"), "\(rerun.stderr)")
+        #expect(rerun.stderr.contains("resumed after its first \(committed.read) records"), "\(rerun.stderr)")
+    }
+
     @Test("two importers at once both finish: the second waits for the first's batches")
     func concurrentImporters() throws {
         let ledgerPath = Self.temporary("concurrent.sqlite")
