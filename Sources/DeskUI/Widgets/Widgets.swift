@@ -271,7 +271,9 @@ public struct Painter {
         let inside = Self.overlayInside(width: width, height: height, screenWidth: buffer.width, screenHeight: buffer.height)
         let (x, y, w, h) = (inside.x - 2, inside.y - 1, inside.width + 4, inside.height + 2)
         let border = theme.style("ui.border")
-        buffer.fill(x: x, y: y, width: w, height: h, style: theme.style("ui.text"))
+        // A blank column each side: the screen's edge column showed through beside a box one short of it (a
+        // stray "d" of "10d" right of the keys).
+        buffer.fill(x: max(0, x - 1), y: y, width: min(buffer.width, x + w + 1) - max(0, x - 1), height: h, style: theme.style("ui.text"))
         for row in y..<(y + h) {
             buffer.put(glyphs.vertical, x: x, y: row, style: border)
             buffer.put(glyphs.vertical, x: x + w - 1, y: row, style: border)
