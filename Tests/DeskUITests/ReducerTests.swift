@@ -921,6 +921,22 @@ struct ReducerTests {
         state.prompt = note
         press(.tab)
         #expect(state.prompt?.text == "tab here" && state.prompt?.cursor == 4)
+        // Code points typed one at a time that join the character before them (an emoji's variation selector, a
+        // flag's second half, a combining accent) make no new character: the cursor stays on the text.
+        var joined = Prompt(kind: .note(flagIds: ["a"]))
+        for scalar in ["\u{2764}", "\u{FE0F}", "x", "\u{1F1E9}", "\u{1F1EA}", "e", "\u{301}"] { _ = joined.insert(Character(scalar)) }
+        #expect(joined.text == "\u{2764}\u{FE0F}x\u{1F1E9}\u{1F1EA}e\u{301}" && joined.cursor == joined.text.count)
+        joined.move(to: 1)
+        _ = joined.insert("\u{301}")
+        #expect(joined.cursor <= joined.text.count)
+        joined.deleteBackward()
+        joined.deleteWordBackward()
+        _ = joined.insert("y")
+        #expect(joined.cursor <= joined.text.count && joined.text.contains("y"))
+        state.prompt = joined
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+
         var full = Prompt(kind: .filter)
         for _ in 0..<Prompt.maxLength { _ = full.insert("a") }
         full.move(to: 0)

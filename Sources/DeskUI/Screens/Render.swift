@@ -143,15 +143,16 @@ private func drawPromptText(_ prompt: Prompt, x: Int, y: Int, width: Int, _ p: i
     // Each character as it is drawn (sanitized: a pasted control character shows as its escape, and is measured so).
     let shown = prompt.text.map { Sanitize.text(String($0)) }
     let widths = shown.map { DisplayWidth.of($0) }
-    let cursorWidth = prompt.cursor < shown.count ? max(1, widths[prompt.cursor]) : 1
+    let cursor = min(max(0, prompt.cursor), shown.count)
+    let cursorWidth = cursor < shown.count ? max(1, widths[cursor]) : 1
     var start = 0
     var room = width
     if widths.reduce(0, +) + 1 > width {
         // Too wide: a column each side for the ellipsis, and the first character shown the earliest that keeps the
         // cursor on the line.
         room = max(1, width - 2)
-        var before = widths[..<prompt.cursor].reduce(0, +)
-        while start < prompt.cursor, before + cursorWidth > room {
+        var before = widths[..<cursor].reduce(0, +)
+        while start < cursor, before + cursorWidth > room {
             before -= widths[start]
             start += 1
         }
@@ -171,10 +172,10 @@ private func drawPromptText(_ prompt: Prompt, x: Int, y: Int, width: Int, _ p: i
     }
     var cursorX = column
     for index in start..<end {
-        if index == prompt.cursor { cursorX = column }
-        column += p.text(shown[index], x: column, y: y, role: index == prompt.cursor ? "ui.prompt.cursor" : role)
+        if index == cursor { cursorX = column }
+        column += p.text(shown[index], x: column, y: y, role: index == cursor ? "ui.prompt.cursor" : role)
     }
-    if prompt.cursor >= end {
+    if cursor >= end {
         cursorX = column
         p.buffer.put(" ", x: column, y: y, style: p.theme.style("ui.prompt.cursor"))
         column += 1

@@ -136,10 +136,14 @@ public struct Prompt: Sendable, Equatable {
         if offered { clear() }
         guard text.count < Self.maxLength else { return false }
         var characters = Array(text)
-        characters.insert(character, at: cursor)
-        let after = cursor + 1
+        let position = min(cursor, characters.count)
+        // What follows the cursor stays after it: a scalar that joins the character before it (a variation
+        // selector, a skin tone, a flag's second half, a combining accent, typed one code point at a time) makes no
+        // new character, so the cursor is counted back from the end, not forward by one.
+        let following = characters.count - position
+        characters.insert(character, at: position)
         text = String(characters)
-        cursor = after
+        cursor = max(0, text.count - following)
         return true
     }
 
@@ -187,9 +191,12 @@ public struct Prompt: Sendable, Equatable {
 
     private mutating func delete(_ range: Range<Int>) {
         var characters = Array(text)
+        let range = min(range.lowerBound, characters.count)..<min(range.upperBound, characters.count)
+        let following = characters.count - range.upperBound
         characters.removeSubrange(range)
         text = String(characters)
-        cursor = range.lowerBound
+        // (Taking a character out can join its neighbours into one: counted back from the end, as an insert is.)
+        cursor = min(range.lowerBound, max(0, text.count - following))
     }
 
     public var label: String {
