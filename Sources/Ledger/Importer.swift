@@ -64,6 +64,8 @@ public struct Importer: Sendable {
         let resumeAfter: Int?
         /// The rejected records of a source imported before, which alone are decoded again.
         let retrying: Set<Int>?
+        // (Stopped before it began, a file leaves no source cut short.)
+        try Task.checkCancellation()
         switch try await ledger.beginSource(info, now: now) {
         case .alreadyImported(let counts): return counts
         case .started(let id, let after):

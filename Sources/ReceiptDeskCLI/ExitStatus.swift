@@ -35,8 +35,6 @@ enum ExitStatus {
     static let rejectedOrNotFound: Int32 = 1
     static let usage: Int32 = 2
     static let ledgerUnavailable: Int32 = 3
-    /// Stopped by Ctrl-C, as a shell counts it (128 + SIGINT).
-    static let interrupted: Int32 = 130
 
     /// The message to print on standard error (nil: nothing more to say, or, for `--help`, what to print
     /// on standard output) and the exit code.
@@ -55,9 +53,6 @@ enum ExitStatus {
         case let error as ImportInterrupted:
             // The import command says what was committed first; anywhere else, the cause decides.
             return of(ImportRun.named(error.underlying, path: error.path))
-        case is CancellationError:
-            // Ctrl-C: what was committed was said with its file; the shell's code for it.
-            return ("receiptdesk: interrupted (Ctrl-C); the same command again resumes", interrupted, false)
         case let error as TerminalError:
             return ("receiptdesk: \(error.message)", usage, false)
         case let error as ExitCode:

@@ -18,7 +18,7 @@ struct Import: AsyncParsableCommand {
             its line says how many records the other run had committed (two imports of one file at once share \
             it the same way, and each line is the file's). Each file's line goes to standard error with the \
             progress, the total to standard output. Ctrl-C stops it between batches, saying what they hold \
-            (exit 130; a second Ctrl-C stops it at once). Exits 1 when any record was rejected, 3 when the \
+            (a second Ctrl-C stops it at once). Exits 1 when any record was rejected, 3 when the \
             ledger cannot be opened.
             """
     )
@@ -79,6 +79,20 @@ struct Import: AsyncParsableCommand {
                 // Links can merge customers: the flags follow them.
                 try await store.refreshFlags(rules: flagRules, now: now)
             }
+        } catch is CancellationError {
+            // Ctrl-C: what the file's committed batches hold was said with it. The process then dies of SIGINT, as
+            // it would have, so that a shell loop over files stops too (an exit of 130 lets bash go on).
+            try? await store.close()
+            FileHandle.standardError.write(Data("receiptdesk: interrupted (Ctrl-C); the same command again resumes\n".utf8))
+            signal(SIGINT, SIG_DFL)
+            // (This task's thread may block the signal, as the runtime's threads can: unblocked, it is delivered
+            // before raise returns.)
+            var only = sigset_t()
+            sigemptyset(&only)
+            sigaddset(&only, SIGINT)
+            pthread_sigmask(SIG_UNBLOCK, &only, nil)
+            raise(SIGINT)
+            throw CancellationError()
         } catch {
             try? await store.close()
             throw error
@@ -89,16 +103,18 @@ struct Import: AsyncParsableCommand {
     }
 }
 
-/// The first Ctrl-C (SIGINT) runs `action`; the next one ends the process as Ctrl-C does.
+/// The first Ctrl-C (SIGINT) runs `action`; the next one, or one after the source is cancelled, ends the process
+/// as Ctrl-C does.
 enum Interrupt {
     static func onFirst(_ action: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler {
-            signal(SIGINT, SIG_DFL)
             source.cancel()
+            FileHandle.standardError.write(Data("\nreceiptdesk: stopping after the batch being written (Ctrl-C again stops at once)\n".utf8))
             action()
         }
+        source.setCancelHandler { signal(SIGINT, SIG_DFL) }
         source.resume()
         return source
     }
