@@ -737,12 +737,11 @@ final class PGConnection: SQLConnection {
         try await unlessClosed(connection)
         try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
             begin()
-            var data = data
-            // Chunks of 1 MB keep every CopyData message small.
-            while data.readableBytes > 0 {
-                try await unlessClosed(connection)
-                try await writer.write(data.readSlice(length: min(1 << 20, data.readableBytes))!)
-            }
+            // One CopyData message (a batch's rows are in memory already; the protocol takes up to 1 GB): a second
+            // write would wait for the socket to drain, and postgres-nio drops that wait's promise when the server
+            // goes away meanwhile (its continuation never resumed).
+            try await unlessClosed(connection)
+            try await writer.write(data)
             try await unlessClosed(connection)
         }
     }

@@ -127,6 +127,10 @@ struct Dashboard {
             || !(environment["RECEIPTDESK_LEDGER"] ?? "").isEmpty
         let defaultPath = LedgerOptions.defaultLedgerPath(environment: environment)
         if configured || FileManager.default.fileExists(atPath: defaultPath) {
+            // (The flags beside it are refused at once; a ledger from the environment or the default file only here.)
+            if resetDemo {
+                throw CLIError.usage("--reset-demo is for the demo, and a ledger is configured ($RECEIPTDESK_LEDGER or \(defaultPath)): nothing was reset")
+            }
             let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
             let ledger: SQLLedger
             if data.source.files.isEmpty {

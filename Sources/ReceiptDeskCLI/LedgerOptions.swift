@@ -124,4 +124,10 @@ enum OperatorName {
         if let entry = getpwuid(getuid()), let name = entry.pointee.pw_name, name.pointee != 0 { return String(cString: name) }
         return "unknown"
     }
+
+    /// The same, asking the ledger for its role only when `--operator` and `$USER` say nothing.
+    static func resolve(_ explicit: String?, environment: [String: String], ledger: SQLLedger) async throws -> String {
+        let named = !(explicit ?? "").isEmpty || !(environment["USER"] ?? "").isEmpty
+        return resolve(explicit, environment: environment, role: named ? nil : try await ledger.role()?.name)
+    }
 }

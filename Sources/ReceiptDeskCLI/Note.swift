@@ -25,7 +25,7 @@ struct Note: AsyncParsableCommand {
             guard let customer = try await ledger.customerId(matching: id) else {
                 throw CLIError.notFound("no customer matches \(safe(id))")
             }
-            let who = OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, role: try await ledger.role()?.name)
+            let who = try await OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, ledger: ledger)
             try await ledger.noteCustomer(customer, operatorName: who, note: text, now: now)
             print("noted on C\(customer) by \(safe(who))")
         }

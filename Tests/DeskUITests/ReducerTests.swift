@@ -616,7 +616,7 @@ struct ReducerTests {
         _ = reduce(&state, .failed("connection refused", unavailable: true))
         // What is asked for meanwhile (Enter on a row, :customer) and cannot be read says so over the retrying line.
         _ = reduce(&state, .failed("cannot reach the ledger", unavailable: false))
-        #expect(state.message == StatusMessage("not done: the ledger is unavailable (retrying); ask again once it answers", kind: .error, urgent: true))
+        #expect(state.message == StatusMessage("not done (the ledger is unavailable; retrying): cannot reach the ledger", kind: .error, urgent: true))
         let later = state.now.adding(milliseconds: 120_000)
         var query = state.customerQuery
         query.activeAt = later

@@ -198,6 +198,8 @@ struct DashboardEndToEndTests {
         #expect(try await triage().isEmpty, "--reset-demo kept the demo's triage")
         // (A ledger given is never the demo's to reset.)
         #expect(try Binary.run(["--reset-demo", "--ledger", "sqlite:/nonexistent.sqlite"]).status == 2)
+        let configured = try Binary.run(["--reset-demo"], environment: ["RECEIPTDESK_LEDGER": "sqlite:/nonexistent.sqlite"])
+        #expect(configured.status == 2 && configured.stderr.contains("--reset-demo is for the demo"), "\(configured.stderr)")
     }
 
     @Test("acknowledge, resolve with a note (edited at the cursor) and undo from the refund queue land in the triage log")

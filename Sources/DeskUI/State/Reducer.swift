@@ -352,8 +352,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.unavailable = text
         } else if state.unavailable != nil {
             // Asked for while the ledger is away (Enter on a row, :customer): said over the "retrying" line, which hid
-            // it as if the key did nothing; the recovery reloads the screen, not what was asked.
-            state.message = StatusMessage("not done: the ledger is unavailable (retrying); ask again once it answers", kind: .error, urgent: true)
+            // it as if the key did nothing; the recovery reloads the screen, not what was asked. (Its own reason kept:
+            // a theme that is not there is not the ledger's doing.)
+            state.message = StatusMessage("not done (the ledger is unavailable; retrying): \(text)", kind: .error, urgent: true)
         } else {
             state.message = StatusMessage(text, kind: .error)
         }
