@@ -737,14 +737,20 @@ final class PGConnection: SQLConnection {
         try await unlessClosed(connection)
         try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
             begin()
-            // One CopyData message (a batch's rows are in memory already; the protocol takes up to 1 GB): a second
-            // write would wait for the socket to drain, and postgres-nio drops that wait's promise when the server
-            // goes away meanwhile (its continuation never resumed).
-            try await unlessClosed(connection)
-            try await writer.write(data)
+            // CopyData messages of up to 256 MB, one for any import batch (a message may not reach 1 GB: the raw COPY
+            // anchor's whole table is more): a second write waits for the socket to drain, and postgres-nio drops
+            // that wait's promise when the server goes away meanwhile (its continuation never resumed).
+            var data = data
+            while data.readableBytes > 0 {
+                try await unlessClosed(connection)
+                try await writer.write(data.readSlice(length: min(Self.copyMessageBytes, data.readableBytes))!)
+            }
             try await unlessClosed(connection)
         }
     }
+
+    /// The most bytes of rows one CopyData message carries.
+    static let copyMessageBytes = 256 << 20
 
     /// Throws when the connection has closed, once postgres-nio has let go of it: its COPY writer traps (a
     /// precondition, "Copy mode is only supported for extended queries") on a write, done or fail sent to a connection
