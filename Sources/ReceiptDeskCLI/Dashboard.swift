@@ -37,9 +37,6 @@ struct DashboardCommand: AsyncParsableCommand {
         if data.source.files.contains("-") {
             throw ValidationError("the dashboard reads its keys from standard input: --files - is for lookup and refunds")
         }
-        if resetDemo, !data.source.files.isEmpty || data.source.ledger != nil {
-            throw ValidationError("--reset-demo is for the demo: it leaves a ledger given with --ledger or --files alone")
-        }
     }
 
     func run() async throws {
@@ -127,9 +124,9 @@ struct Dashboard {
             || !(environment["RECEIPTDESK_LEDGER"] ?? "").isEmpty
         let defaultPath = LedgerOptions.defaultLedgerPath(environment: environment)
         if configured || FileManager.default.fileExists(atPath: defaultPath) {
-            // (The flags beside it are refused at once; a ledger from the environment or the default file only here.)
             if resetDemo {
-                throw CLIError.usage("--reset-demo is for the demo, and a ledger is configured ($RECEIPTDESK_LEDGER or \(defaultPath)): nothing was reset")
+                throw CLIError.usage(
+                    "--reset-demo is for the demo, and a ledger is configured (--ledger, --files, $RECEIPTDESK_LEDGER or \(defaultPath)): nothing was reset")
             }
             let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
             let ledger: SQLLedger

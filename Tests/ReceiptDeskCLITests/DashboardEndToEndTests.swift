@@ -16,6 +16,23 @@ struct DashboardEndToEndTests {
     /// A small ledger: customer C1 (original 5000, token, web orders, external acct-77) with a renewal refunded
     /// an hour after purchase (quick-refund + app-issue flags), and a sandbox purchase whose product id holds
     /// `ESC [2J` and an OSC 52 sequence.
+    /// The triage log of a SQLite ledger the dashboard has quit (one flag's, or all of it), read as it stands.
+    static func triageLog(ofLedgerAt path: String, flagId: String? = nil) async throws -> [TriageEntry] {
+        let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: path), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        let log = try await ledger.triageLog(flagId: flagId, customerId: nil)
+        try await ledger.close()
+        return log
+    }
+
+    /// The dashboard over `makeLedger()`'s ledger as ana, showing the refund queue.
+    static func openQueue(_ ledger: (directory: URL, url: String)) throws -> TmuxSession {
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--operator", "ana"])
+        tmux.waitFor(text: "customers")
+        try tmux.keys("5")
+        tmux.waitFor(text: "quick-refund")
+        return tmux
+    }
+
     static func makeLedger() throws -> (directory: URL, url: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -182,12 +199,7 @@ struct DashboardEndToEndTests {
         #expect(demos.count == 1)
         #expect(!fm.fileExists(atPath: tmux.directory.appendingPathComponent("data/receiptdesk").path), "the demo wrote a user ledger")
         let demoPath = cache + "/" + (demos.first ?? "")
-        func triage() async throws -> [TriageAction] {
-            let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: demoPath), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
-            let log = try await ledger.triageLog(flagId: nil, customerId: nil)
-            try await ledger.close()
-            return log.map(\.action)
-        }
+        func triage() async throws -> [TriageAction] { try await Self.triageLog(ofLedgerAt: demoPath).map(\.action) }
         #expect(try await triage() == [.ack])
 
         let reset = try TmuxSession(arguments: ["--reset-demo"], width: 120, height: 36, environment: ["XDG_CACHE_HOME": tmux.directory.appendingPathComponent("cache").path])
@@ -207,11 +219,8 @@ struct DashboardEndToEndTests {
         guard TmuxSession.available() else { return }
         let ledger = try Self.makeLedger()
         defer { try? FileManager.default.removeItem(at: ledger.directory) }
-        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--operator", "ana"])
+        let tmux = try Self.openQueue(ledger)
         defer { tmux.kill() }
-        tmux.waitFor(text: "customers")
-        try tmux.keys("5")
-        tmux.waitFor(text: "quick-refund")
         // Rows are newest first, then by id: app-issue:5002, quick-refund:5002.
         try tmux.keys("j", "a")
         tmux.waitFor(text: "1 flag acknowledged")
@@ -240,17 +249,15 @@ struct DashboardEndToEndTests {
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
 
-        let database = try SQLiteDatabase.open(path: String(ledger.url.dropFirst("sqlite:".count)))
-        let opened = try await SQLLedger.open(database, now: Timestamp(millisecondsSince1970: 0), readOnly: true)
-        let quick = try await opened.triageLog(flagId: "quick-refund:5002", customerId: nil)
+        let path = String(ledger.url.dropFirst("sqlite:".count))
+        let quick = try await Self.triageLog(ofLedgerAt: path, flagId: "quick-refund:5002")
         #expect(quick.map(\.action) == [.ack])
         #expect(quick.first?.operatorName == "ana")
-        let issue = try await opened.triageLog(flagId: "app-issue:5002", customerId: nil)
+        let issue = try await Self.triageLog(ofLedgerAt: path, flagId: "app-issue:5002")
         #expect(issue.map(\.action) == [.resolve, .reopen])
         #expect(issue.first?.note == "duplicate of ticket 42")
         #expect(issue.last?.note == "undo of resolved")
         #expect(issue.map(\.toStatus) == [.resolved, .open])
-        try await opened.close()
     }
 
     @Test("a paste is text: its line breaks are not Enter and its letters not triage keys; outside a prompt it looks up its first line")
@@ -258,11 +265,8 @@ struct DashboardEndToEndTests {
         guard TmuxSession.available() else { return }
         let ledger = try Self.makeLedger()
         defer { try? FileManager.default.removeItem(at: ledger.directory) }
-        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--operator", "ana"])
+        let tmux = try Self.openQueue(ledger)
         defer { tmux.kill() }
-        tmux.waitFor(text: "customers")
-        try tmux.keys("5")
-        tmux.waitFor(text: "quick-refund")
         // Two lines from a message into the note: one line of text, the prompt still open.
         try tmux.keys("r")
         tmux.waitFor(text: "note:")
@@ -276,10 +280,7 @@ struct DashboardEndToEndTests {
         tmux.waitFor(text: "found by 5002 (pasted as #5002,)")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
-        let database = try SQLiteDatabase.open(path: String(ledger.url.dropFirst("sqlite:".count)))
-        let opened = try await SQLLedger.open(database, now: Timestamp(millisecondsSince1970: 0), readOnly: true)
-        #expect(try await opened.triageLog(flagId: nil, customerId: nil).isEmpty, "a paste triaged a flag")
-        try await opened.close()
+        #expect(try await Self.triageLog(ofLedgerAt: String(ledger.url.dropFirst("sqlite:".count))).isEmpty, "a paste triaged a flag")
     }
 
     @Test("themes switch, sizes redraw, NO_COLOR and TERM=vt100 still work")

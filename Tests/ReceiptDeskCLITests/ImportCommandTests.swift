@@ -28,6 +28,29 @@ struct ImportCommandTests {
         return process
     }
 
+    /// Lets an import run until its ledger holds `rows` raw records, and leaves it stopped (SIGSTOP) there; returns
+    /// the last count seen. A reader works while the import writes (WAL). The import runs in 20 ms slices and is
+    /// stopped while the reader counts, so it cannot finish unseen however the machine schedules the test.
+    static func stopOnceCommitted(_ process: Process, ledgerPath: String, rows wanted: Int64) async -> Int64 {
+        var seen: Int64 = 0
+        let deadline = Date().addingTimeInterval(300)
+        kill(process.processIdentifier, SIGSTOP)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: ledgerPath),
+                let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true),
+                let rows = try? await database.read({ c in try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? 0 })
+            {
+                try? await database.close()
+                seen = rows
+                if rows >= wanted { break }
+            }
+            kill(process.processIdentifier, SIGCONT)
+            usleep(20_000)
+            kill(process.processIdentifier, SIGSTOP)
+        }
+        return seen
+    }
+
     /// NDJSON of decoded transaction payloads: small records, many of them.
     static func writeTransactions(count: Int, to path: String, prefix: String = "k") {
         var text = ""
@@ -210,25 +233,8 @@ struct ImportCommandTests {
         let ledgerPath = Self.temporary("kill.sqlite")
         let batch = 500
         let process = try Self.start(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
-        // A reader works while the import writes (WAL). The import runs in 20 ms slices and is stopped
-        // while the reader counts, so it cannot finish unseen however the machine schedules the test;
-        // it is killed once some batches are in.
-        var seen: Int64 = 0
-        let deadline = Date().addingTimeInterval(300)
-        kill(process.processIdentifier, SIGSTOP)
-        while Date() < deadline && process.isRunning {
-            if FileManager.default.fileExists(atPath: ledgerPath),
-                let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true),
-                let rows = try? await database.read({ c in try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? 0 })
-            {
-                try? await database.close()
-                seen = rows
-                if rows >= Int64(batch * 4) { break }
-            }
-            kill(process.processIdentifier, SIGCONT)
-            usleep(20_000)
-            kill(process.processIdentifier, SIGSTOP)
-        }
+        // It is killed once some batches are in.
+        let seen = await Self.stopOnceCommitted(process, ledgerPath: ledgerPath, rows: Int64(batch * 4))
         #expect(process.isRunning, "the import finished before it could be killed; make the input larger")
         kill(process.processIdentifier, SIGKILL)
         kill(process.processIdentifier, SIGCONT)
@@ -277,21 +283,8 @@ struct ImportCommandTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
-        // As the SIGKILL test does: the import runs in slices, and the signal comes once some batches are in.
-        let deadline = Date().addingTimeInterval(300)
-        kill(process.processIdentifier, SIGSTOP)
-        while Date() < deadline && process.isRunning {
-            if FileManager.default.fileExists(atPath: ledgerPath),
-                let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true),
-                let rows = try? await database.read({ c in try c.scalar("SELECT COUNT(*) FROM raw_records")?.int ?? 0 })
-            {
-                try? await database.close()
-                if rows >= Int64(batch * 4) { break }
-            }
-            kill(process.processIdentifier, SIGCONT)
-            usleep(20_000)
-            kill(process.processIdentifier, SIGSTOP)
-        }
+        // The signal comes once some batches are in.
+        _ = await Self.stopOnceCommitted(process, ledgerPath: ledgerPath, rows: Int64(batch * 4))
         #expect(process.isRunning, "the import finished before it could be interrupted; make the input larger")
         kill(process.processIdentifier, SIGINT)
         kill(process.processIdentifier, SIGCONT)
