@@ -6,14 +6,14 @@ import Testing
 
 @testable import DeskUI
 
-/// Render snapshots of every screen as plain text files in `Snapshots/`, at 80x24 and 120x40.
+/// Render snapshots of every screen as plain text files in `Snapshots/`, at 60x20, 80x24 and 120x40.
 /// `RECORD_SNAPSHOTS=1 swift test --filter SnapshotTests` records them anew; review the diff before committing.
 @Suite("Render snapshots")
 struct SnapshotTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
 
     static let cases: [(String, ScreenID, Int, Int)] = ScreenID.allCases.flatMap { screen in
-        [(80, 24), (120, 40)].map { ("\(screen.title.lowercased())-\($0.0)x\($0.1)", screen, $0.0, $0.1) }
+        [(60, 20), (80, 24), (120, 40)].map { ("\(screen.title.lowercased())-\($0.0)x\($0.1)", screen, $0.0, $0.1) }
     }
 
     /// A customer's coverage strips at `instant`, one cell a day from day -60 (the first purchase of the tests that
@@ -25,7 +25,7 @@ struct SnapshotTests {
         return try #require(coverageStrips(records, view: view, groups: groups, width: width)).strips
     }
 
-    @Test("every screen at 80x24 and 120x40", arguments: cases)
+    @Test("every screen at 60x20, 80x24 and 120x40", arguments: cases)
     func snapshot(name: String, screen: ScreenID, width: Int, height: Int) throws {
         var state = Fixture.state(width: width, height: height, screen: screen)
         if screen == .transaction { _ = reduce(&state, .transactionLoaded(Fixture.records.transactions[4], id: "2005")) }
@@ -50,6 +50,12 @@ struct SnapshotTests {
         try match(raw, name: "raw-80x24")
 
         try match(Fixture.state(width: 50, height: 12), name: "too-small-50x12")
+
+        for width in [60, 80] {
+            var transactions = Fixture.state(width: width, height: 20, screen: .customer)
+            transactions.customerPane = 2
+            try match(transactions, name: "customer-transactions-\(width)x20")
+        }
 
         var ascii = Fixture.state(screen: .customer)
         ascii.ascii = true
@@ -897,6 +903,20 @@ struct SnapshotTests {
         let lines = renderedLines(state)
         let row = try #require(lines.first { $0.hasPrefix("id") })
         #expect(row.contains(header + " "), "\(row)")
+    }
+
+    @Test("at 60 columns the customer list drops columns in their order and keeps the one it is sorted by", arguments: [
+        (CustomerSort.id, "id▼ identifier expires refunds flags"),
+        (CustomerSort.lastActivity, "id identifier last purchas▼ expires refunds flags"),
+    ])
+    func narrowListDropsColumns(sort: CustomerSort, header: String) throws {
+        var state = Fixture.state(width: 60, height: 20, screen: .customers)
+        state.customerQuery.sort = sort
+        let row = try #require(renderedLines(state).first { $0.hasPrefix("id") })
+        #expect(row.split(separator: " ").joined(separator: " ") == header, "\(row)")
+        #expect(Column.shown([Column("a", 30), Column("b", 30, drops: 1)], width: 57) == [0, 1], "three cells cut, none dropped")
+        #expect(Column.shown([Column("a", 30), Column("b", 30, drops: 1)], width: 56) == [0])
+        #expect(Column.shown([Column("a", 30), Column("b", 30)], width: 20) == [0, 1], "only a column that drops leaves")
     }
 
     @Test("instants at the ends of Int64 draw without trapping (the screen fuzz harness's finding)")

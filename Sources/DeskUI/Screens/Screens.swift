@@ -187,16 +187,19 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
-    let columns = [
-        Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5),
-        Column("txs", 5, right: true),
-        Column("last purchase", 13), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
+    // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
+    // the list is sorted by it).
+    var columns = [
+        Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5, drops: 2),
+        Column("txs", 5, right: true, drops: 3),
+        Column("last purchase", 13, drops: 1), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
     case .id: 0
     case .lastActivity: 4
     case .refunds: 6
     }
+    columns[sortColumn].drops = 0
     let rows = page.rows
     if rows.isEmpty {
         _ = p.text(
@@ -435,9 +438,10 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let transactions = Array(records.transactions.reversed())
         // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
         // less than the day alone.
+        // Narrow, the price leaves first, then the environment (the header says it when there is one).
         var columns = [
-            Column("transaction", 16, keepsWidth: true), Column("env", 4), Column("product", 12, flex: true),
-            Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true), Column("status", 10),
+            Column("transaction", 16, keepsWidth: true), Column("env", 4, drops: 1), Column("product", 12, flex: true),
+            Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true, drops: 2), Column("status", 10),
         ]
         let purchaseMinutes = state.width >= columns.reduce(columns.count - 1) { $0 + $1.width }
         if !purchaseMinutes { columns[3].width = 10 }
@@ -850,7 +854,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let customerWidth = max(4, flags.map { $0.customerId.map { "C\($0)".count } ?? 1 }.max() ?? 4)
     var columns = [
         Column(" ", 1), Column("sev", severityWidth(flags, short: short)), Column("rule", 19), Column("status", 8),
-        Column("cust", customerWidth, keepsWidth: true), Column("env", 4),
+        Column("cust", customerWidth, keepsWidth: true), Column("env", 4, drops: 1),
         Column("product", 8, flex: true), Column("amount", 10, right: true, keepsWidth: true), Column("age", 4, right: true),
         Column("due", 6),
     ]
@@ -970,7 +974,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
             // (A time cut to "2026-11-26 2…" says nothing: the source's path gives way first.)
-            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16, keepsWidth: true), Column("read", 7, right: true), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
+            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16, keepsWidth: true), Column("read", 7, right: true, drops: 1), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]
@@ -1005,7 +1009,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // the last line holds it whole.
         columns: [
             Column("record", 24, keepEnd: true), Column("code", min(26, max(4, rejected.map { DisplayWidth.of(Sanitize.text($0.code)) }.max() ?? 4)), keepsWidth: true),
-            Column("reason", 20, flex: true), Column("bytes", 7, right: true),
+            Column("reason", 20, flex: true), Column("bytes", 7, right: true, drops: 1),
         ],
         rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
     ) { row, column in

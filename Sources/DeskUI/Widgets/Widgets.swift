@@ -13,10 +13,14 @@ public struct Column: Sendable {
     /// Whether the column keeps its width while any other can give a cell: an id a person reads out or
     /// compares is worth nothing cut, a time or a product name cut still says most of what it says.
     public var keepsWidth: Bool
+    /// Whether, and in which order, the column leaves a table too narrow for all of them: 0 never, else the
+    /// highest first. A table cut in every column says nothing whole; without its price a transaction's row still
+    /// does.
+    public var drops: Int
 
     public init(
         _ title: String, _ width: Int, flex: Bool = false, right: Bool = false, keepEnd: Bool = false,
-        keepsWidth: Bool = false
+        keepsWidth: Bool = false, drops: Int = 0
     ) {
         self.title = title
         self.width = width
@@ -24,6 +28,23 @@ public struct Column: Sendable {
         self.alignRight = right
         self.keepEnd = keepEnd
         self.keepsWidth = keepsWidth
+        self.drops = drops
+    }
+
+    /// The cells a table may take from its columns' widths (cutting their text) before one of them leaves.
+    static let cutBeforeDropping = 4
+
+    /// Which of `columns` a table `width` cells wide shows: all while their widths fit, give or take
+    /// ``cutBeforeDropping``; else without those that drop, the highest ``drops`` first, until the rest fit.
+    static func shown(_ columns: [Column], width: Int) -> [Int] {
+        var shown = Array(columns.indices)
+        func natural() -> Int { shown.reduce(max(0, shown.count - 1)) { $0 + columns[$1].width } }
+        while natural() > width + cutBeforeDropping,
+            let leaving = shown.filter({ columns[$0].drops > 0 }).max(by: { columns[$0].drops < columns[$1].drops })
+        {
+            shown.removeAll { $0 == leaving }
+        }
+        return shown
     }
 }
 
@@ -109,12 +130,17 @@ public struct Painter {
         // it, so the columns have the whole width; a table at the top of the screen gives it room in its header
         // (for the widest hint, so columns keep their place as the selection moves).
         let hintAbove = y > 0
-        let widths = layout(
-            columns, width: width - (hint.isEmpty || hintAbove ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)")))
+        let room = width - (hint.isEmpty || hintAbove ? 0 : DisplayWidth.of(" \(count)/\(count)\(plus)"))
+        // The columns shown, by their index in `columns` (what `cell` and `sortColumn` count by).
+        let shown = Column.shown(columns, width: room)
+        let shownWidths = layout(shown.map { columns[$0] }, width: room)
+        var widths = [Int](repeating: 0, count: columns.count)
+        for (place, index) in shown.enumerated() { widths[index] = shownWidths[place] }
         let header = theme.style("ui.header")
         buffer.fill(x: x, y: y, width: width, height: 1, style: header)
         var column = x
-        for (index, c) in columns.enumerated() {
+        for index in shown {
+            let c = columns[index]
             var title = c.title
             // The sort arrow stays when the column is narrow: the title gives up its last letters instead.
             if index == sortColumn {
@@ -138,7 +164,8 @@ public struct Painter {
             guard row < rows else { break }
             let selected = row == position.selected
             var col = x
-            for (index, c) in columns.enumerated() {
+            for index in shown {
+                let c = columns[index]
                 let value = cell(row, index)
                 var style = theme.style(value.role ?? "ui.text")
                 if index == 0, marked(row) { style = theme.style("ui.mark") }
