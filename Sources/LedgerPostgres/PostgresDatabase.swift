@@ -360,16 +360,29 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         let role = "the PostgreSQL role \"\(configuration.username)\""
         let reason = Self.reason(error)
         if writing {
+            // What the owner alone may do (create or upgrade the schema, set the ledger read-only) is said only when
+            // that is what was refused: an agent refused an import needs the grant, not the owner.
+            let ownersWork = Self.isOwnersWork(reason)
             return LedgerError(
                 code: .readOnly,
-                message: "\(role) may not make this change to the ledger at \(redactedURL) (\(reason)): its rights are those "
-                    + "receiptdesk ledger grant gave it (importer imports, agent triages and notes, viewer reads; a role "
-                    + "granted by an earlier receiptdesk may need the grant again); creating or upgrading the schema is its owner's")
+                message: "\(role) may not make this change to the ledger at \(redactedURL) (\(reason)): "
+                    + (ownersWork
+                        ? "creating or upgrading the ledger's schema and setting it read-only are its owner's (the role that "
+                            + "created it); the other roles have the rights receiptdesk ledger grant gave them"
+                        : "its rights are those receiptdesk ledger grant gave it (importer imports, agent triages and notes, "
+                            + "viewer reads; a role granted by an earlier receiptdesk may need the grant again)"))
         }
         return LedgerError(
             code: .permissionDenied,
             message: "\(role) may not read the ledger at \(redactedURL) (\(reason)): receiptdesk ledger grant viewer gives it "
                 + "the right to")
+    }
+
+    /// Whether a refusal's reason is about what only the schema's owner may do: the schema itself (`permission denied
+    /// for schema public`), owning a table (`must be owner of table flags`) or the ledger's settings (`ledger_meta`,
+    /// `ledger_migrations`, which no grant makes writable).
+    static func isOwnersWork(_ reason: String) -> Bool {
+        ["for schema", "must be owner", "ledger_meta", "ledger_migrations"].contains { reason.contains($0) }
     }
 
     /// A failure as a `LedgerError`: `unavailable` when the server cannot be reached (worth retrying),

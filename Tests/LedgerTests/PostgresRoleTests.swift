@@ -59,8 +59,11 @@ struct PostgresRoleTests {
     }.joined(separator: "\n")
 
     /// Expects `work` to be refused for want of a privilege: a `readOnly` error that names the role and the grant.
+    /// `ownersWork`: whether what is refused is the schema owner's alone (the message says so) or a grant's (the
+    /// message does not send the person to the owner).
     static func expectRefused(
-        _ what: String, as role: String, sourceLocation: SourceLocation = #_sourceLocation, _ work: () async throws -> Void
+        _ what: String, as role: String, ownersWork: Bool = false, sourceLocation: SourceLocation = #_sourceLocation,
+        _ work: () async throws -> Void
     ) async {
         do {
             try await work()
@@ -70,6 +73,7 @@ struct PostgresRoleTests {
             #expect(error.message.contains("role \"\(role)\""), "\(error.message)", sourceLocation: sourceLocation)
             #expect(error.message.contains("permission denied"), "\(error.message)", sourceLocation: sourceLocation)
             #expect(error.message.contains("receiptdesk ledger grant"), "\(error.message)", sourceLocation: sourceLocation)
+            #expect(error.message.contains("owner") == ownersWork, "\(error.message)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("\(what) as \(role) failed with \(error), not a refusal", sourceLocation: sourceLocation)
         }
@@ -177,7 +181,7 @@ struct PostgresRoleTests {
         await Self.expectRefused("note", as: importerName) {
             try await importer.noteCustomer(1, operatorName: "imp", note: "n", now: testNow)
         }
-        await Self.expectRefused("set the ledger read-only", as: importerName) { try await importer.setReadOnly(true) }
+        await Self.expectRefused("set the ledger read-only", as: importerName, ownersWork: true) { try await importer.setReadOnly(true) }
 
         // The viewer reads everything the dashboard shows, and writes nothing.
         let overview = try await viewer.overview()
@@ -253,7 +257,7 @@ struct PostgresRoleTests {
         await Self.expectRefused("link an account", as: agentName) {
             try await agent.linkExternal("acct-9", kind: .originalTransactionId, value: "o9", now: testNow)
         }
-        await Self.expectRefused("lift the read-only setting", as: agentName) { try await agent.setReadOnly(false) }
+        await Self.expectRefused("lift the read-only setting", as: agentName, ownersWork: true) { try await agent.setReadOnly(false) }
         #expect(try await viewer.overview().transactions == 62)
 
         // The triage log: INSERT only, for everyone. The roles lack the privilege; the owner meets the triggers.
