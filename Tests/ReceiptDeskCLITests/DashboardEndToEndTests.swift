@@ -273,6 +273,23 @@ struct DashboardEndToEndTests {
         try tmux.paste("pasted first line\nand a second, again\n")
         tmux.waitFor(text: "note: pasted first line and a second, again")
         try tmux.keys("Escape")
+        // The terminal resized while a paste is read (its end not come yet): the screen is laid out for the new
+        // size once the paste is in (ncurses hands the resize over again after the paste's read passed it by).
+        try tmux.keys("r")
+        tmux.waitFor(text: "note:")
+        try tmux.type("\u{1B}[200~half")
+        // (Time for the paste's start to be read, so the resize comes inside it: nothing on screen says so. The paste
+        // waits a second for each character.)
+        usleep(300_000)
+        try tmux.resize(width: 80, height: 24)
+        try tmux.type(" done\u{1B}[201~")
+        tmux.waitFor(text: "note: half done")
+        // (The title line ends with the time: laid out for 100 columns, tmux cut it off at 80.)
+        tmux.waitFor("the title line laid out for 80 columns, ending with its time") { screen in
+            let title = Array(screen.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? "")
+            return title.count > 5 && title.suffix(5).enumerated().allSatisfy { $0.offset == 2 ? $0.element == ":" : $0.element.isNumber }
+        }
+        try tmux.keys("Escape")
         // Outside a prompt: the first line, looked up on Enter (the rest, "Regards, Ana", is not keys).
         try tmux.paste("#5002,\nRegards, Ana\n")
         tmux.waitFor(text: ":customer #5002,")
