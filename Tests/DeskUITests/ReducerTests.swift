@@ -684,7 +684,7 @@ struct ReducerTests {
         #expect(state.customerPage.rows.count == 200 && state.customerPage.next == nil)
     }
 
-    @Test("G goes to the end of a counted list, read backward; scrolling up loads the rows before; g goes back to the top")
+    @Test("G goes to the end of a counted list, read backward; scrolling up loads the rows before; g goes back to the top, its first row selected")
     func bottomOfTheWholeList() {
         var state = Fixture.state(screen: .customers)
         let rows = { (range: ClosedRange<Int>) in range.map { CustomerSummary(id: Int64($0)) } }
@@ -715,6 +715,24 @@ struct ReducerTests {
         #expect(state.customerPage.rows[state.customerList.selected].id == 100)
         _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(101...150), next: nil, total: 150), append: true))
         #expect(state.customerPage.rows[state.customerList.selected].id == 150 && !state.followingToEnd)
+    }
+
+    @Test("g after G on a list whose end's window overlaps its first page selects the first row, not the window's first")
+    func topAfterBottomOfAShortList() {
+        var state = Fixture.state(screen: .customers)
+        let rows = { (range: ClosedRange<Int>) in range.map { CustomerSummary(id: Int64($0)) } }
+        state.customerPage = CustomerPage(rows: rows(1...100), next: CustomerCursor(key: 100, id: 100), total: 181)
+        _ = reduce(&state, .key(.char("G")))
+        _ = reduce(&state, .customersLoaded(
+            CustomerPage(rows: rows(82...181), next: nil, previous: CustomerCursor(key: 82, id: 82), total: 181), append: false, direction: .backward))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 181)
+        #expect(reduce(&state, .key(.home)) == [.loadCustomers(CustomerQuery(limit: 100), append: false)])
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(1...100), next: CustomerCursor(key: 100, id: 100), total: 181), append: false))
+        #expect(state.customerList.selected == 0 && state.customerList.top == 0, "selected row \(state.customerList.selected + 1)")
+        // A reload that is not g keeps the customer selected.
+        state.customerList.selected = 40
+        _ = reduce(&state, .customersLoaded(CustomerPage(rows: rows(2...101), next: CustomerCursor(key: 101, id: 101), total: 181), append: false))
+        #expect(state.customerPage.rows[state.customerList.selected].id == 41)
     }
 
     @Test("the Imports screen pages its rejected records and sources: no list stops at its first page")
@@ -1236,8 +1254,10 @@ struct ReducerTests {
         // A live refresh reads the end again; g reads the start.
         #expect(reloadEffects(state, keepSelection: true) == [.loadFlags(FlagQuery(direction: .backward, limit: 400), append: false)])
         #expect(reduce(&state, .key(.char("g"))) == [.loadFlags(FlagQuery(limit: 200), append: false)])
-        _ = reduce(&state, .flagsLoaded(flags(1...200), next: FlagCursor(at: Fixture.at(-200), id: "quick-refund:200"), append: false))
+        // (The flags read from the start hold the first of the end's window, 601: the selection is the top, not it.)
+        _ = reduce(&state, .flagsLoaded(flags(1...700), next: FlagCursor(at: Fixture.at(-700), id: "quick-refund:700"), append: false))
         #expect(!state.flagsFromEnd && state.flagsPrevious == nil)
+        #expect(state.flagList.selected == 0 && state.flagList.top == 0)
     }
 
     @Test("a / filter that matches none of the flags read says so, and how to read more, not that there are none")

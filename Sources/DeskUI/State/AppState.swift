@@ -385,6 +385,9 @@ public struct AppState: Sendable {
     public var queueBeforeSpike: QueueScope?
     /// The flag to select when the queue's next first page arrives (going back from a spike's flags to the spike).
     public var selectFlagOnLoad: String?
+    /// Whether the list being read again (g or Home from its end) is shown from its first row, not kept on the
+    /// row selected before, which was the first of the end's window.
+    public var selectTopOnLoad = false
 
     public var sources: [SourceSummary] = []
     public var rejected: [RejectedRecord] = []

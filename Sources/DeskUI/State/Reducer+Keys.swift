@@ -132,11 +132,13 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .top where state.screen == .customers && state.customerOffset > 0:
         // The loaded rows start below the top (G loaded the end): the top is read again.
         state.customerList = ListPosition()
+        state.selectTopOnLoad = true
         state.customersLoading = true
         return [.loadCustomers(pageQuery(state), append: false)]
     case .top where state.screen == .refunds && state.flagsFromEnd:
         // The loaded flags are the end of the queue: its start is read again.
         state.flagList = ListPosition()
+        state.selectTopOnLoad = true
         return [.loadFlags(flagQuery(state), append: false)]
     case .top: return move(&state, by: Int.min / 2)
     case .bottom where state.screen == .customers && state.customerPage.next != nil && !state.customerPage.totalIsLowerBound:

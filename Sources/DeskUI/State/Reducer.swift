@@ -80,8 +80,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 state.customerPage.totalIsLowerBound = false
             }
         } else {
-            // A reload keeps the selected customer selected when it is still in the list.
-            let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id
+            // A reload keeps the selected customer selected when it is still in the list (not the top read again:
+            // the row selected was the end window's first).
+            let selectedId = state.selectTopOnLoad ? nil : state.customerPage.rows[safe: state.customerList.selected]?.id
+            state.selectTopOnLoad = false
             state.customerPage = page
             state.customerOffset = 0
             if let selectedId, let index = page.rows.firstIndex(where: { $0.id == selectedId }) {
@@ -146,8 +148,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flags += flags
         } else {
             // The selection indexes the filtered list: the flag it is on keeps it.
-            let selectedId = state.selectFlagOnLoad ?? visibleFlags(state)[safe: state.flagList.selected]?.id
+            let selectedId = state.selectFlagOnLoad ?? (state.selectTopOnLoad ? nil : visibleFlags(state)[safe: state.flagList.selected]?.id)
             state.selectFlagOnLoad = nil
+            state.selectTopOnLoad = false
             state.flags = flags
             if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
                 state.flagList.selected = index
