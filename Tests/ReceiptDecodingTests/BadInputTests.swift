@@ -1,5 +1,6 @@
 import ReceiptDecoding
 import ReceiptModel
+import Samples
 import Testing
 
 @Suite("Bad input: a clear rejection, and the other records still decode")
@@ -29,8 +30,22 @@ struct BadInputTests {
         Case(name: "wrong type", record: #"{"status":0,"receipt":"nope"}"#, code: "wrongType", messageContains: "receipt is a string"),
         Case(name: "unknown Apple status", record: #"{"status":21199}"#, code: "appleStatus", messageContains: "21199"),
         Case(name: "not App Store data at all", record: "hello there", code: "unrecognisedDocument", messageContains: "hello th"),
+        // A JWS cut short: before its signature, or inside its header (the first kilobytes of one with its x5c chain).
+        Case(name: "JWS cut before its signature", record: "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9", code: "unrecognisedDocument",
+             messageContains: "looks like a JWS with 2 of 3 parts (truncated?)"),
+        Case(name: "JWS cut inside its header", record: String(jwsHeader.prefix(2000)), code: "unrecognisedDocument",
+             messageContains: "looks like a JWS with 1 of 3 parts (truncated?)"),
+        Case(name: "a JSON array", record: "[1,2,3]", code: "unrecognisedDocument", messageContains: "the JSON is an array, not an App Store document"),
+        Case(name: "two base64url parts that are no JWS", record: "eyJoZWxsbyI6IndvcmxkIn0.eyJ4IjoxfQ", code: "unrecognisedDocument",
+             messageContains: "not JSON, a JWS or a PKCS#7 app receipt"),
         Case(name: "JWS with a broken payload", record: "eyJhbGciOiJFUzI1NiJ9.eyJub3QganNvbg.c2ln", code: "malformed", messageContains: "payload"),
     ]
+
+    /// A JWS header as Apple's are: `alg`, then an `x5c` chain of kilobytes (here filler), base64url.
+    static let jwsHeader: String = {
+        let json = #"{"alg":"ES256","x5c":[""# + String(repeating: "MIIEMDCCA7agAwIBAgIQaPoPldvpSoEH0lBrjDPv9jAKBggqhkjOPQQDAzB1", count: 60) + #""]}"#
+        return base64URL(Array(json.utf8))
+    }()
 
     @Test("each bad record is rejected with its code and place; its neighbours decode", arguments: cases)
     func rejection(_ testCase: Case) async throws {

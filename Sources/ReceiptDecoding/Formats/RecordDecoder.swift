@@ -61,7 +61,8 @@ public struct RecordDecoder: Sendable {
         if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
             let value = try JSONParser.parse(bytes)
             guard case .object(let object) = value else {
-                throw RecordError(code: "unrecognisedDocument", message: "a JSON \(value.typeName) is not an App Store document")
+                throw RecordError(
+                    code: "unrecognisedDocument", message: "the JSON is \(value.typeName), not an App Store document (which is a JSON object)")
             }
             return try await decodeJSON(object, provenance: provenance, notes: notes, kind: &kind)
         }
@@ -88,6 +89,13 @@ public struct RecordDecoder: Sendable {
                 message:
                     "this is an iOS 6 transaction receipt (a base64 plist with purchase-info), which Apple retired; send the app receipt or the transaction's JWS instead"
             )
+        }
+        // A JWS cut short (a copy that stopped before its signature, a paste of its first kilobytes): said as one.
+        if let parts = CompactJWS.truncatedParts(bytes) {
+            throw RecordError(
+                code: "unrecognisedDocument",
+                message: "this looks like a JWS with \(parts) of 3 parts (truncated?): a JWS is header.payload.signature, and this has "
+                    + "\(parts == 1 ? "no payload or signature" : "no signature") (\(bytes.count) bytes)")
         }
         throw RecordError(
             code: "unrecognisedDocument",

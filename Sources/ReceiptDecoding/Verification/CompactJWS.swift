@@ -66,6 +66,27 @@ public struct CompactJWS: Sendable {
         return findDots(text, first..<text.count, limit: 2).count == 2
     }
 
+    /// How many parts (1 or 2) bytes hold when they are a JWS cut short: base64url and at most one dot, the first part
+    /// (whole or cut) decoding to the start of a JSON object that names `alg`, as every JWS header does; nil otherwise.
+    public static func truncatedParts(_ text: [UInt8]) -> Int? {
+        var start = 0
+        var end = text.count
+        while start < end, isTrimmable(text[start]) { start += 1 }
+        while end > start, isTrimmable(text[end - 1]) { end -= 1 }
+        guard end - start >= 8, text[start] == UInt8(ascii: "e"), text[start + 1] == UInt8(ascii: "y") else { return nil }
+        let dots = findDots(text, start..<end, limit: 2)
+        guard dots.count < 2, text[start..<end].allSatisfy({ isBase64URL($0) || $0 == UInt8(ascii: ".") }) else { return nil }
+        // The header's whole base64url quads only: a cut one does not decode.
+        let headerEnd = dots.first ?? end
+        let quads = start + (headerEnd - start) / 4 * 4
+        guard quads > start,
+            let header = text.withUnsafeBufferPointer({ Base64.decode(UnsafeBufferPointer(rebasing: $0[start..<quads])) }),
+            header.first == UInt8(ascii: "{"), header.count >= 6,
+            header.indices.dropLast(4).contains(where: { header[$0..<($0 + 5)].elementsEqual("\"alg\"".utf8) })
+        else { return nil }
+        return dots.count + 1
+    }
+
     /// The strict form of ``looksLikeJWS(_:)`` for any collection: every byte is base64url, a dot or trimmable.
     public static func looksLikeJWS(strict text: some Collection<UInt8>) -> Bool {
         if let answer = text.withContiguousStorageIfAvailable(looksLikeJWS(strictBuffer:)) { return answer }
