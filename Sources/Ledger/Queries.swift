@@ -386,8 +386,20 @@ enum Queries {
         case .sandbox: conditions.append("in_sandbox = 1")
         }
         if let activeAt = query.activeAt {
-            conditions.append("live_expiry > ?")
-            arguments.append(.of(activeAt))
+            // Covered at the instant: a purchase whose access stands, bought by then and expiring after. The latest
+            // such expiry after it says enough for a customer whose purchases all came by then (covered now, always);
+            // one who bought later is looked at purchase by purchase (time travel to before their first purchase).
+            let bought = "t.purchase_date <= ? AND t.expires_date > ? AND \(RevocationKind.accessStandsSQL)"
+            let customer = "ci.customer_id = customer_stats.customer_id AND ci.kind = \(IdentifierKind.originalTransactionId.sql)"
+            conditions.append(
+                """
+                live_expiry > ? AND (last_purchase <= ? \
+                OR EXISTS (SELECT 1 FROM customer_ids ci JOIN transactions t ON t.original_transaction_id = ci.value \
+                WHERE \(customer) AND \(bought)) \
+                OR EXISTS (SELECT 1 FROM customer_ids ci JOIN transactions t ON t.transaction_id = ci.value \
+                AND t.original_transaction_id IS NULL WHERE \(customer) AND \(bought)))
+                """)
+            arguments += Array(repeating: .of(activeAt), count: 6)
         }
         if query.withOpenFlags { conditions.append("open_flags > 0") }
         // Without the filter: the lower bound of a dense filter's count adds its own.

@@ -152,8 +152,8 @@ public struct CustomerQuery: Sendable, Equatable {
     /// Only customers with an identifier starting with this text (or matching it exactly, any id kind).
     public var filter: String?
     public var environment: EnvironmentFilter
-    /// Only customers whose latest expiry among transactions not refunded is after this instant (subscribers
-    /// still covered then, as far as the ledger knows now: a refund counts whenever it happened).
+    /// Only customers covered at this instant: a purchase not refunded bought by then and expiring after it (as far
+    /// as the ledger knows now: a refund counts whenever it happened).
     public var activeAt: Timestamp?
     /// Only customers with open flags.
     public var withOpenFlags: Bool

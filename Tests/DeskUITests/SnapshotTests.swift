@@ -919,6 +919,15 @@ struct SnapshotTests {
         #expect(Column.shown([Column("a", 30), Column("b", 30)], width: 20) == [0, 1], "only a column that drops leaves")
     }
 
+    @Test("the customer list's title says what A and F narrowed it to")
+    func listTitleSaysItsNarrowing() throws {
+        var state = Fixture.state(width: 100, height: 24, screen: .customers)
+        state.customerQuery.activeAt = Fixture.at(-30)
+        state.customerQuery.withOpenFlags = true
+        let title = try #require(renderedLines(state).first { $0.contains("sorted by") })
+        #expect(title.contains("covered at \(Format.minute(Fixture.at(-30)))  with open flags"), "\(title)")
+    }
+
     @Test("instants at the ends of Int64 draw without trapping (the screen fuzz harness's finding)")
     func extremeInstants() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .overview)

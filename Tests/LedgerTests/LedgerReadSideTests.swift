@@ -30,7 +30,9 @@ extension LedgerConformanceTests {
             #expect(Set(row.identifiers.map(\.value)) == expected.identifiers, "C\(row.id)")
         }
 
-        let activeAt = World.base.adding(milliseconds: 25 * World.day)
+        // Day 8 of the purchases' 22: customers covered then, those whose first purchase came later (not covered
+        // then, though their access stands past it), and those whose access ended before it.
+        let activeAt = World.base.adding(milliseconds: 8 * World.day)
         var combinations = 0
         for sort in CustomerSort.allCases {
             for environment in EnvironmentFilter.allCases {
@@ -42,7 +44,7 @@ extension LedgerConformanceTests {
                             let exact = try await filter.asyncMap { try await ledger.customerId(matching: $0) } ?? nil
                             let expected = truth.values.filter { customer in
                                 (environment.stored.map { customer.environments.contains($0) } ?? true)
-                                    && (active.map { at in (customer.liveExpiry ?? Int64.min) > at.millisecondsSince1970 } ?? true)
+                                    && (active.map { at in customer.covered(at: at.millisecondsSince1970) } ?? true)
                                     && (!flagged || customer.openFlags > 0)
                                     && (filter.map { f in customer.id == exact || customer.identifiers.contains { $0.hasPrefix(f) } } ?? true)
                             }
@@ -561,6 +563,10 @@ struct World {
         var lastPurchase: Int64? { transactions.map(\.purchase).max() }
         var latestExpiry: Int64? { transactions.compactMap(\.expires).max() }
         var liveExpiry: Int64? { transactions.filter { $0.revoked == nil }.compactMap(\.expires).max() }
+        /// Whether a purchase not refunded covers `at`: bought by then, expiring after.
+        func covered(at: Int64) -> Bool {
+            transactions.contains { $0.revoked == nil && $0.purchase <= at && ($0.expires ?? .min) > at }
+        }
         var environments: Set<String> { Set(transactions.map(\.environment)) }
 
         func key(_ sort: CustomerSort) -> Int64 {

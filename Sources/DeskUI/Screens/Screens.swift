@@ -186,6 +186,9 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         (unread ? "Customers" : page.totalIsLowerBound ? "\(Format.count(count))+ customers" : Format.counted(count, "customer"))
         + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
+    // What A and F narrowed it to (an empty list said nothing of why).
+    if let at = state.customerQuery.activeAt { title += "  covered at \(Format.minute(at))" }
+    if state.customerQuery.withOpenFlags { title += "  with open flags" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
