@@ -38,6 +38,14 @@ struct LedgerOptions: ParsableArguments {
         CLIError.usage("read-only: \(write) writes to the ledger and is refused (--read-only or RECEIPTDESK_READ_ONLY)")
     }
 
+    /// The error for a write asked of the ledger `--files` builds in memory: it would be gone when the command exits,
+    /// so it is refused (exit 2) rather than said to be done.
+    static func refuseInMemory(_ write: String) -> CLIError {
+        CLIError.usage(
+            "\(write) with --files would change only the in-memory ledger built from the files, and the change would be lost "
+                + "when receiptdesk exits: import them (receiptdesk import --ledger sqlite:PATH FILE...) and \(write) with --ledger sqlite:PATH")
+    }
+
     /// The ledger URL: the one given, else `RECEIPTDESK_LEDGER`, else the XDG data file.
     static func ledgerURL(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit { return explicit }

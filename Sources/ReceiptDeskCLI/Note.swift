@@ -20,6 +20,7 @@ struct Note: AsyncParsableCommand {
 
     func run() async throws {
         if data.source.readOnly { throw LedgerOptions.refuse("note") }
+        if !data.source.files.isEmpty { throw LedgerOptions.refuseInMemory("note") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in
             guard let customer = try await ledger.customerId(matching: id) else {

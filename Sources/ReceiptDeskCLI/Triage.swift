@@ -41,6 +41,7 @@ struct Triage: AsyncParsableCommand {
 
     func run() async throws {
         if data.source.readOnly { throw LedgerOptions.refuse("triage") }
+        if !data.source.files.isEmpty { throw LedgerOptions.refuseInMemory("triage") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
     }

@@ -6,13 +6,18 @@ import Testing
 struct LookupCommandTests {
     static func ledgerWithHistory() throws -> String {
         let path = ImportCommandTests.temporary("lookup.sqlite")
-        // A subscription bought 2025-03-01, renewed 2025-04-01, refunded (app issue) 2025-04-02.
-        let file = ImportCommandTests.temporary("history.json")
-        let json = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"501","original_transaction_id":"500","web_order_line_item_id":"w501","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"},{"transaction_id":"502","original_transaction_id":"500","web_order_line_item_id":"w502","product_id":"pro.monthly","purchase_date_ms":"1743465600000","expires_date_ms":"1746057600000","cancellation_date_ms":"1743552000000","cancellation_reason":"1","quantity":"1"}]}"#
-        writeTestFile(file, Data(json.utf8))
+        let file = try historyFile()
         let result = try Binary.run(["import", "--ledger", "sqlite:\(path)", file])
         guard result.status == 0 else { throw CLIFailure(message: "the history did not import: \(result.stderr)") }
         return path
+    }
+
+    /// A subscription bought 2025-03-01, renewed 2025-04-01, refunded (app issue) 2025-04-02: a verifyReceipt file.
+    static func historyFile() throws -> String {
+        let file = ImportCommandTests.temporary("history.json")
+        let json = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"501","original_transaction_id":"500","web_order_line_item_id":"w501","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"},{"transaction_id":"502","original_transaction_id":"500","web_order_line_item_id":"w502","product_id":"pro.monthly","purchase_date_ms":"1743465600000","expires_date_ms":"1746057600000","cancellation_date_ms":"1743552000000","cancellation_reason":"1","quantity":"1"}]}"#
+        writeTestFile(file, Data(json.utf8))
+        return file
     }
 
     @Test("lookup at two instants gives the two answers a support agent needs")
@@ -77,6 +82,19 @@ struct LookupCommandTests {
         #expect(csv.count == 2)
         #expect(try Binary.run(["triage", "no-such-flag", "--ack", "--ledger", "sqlite:\(ledger)"]).status == 1)
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
+    }
+
+    @Test("triage and note over --files are refused, exit 2: the in-memory ledger and the change vanish on exit")
+    func writesOverFilesRefused() throws {
+        let file = try Self.historyFile()
+        let flags = try Binary.run(["refunds", "--files", file, "--json"]).lines.map(Binary.json)
+        let id = try #require(flags.first?["id"] as? String, "no flag in \(file)")
+        for arguments in [["triage", id, "--ack", "--files", file, "--operator", "ana"], ["note", "500", "hello", "--files", file]] {
+            let result = try Binary.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stdout)")
+            #expect(!result.stdout.contains("by ana") && !result.stdout.contains("noted on"), "\(result.stdout)")
+            #expect(result.stderr.contains("would be lost") && result.stderr.contains("--ledger"), "\(result.stderr)")
+        }
     }
 
     @Test("refunds --csv has the dashboard export's columns, amounts in units of their currency (JSON keeps milliunits)")
