@@ -144,7 +144,7 @@ public final class CursesBackend: TerminalBackend {
                 // Skip the bottom-right cell: writing it scrolls some terminals.
                 if y == buffer.height - 1, x == buffer.width - 1 { continue }
                 var count = 0
-                for scalar in cell.text.unicodeScalars where count < 5 {
+                for scalar in Self.drawnScalars(cell.text) {
                     wide[count] = wchar_t(bitPattern: scalar.value)
                     count += 1
                 }
@@ -175,6 +175,21 @@ public final class CursesBackend: TerminalBackend {
         }
         wrefresh(rd_stdscr())
         last = buffer
+    }
+
+    /// What of a cell's grapheme goes to ncurses: its first scalar and the non-spacing ones after it (marks,
+    /// variation selectors, joiners), at most five, never ending with a joiner. ncurses keeps a cell's scalars up to
+    /// the first spacing one after its first, so a ZWJ family (👨‍👩‍👧) left a joiner at the end of its cell, and the
+    /// terminal joined the next thing written to it (the next row's first character came out as U+200D, the row
+    /// shifted a cell).
+    public static func drawnScalars(_ text: String) -> [Unicode.Scalar] {
+        var scalars: [Unicode.Scalar] = []
+        for scalar in text.unicodeScalars {
+            if !scalars.isEmpty && (DisplayWidth.scalarWidth(scalar) != 0 || scalars.count == 5) { break }
+            scalars.append(scalar)
+        }
+        while scalars.count > 1, scalars.last?.value == 0x200D { scalars.removeLast() }
+        return scalars
     }
 
     private func resolve(_ style: Style) -> (attr_t, Int16) {

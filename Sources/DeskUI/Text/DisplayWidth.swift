@@ -24,7 +24,8 @@ public enum DisplayWidth {
         return width
     }
 
-    static func scalarWidth(_ scalar: Unicode.Scalar) -> Int {
+    /// The cells one scalar takes on its own: 0 for marks, joiners and variation selectors.
+    public static func scalarWidth(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format, .control: return 0
