@@ -71,6 +71,10 @@ struct Lookup: AsyncParsableCommand {
             guard rows.count == page.limit, let last = rows.last else { break }
             page.after = FlagCursor(after: last)
         }
+        // Only the flags raised by the instant (their status stays the ledger's now, as the dashboard's): a lookup
+        // --at the day of the purchase listed the refund flags of a month later. The text counts those left out.
+        let raisedAfter = flags.filter { $0.at > instant }.count
+        flags.removeAll { $0.at > instant }
         let notes = try await ledger.triageLog(flagId: nil, customerId: records.id).filter { $0.action == .note }
         let output = Output()
         if json {
@@ -158,6 +162,7 @@ struct Lookup: AsyncParsableCommand {
             for flag in flags {
                 output.line("  \(flag.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
             }
+            if raisedAfter > 0 { output.line("  (\(raisedAfter) more raised after \(instant.iso8601), not shown)") }
         }
         output.flush()
     }

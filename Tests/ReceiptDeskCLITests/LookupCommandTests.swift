@@ -84,6 +84,22 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
     }
 
+    @Test("lookup --at lists only the flags raised by the instant; the text counts those raised after")
+    func flagsAtInstant() throws {
+        let url = "sqlite:\(try Self.ledgerWithHistory())"
+        // The refund of 2025-04-02 raised both flags: not yet on 2025-03-15, both from the refund on.
+        let before = try Binary.json(try Binary.run(["lookup", "500", "--ledger", url, "--at", "2025-03-15", "--json"]).stdout)
+        #expect((before["flags"] as? [[String: Any]])?.isEmpty == true, "\(before["flags"] ?? "none")")
+        let text = try Binary.run(["lookup", "500", "--ledger", url, "--at", "2025-03-15"]).stdout
+        let flagLines = text.split(separator: "\n").drop { $0 != "flags" }.dropFirst()
+        #expect(Array(flagLines) == ["  none", "  (2 more raised after 2025-03-15T00:00:00Z, not shown)"], "\(text)")
+        let at = try Binary.json(try Binary.run(["lookup", "500", "--ledger", url, "--at", "1743552000000", "--json"]).stdout)
+        let rules = Set((at["flags"] as? [[String: Any]])?.compactMap { $0["rule"] as? String } ?? [])
+        #expect(rules == ["quick-refund", "app-issue"])
+        let now = try Binary.run(["lookup", "500", "--ledger", url]).stdout
+        #expect(now.contains("quick-refund:502") && !now.contains("raised after"), "\(now)")
+    }
+
     @Test("triage and note over --files are refused, exit 2: the in-memory ledger and the change vanish on exit")
     func writesOverFilesRefused() throws {
         let file = try Self.historyFile()
