@@ -22,7 +22,7 @@ struct Lookup: AsyncParsableCommand {
     /// The id to look up (``validate()`` makes sure there is one).
     private var id: String { given ?? "" }
 
-    @Option(help: ArgumentHelp("The instant to answer for: ISO 8601 or milliseconds (default: now).", valueName: "TIME"))
+    @Option(help: ArgumentHelp("The instant to answer for: now, ISO 8601 or milliseconds (default: now; a negative one as --at=-5).", valueName: "TIME"))
     var at: String?
 
     @Flag(help: "Print one JSON object (DESIGN section 12).")
@@ -31,7 +31,7 @@ struct Lookup: AsyncParsableCommand {
     @OptionGroup var data: DataOptions
 
     mutating func validate() throws {
-        if let at { _ = try parseInstant(at, option: "--at") }
+        if let at { _ = try parseInstant(at, option: "--at", warn: false) }
         // `--files` takes every word after it, so `lookup --files DIR ID` gave the id to it: a last "path" that is no
         // file is the id.
         if given == nil, let last = data.source.files.last, data.source.files.count > 1, !FileManager.default.fileExists(atPath: last) {
@@ -48,7 +48,7 @@ struct Lookup: AsyncParsableCommand {
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
-        let instant = try at.map { try parseInstant($0, option: "--at") } ?? now
+        let instant = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now
         let catalog = try data.loadCatalog()
         guard let found = try await ledger.customerId(pasted: id) else {
             throw CLIError.notFound("no customer matches \(safe(id))")

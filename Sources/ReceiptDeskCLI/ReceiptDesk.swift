@@ -30,7 +30,8 @@ public struct ReceiptDesk: AsyncParsableCommand {
             }
         } catch {
             let status = ExitStatus.of(error)
-            if let message = status.message {
+            if var message = status.message {
+                if let hint = negativeValueHint(message, arguments: CommandLine.arguments) { message += "\n" + hint }
                 if status.toStandardOutput { print(message) } else { FileHandle.standardError.write(Data((message + "\n").utf8)) }
             }
             Foundation.exit(status.code)

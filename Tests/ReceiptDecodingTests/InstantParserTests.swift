@@ -32,4 +32,23 @@ struct InstantParserTests {
     func refused(text: String) {
         #expect(InstantParser.parse(text) == nil, "\(text)")
     }
+
+    @Test("now is the instant given, in any case; without one it is no instant")
+    func now() {
+        #expect(InstantParser.parse("now", now: Self.noon) == Self.noon)
+        #expect(InstantParser.parse("NOW", now: Self.noon) == Self.noon)
+        #expect(InstantParser.parse("2025-03-01", now: Self.noon) == InstantParser.parse("2025-03-01"))
+        #expect(InstantParser.parse("now") == nil)
+        #expect(InstantParser.parse("nowish", now: Self.noon) == nil)
+    }
+
+    @Test(
+        "a bare integer before 1973 that as seconds falls in 2000-2099 is said, as seconds; others are not",
+        arguments: [
+            ("1740830400", Optional(noon)), ("946684800", Optional(Timestamp(millisecondsSince1970: 946_684_800_000))),
+            ("1740830400000", nil), ("5", nil), ("-1740830400", nil), ("2025-03-01", nil), ("99999999999", nil), ("4102444800", nil),
+        ])
+    func secondsMisread(text: String, seconds: Timestamp?) {
+        #expect(InstantParser.secondsMisread(text) == seconds, "\(text)")
+    }
 }

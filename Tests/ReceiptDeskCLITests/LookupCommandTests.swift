@@ -100,6 +100,25 @@ struct LookupCommandTests {
         #expect(now.contains("quick-refund:502") && !now.contains("raised after"), "\(now)")
     }
 
+    @Test("--at takes now; seconds given for milliseconds are read as milliseconds and said; a negative one says how to give it")
+    func atInputs() throws {
+        let url = "sqlite:\(try Self.ledgerWithHistory())"
+        let before = Int(Date().timeIntervalSince1970 * 1000)
+        let now = try Binary.run(["lookup", "500", "--ledger", url, "--at", "now", "--json"])
+        let after = Int(Date().timeIntervalSince1970 * 1000)
+        #expect(now.status == 0, "\(now.stderr)")
+        let at = try #require(try Binary.json(now.stdout)["at"] as? Int)
+        #expect((before - 1000...after).contains(at), "\(at)")
+        let seconds = try Binary.run(["lookup", "500", "--ledger", url, "--at", "1743638400", "--json"])
+        #expect(seconds.status == 0)
+        #expect(try Binary.json(seconds.stdout)["at"] as? Int == 1_743_638_400)
+        #expect(seconds.stderr.contains("--at 1743638400 is read as milliseconds, 1970-01-21T04:20:38.400Z; for seconds, give 1743638400000 (2025-04-03T00:00:00Z)"), "\(seconds.stderr)")
+        #expect(try Binary.run(["lookup", "500", "--ledger", url, "--at", "1743638400000"]).stderr.isEmpty)
+        let negative = try Binary.run(["lookup", "500", "--ledger", url, "--at", "-5"])
+        #expect(negative.status == 2 && negative.stderr.contains("give a value that starts with - as --at=-5"), "\(negative.stderr)")
+        #expect(try Binary.run(["lookup", "500", "--ledger", url, "--at=-5"]).status == 0)
+    }
+
     @Test("triage and note over --files are refused, exit 2: the in-memory ledger and the change vanish on exit")
     func writesOverFilesRefused() throws {
         let file = try Self.historyFile()
