@@ -82,6 +82,7 @@ struct Dashboard {
             mouse: mouse, themeName: themeName ?? "default", themeNames: themes.names, catalog: catalog)
         // Files decoded without their signatures checked: said on every screen, not only before the screen was taken.
         state.unverified = !data.source.files.isEmpty && data.verification.noVerify
+        state.inMemory = !data.source.files.isEmpty
         if roleRefuses, !readOnly, let role = opened.role {
             state.readOnlyReason = "the PostgreSQL role \(role.name) may read this ledger, not triage it"
         }

@@ -227,6 +227,13 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: ids, action: .ack, note: nil, undo: false, expecting: .open)])
         _ = reduce(&state, .triaged(ids.map { TriageChange(flagId: $0, from: .open, to: .acknowledged) }, undo: false))
         #expect(state.message?.text == "2 flags (quick-refund, app-issue) acknowledged (u undoes)")
+        // Over files loaded in memory, the message says the triage goes with the dashboard; the header says so too.
+        state.inMemory = true
+        _ = reduce(&state, .triaged(ids.map { TriageChange(flagId: $0, from: .acknowledged, to: .resolved) }, undo: false))
+        #expect(state.message?.text == "2 flags (quick-refund, app-issue) resolved (u undoes; in memory: gone when you quit, a --ledger keeps triage)")
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(0).contains("IN MEMORY"), "\(buffer.line(0))")
     }
 
     @Test("the customer's flags pane: a Tab stop when they have flags; a, r and o act on its selected flag; Enter shows the flag's event")

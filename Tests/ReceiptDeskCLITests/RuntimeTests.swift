@@ -253,7 +253,7 @@ struct RuntimeTests {
         #expect(runtime.state.saving == nil && runtime.state.triageMarks.isEmpty)
     }
 
-    @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not")
+    @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not; files say IN MEMORY")
     func unverifiedBadge() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
@@ -274,6 +274,9 @@ struct RuntimeTests {
         #expect(unverified.contains("UNVERIFIED"), "\(unverified)")
         #expect(!(try header(["--files", fixture.directory.path])).contains("UNVERIFIED"))
         #expect(!(try header(["--no-verify"])).contains("UNVERIFIED"), "a stored ledger's records carry their own verification")
+        // Files live in memory (their triage gone at quit); a ledger does not.
+        #expect(try header(["--files", fixture.directory.path]).contains("IN MEMORY"))
+        #expect(!(try header([])).contains("IN MEMORY"))
     }
 
     @Test("a role that may not triage opens the dashboard read-only, saying why; the operator defaults to the role")

@@ -58,6 +58,7 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     if state.isDemo { candidates.append((1, "DEMO", "ui.badge.demo")) }
     if state.unverified { candidates.append((1, "UNVERIFIED", "status.warn")) }
     if state.readOnly { candidates.append((2, "READ-ONLY", "ui.badge")) }
+    if state.inMemory && !state.readOnly { candidates.append((2, "IN MEMORY", "status.warn")) }
     if state.asOf != nil { candidates.append((4, asOf.0, asOf.1)) }
     candidates.append((3, "env \(environment.rawValue)", "ui.badge"))
     if state.asOf == nil { candidates.append((4, asOf.0, asOf.1)) }

@@ -298,6 +298,9 @@ public struct AppState: Sendable {
     public var ledgerReadOnly: Bool
     /// Whether triage is refused: the keys that write are hidden and the header says READ-ONLY.
     public var readOnly: Bool { openedReadOnly || ledgerReadOnly }
+    /// Whether the ledger lives in memory (files loaded, no ledger): triage works and is gone when the dashboard
+    /// quits, which the header and each triage message say.
+    public var inMemory = false
     public var ascii: Bool
     public var mouse: Bool
     public var themeName: String

@@ -271,7 +271,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 state.undoStack.append(moved)
                 // (On a customer, a key moves every flag of theirs it can: it says which.)
                 let which = state.screen == .customer ? flagRules(moved.map(\.flagId)) : ""
-                parts.append("\(Format.counted(moved.count, "flag"))\(which) \(moved[0].to.rawValue) (u undoes)")
+                // (Files loaded in memory: the triage goes when the dashboard does, said each time.)
+                let kept = state.inMemory ? "; in memory: gone when you quit, a --ledger keeps triage" : ""
+                parts.append("\(Format.counted(moved.count, "flag"))\(which) \(moved[0].to.rawValue) (u undoes\(kept))")
             }
             if let first = already.first {
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
