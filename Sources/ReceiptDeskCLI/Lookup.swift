@@ -135,11 +135,8 @@ struct Lookup: AsyncParsableCommand {
                 // "com.ideasoncanvas.mind" alike), else its start.
                 let name = safe(e.name)
                 let shown = name.count > 22 && name.contains(".") ? "…" + name.suffix(21) : name
-                var line = "  \(shown.padding(toLength: 22, withPad: " ", startingAt: 0)) \(e.state.rawValue.uppercased().padding(toLength: 13, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
-                // "renews" of a period that runs; of one that ended (or was revoked) only that renewal was on when
-                // last reported ("EXPIRED ... renews" read as a contradiction).
-                let running = e.state == .active || e.state == .gracePeriod || e.state == .billingRetry
-                if let willRenew = e.willRenew { line += willRenew ? (running ? "  renews" : "  renewal was on") : "  renewal off" }
+                var line = "  \(shown.padding(toLength: 22, withPad: " ", startingAt: 0)) \(Self.label(e.state).padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
+                if let renewal = Self.renewal(e) { line += "  " + renewal }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")
             }
@@ -165,6 +162,36 @@ struct Lookup: AsyncParsableCommand {
             if raisedAfter > 0 { output.line("  (\(raisedAfter) more raised after \(instant.iso8601), not shown)") }
         }
         output.flush()
+    }
+}
+
+extension Lookup {
+    /// A state as the dashboard says it ("BILLING RETRY", not "BILLINGRETRY"); the JSON keeps DESIGN's words.
+    static func label(_ state: EntitlementState) -> String {
+        switch state {
+        case .active: "ACTIVE"
+        case .gracePeriod: "GRACE PERIOD"
+        case .billingRetry: "BILLING RETRY"
+        case .expired: "EXPIRED"
+        case .revoked: "REVOKED"
+        case .owned: "OWNED"
+        case .none: "NONE"
+        }
+    }
+
+    /// What the text says of renewal, when known: "renews" of a period that runs; of one that ended (or was revoked)
+    /// only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
+    /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer
+    /// turning renewal off (DESIGN section 7: never blur the two).
+    static func renewal(_ e: Entitlement) -> String? {
+        guard let willRenew = e.willRenew else { return nil }
+        let running = e.state == .active || e.state == .gracePeriod || e.state == .billingRetry
+        if willRenew { return running ? "renews" : "renewal was on" }
+        switch e.expirationIntent {
+        case .billingError: return "renewal stopped: billing failed"
+        case .productUnavailable: return "renewal stopped: product unavailable"
+        default: return "renewal off"
+        }
     }
 }
 

@@ -119,6 +119,32 @@ struct LookupCommandTests {
         #expect(try Binary.run(["lookup", "500", "--ledger", url, "--at=-5"]).status == 0)
     }
 
+    @Test("lookup's text says states as the dashboard does, and renewal stopped by billing apart from renewal turned off; the JSON keeps DESIGN's words")
+    func stateWords() throws {
+        let ledger = ImportCommandTests.temporary("states.sqlite")
+        let data = Binary.packageRoot.appendingPathComponent("SampleData/data").path
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, data])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        func entitlementLine(_ id: String, at: String) throws -> String {
+            let text = try Binary.run(["lookup", id, "--ledger", "sqlite:\(ledger)", "--at", at]).stdout
+            // The subscription's line (a customer may own consumables too, named before it).
+            let lines = text.split(separator: "\n").drop { $0 != "entitlements" }.dropFirst()
+            return String(try #require(lines.first { $0.hasPrefix("  group ") }, "\(text)"))
+        }
+        // SampleData: 150000000000001 in billing retry in July, its retries over by the end of August; 150000000012001
+        // in a grace period in July; 150000000056001 turned renewal off.
+        let retry = try entitlementLine("150000000000001", at: "2025-07-01")
+        #expect(retry.contains(" BILLING RETRY  pro.monthly  renews"), "\(retry)")
+        #expect(try entitlementLine("150000000012001", at: "2025-07-01").contains(" GRACE PERIOD   storage.monthly"))
+        let stopped = try entitlementLine("150000000000001", at: "9999-12-31T23:59:59Z")
+        #expect(stopped.contains(" EXPIRED ") && stopped.hasSuffix("pro.monthly  renewal stopped: billing failed"), "\(stopped)")
+        let off = try entitlementLine("150000000056001", at: "9999-12-31T23:59:59Z")
+        #expect(off.contains(" EXPIRED ") && off.hasSuffix("pro.monthly  renewal off"), "\(off)")
+        let json = try Binary.json(try Binary.run(["lookup", "150000000000001", "--ledger", "sqlite:\(ledger)", "--at", "2025-07-01", "--json"]).stdout)
+        #expect((json["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["billingRetry"])
+    }
+
     @Test("triage and note over --files are refused, exit 2: the in-memory ledger and the change vanish on exit")
     func writesOverFilesRefused() throws {
         let file = try Self.historyFile()
