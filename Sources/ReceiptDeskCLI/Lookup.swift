@@ -130,12 +130,16 @@ struct Lookup: AsyncParsableCommand {
                 "  \(listed) \(listed == 1 ? "transaction" : "transactions")\(purchases), \(facts.refundCount) refunded, net spend \(net)\(shared)")
             output.line("")
             output.line("entitlements")
+            // Names are cut to their column on a terminal only: piped or redirected, the text is read by programs
+            // and searched, and a cut name ("…utcallalert.inapp.pro") matched nothing.
+            let terminal = isatty(STDOUT_FILENO) == 1
             for e in entitlements {
                 // A name too long for its 22 columns keeps its end when dotted (three products of one app read
                 // "com.ideasoncanvas.mind" alike), else its start.
                 let name = safe(e.name)
-                let shown = name.count > 22 && name.contains(".") ? "…" + name.suffix(21) : name
-                var line = "  \(shown.padding(toLength: 22, withPad: " ", startingAt: 0)) \(Self.label(e.state).padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
+                let shown = !terminal || name.count <= 22 ? name : name.contains(".") ? "…" + name.suffix(21) : name.prefix(21) + "…"
+                let column = shown.count < 22 ? shown.padding(toLength: 22, withPad: " ", startingAt: 0) : shown
+                var line = "  \(column) \(Self.label(e.state).padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
                 if let renewal = Self.renewal(e) { line += "  " + renewal }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")

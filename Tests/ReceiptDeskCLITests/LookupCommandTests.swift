@@ -145,6 +145,19 @@ struct LookupCommandTests {
         #expect((json["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["billingRetry"])
     }
 
+    @Test("lookup's text piped (not a terminal) never cuts a name to its column")
+    func namesWholeWhenPiped() throws {
+        let file = ImportCommandTests.temporary("long-names.json")
+        let long = "com.example.shortcutcallalert.inapp.pro"
+        let json = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[{"transaction_id":"901","original_transaction_id":"901","product_id":"\#(long)","purchase_date_ms":"1740787200000","quantity":"1"}]}}"#
+        writeTestFile(file, Data(json.utf8))
+        let result = try Binary.run(["lookup", "901", "--files", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").drop { $0 != "entitlements" }.dropFirst()
+        #expect(lines.first?.hasPrefix("  \(long) OWNED") == true, "\(result.stdout)")
+        #expect(!result.stdout.contains("…"), "\(result.stdout)")
+    }
+
     @Test("triage and note over --files are refused, exit 2: the in-memory ledger and the change vanish on exit")
     func writesOverFilesRefused() throws {
         let file = try Self.historyFile()
