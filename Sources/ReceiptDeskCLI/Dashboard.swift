@@ -197,12 +197,25 @@ struct Dashboard {
                 InstantParser.parse(text).flatMap { (0...253_402_300_799_999).contains($0.millisecondsSince1970) ? $0 : nil }
             },
             loadTheme: { name in try themes.load(name) },
-            writeFile: { path, contents in
-                guard FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)) else {
-                    throw CLIError.usage("cannot write \(path)")
-                }
-            },
+            writeFile: { path, contents in try writeExport(contents, to: path) },
             clock: clock)
+    }
+}
+
+/// Writes an export, replacing a file there; a failure says why (`cannot write /x/y.csv: No such file or
+/// directory`), where it said only "cannot write".
+func writeExport(_ contents: String, to path: String) throws {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    var bytes = Array(contents.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            throw CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        bytes = bytes.dropFirst(written)
     }
 }
 

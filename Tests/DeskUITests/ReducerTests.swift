@@ -1021,6 +1021,14 @@ struct ReducerTests {
             return
         }
         #expect(partial == " of 11,812: those loaded (scrolling loads more)")
+        // The file says it too, in its first line: which rows of how many, and what A and F narrowed the list to.
+        state.customerQuery.withOpenFlags = true
+        state.customerQuery.activeAt = Timestamp(millisecondsSince1970: 1_740_816_000_000)
+        let rowsLine = exportCSV(state).split(separator: "\n")[0]
+        #expect(
+            rowsLine.contains("covered-at=2025-03-01T08:00:00Z with-open-flags rows=1-\(state.customerPage.rows.count)-of-11812 as-of="),
+            "\(rowsLine)")
+        state.customerQuery = CustomerQuery()
         // The first line is a comment a reader can skip: never a quoted cell, whatever the ledger is called.
         state.ledgerName = "DEMO data: 200 generated customers (seed \"demo-1\"), 2025-01-01 to 2025-07-01"
         let first = exportCSV(state).split(separator: "\n", omittingEmptySubsequences: false)[0]

@@ -172,7 +172,7 @@ struct RuntimeTests {
         #expect(overview.consumptionRequests.count == 20)
     }
 
-    @Test("a queue longer than its loaded pages says of how many, and :export writes every flag of it, not the 200 loaded")
+    @Test("a queue longer than its loaded pages says of how many, and :export writes every flag of it, not the 200 loaded; a file replaced is said, a failure says why")
     func wholeQueueExported() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
@@ -200,6 +200,17 @@ struct RuntimeTests {
         #expect(Set(flags.map(\.id)).isSubset(of: Set(lines.map { String($0.split(separator: ",").first ?? "") })))
         // The loaded pages are as they were.
         #expect(runtime.state.flags.count == 200)
+        // Again to the same file: replaced, and said; where it cannot be written, why.
+        func export(to target: String) async -> String? {
+            await runtime.handle(.key(.char(":")))
+            for c in "export csv \(target)" { await runtime.handle(.key(.char(c))) }
+            await runtime.handle(.key(.enter))
+            return runtime.state.message?.text
+        }
+        #expect(await export(to: path) == "exported \(open) rows (the whole queue) to \(path) (replacing the file there)")
+        let missing = fixture.directory.appendingPathComponent("no/such/dir/q.csv").path
+        #expect(await export(to: missing) == "cannot write \(missing): No such file or directory")
+        #expect(await export(to: fixture.directory.path) == "cannot write \(fixture.directory.path): Is a directory")
     }
 
     @Test("a triage write that fails after Q is kept to be printed (and the quit waits for it); one that lands is not")

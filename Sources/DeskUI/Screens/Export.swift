@@ -54,6 +54,13 @@ public func exportCSV(_ state: AppState) -> String {
     case .customers, .overview:
         if let text = state.customerQuery.filter { filter += " filter=\(text)" }
         filter += " sort=\(state.customerQuery.sort.rawValue)"
+        if let at = state.customerQuery.activeAt { filter += " covered-at=\(at.iso8601)" }
+        if state.customerQuery.withOpenFlags { filter += " with-open-flags" }
+        // The rows loaded, when they are not the whole list: which of how many (the file alone said nothing of it).
+        let page = state.customerPage
+        if page.next != nil || state.customerOffset > 0 {
+            filter += " rows=\(state.customerOffset + 1)-\(state.customerOffset + page.rows.count)-of-\(page.total)\(page.totalIsLowerBound ? "+" : "")"
+        }
         rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags"])
         for c in state.customerPage.rows {
             rows.append([
