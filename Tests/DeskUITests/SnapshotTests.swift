@@ -552,7 +552,7 @@ struct SnapshotTests {
                     records: CustomerRecords(
                         id: 8, identifiers: [], transactions: [old], firstSeen: ["8001": old.purchaseDate!], renewalInfos: [], notifications: []),
                     flags: [], log: [])))
-        #expect(renderedLines(state).contains { $0.contains("2024-05-05 … 2024-06-11 (nothing since)") }, "\(renderedLines(state))")
+        #expect(renderedLines(state).contains { $0.contains("2024-05-05 … 2024-06-11 (coverage ended)") }, "\(renderedLines(state))")
     }
 
     @Test("the coverage strip shows a grace period as grace, also one since recovered from; a group not yet bought is blank, not a gap")
@@ -859,7 +859,8 @@ struct SnapshotTests {
         // "group G1" is 8 cells: the state starts at column 10 (it was 20); the why after the widest state shown
         // ("ACTIVE"), at 17 (it was 34, then 24 with a state column as wide as "GRACE PERIOD").
         let row = try #require(lines.first { $0.contains("ACTIVE") })
-        #expect(row.hasPrefix(" group G1 ACTIVE paid through 2025-03-21 08:00"), "\(row)")
+        // (The product first: the name is the group's, and says nothing of what was bought.)
+        #expect(row.hasPrefix(" group G1 ACTIVE pro.monthly: paid through 2025-03-21 08:00"), "\(row)")
         // The coverage strip starts under the state.
         let strip = try #require(lines.first { $0.hasPrefix(" group G1 ") && !$0.contains("ACTIVE") })
         #expect(strip.dropFirst(10).first.map { $0 != " " } == true, "\(strip)")
@@ -917,6 +918,18 @@ struct SnapshotTests {
         #expect(Column.shown([Column("a", 30), Column("b", 30, drops: 1)], width: 57) == [0, 1], "three cells cut, none dropped")
         #expect(Column.shown([Column("a", 30), Column("b", 30, drops: 1)], width: 56) == [0])
         #expect(Column.shown([Column("a", 30), Column("b", 30)], width: 20) == [0, 1], "only a column that drops leaves")
+    }
+
+    @Test("an instant travelled to shows its seconds when it has them; an age past 999 days is in years")
+    func instantSecondsAndAgeYears() throws {
+        var state = Fixture.state(width: 100, height: 24, screen: .customer)
+        _ = reduce(&state, .instantParsed(Timestamp(millisecondsSince1970: 1_606_293_030_000)))
+        let lines = renderedLines(state)
+        #expect(lines[0].contains("as of 2020-11-25 08:30:30"), "\(lines[0])")
+        #expect(lines.contains { $0.contains("Entitlements as of 2020-11-25 08:30:30") })
+        state.asOf = Timestamp(millisecondsSince1970: 1_606_293_000_000)
+        #expect(renderedLines(state)[0].contains("as of 2020-11-25 08:30 "), "on the minute: the minute alone")
+        #expect(Format.span(1_130 * 86_400_000) == "3y" && Format.span(999 * 86_400_000) == "999d")
     }
 
     @Test("the customer list's title says what A and F narrowed it to")

@@ -52,7 +52,7 @@ private func drawHeader(_ state: AppState, _ p: inout Painter) {
     // The environment filter applies to the overview, the customer list and the flag queue; every other
     // screen shows one customer, transaction or import, and says "all".
     let environment = [.overview, .customers, .refunds].contains(state.screen) ? state.environment : .all
-    let asOf = state.asOf.map { ("as of \(Format.minute($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
+    let asOf = state.asOf.map { ("as of \(Format.instant($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
     var candidates: [(order: Int, text: String, role: String)] = []
     if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }
     if state.isDemo { candidates.append((1, "DEMO", "ui.badge.demo")) }

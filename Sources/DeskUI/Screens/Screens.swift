@@ -372,7 +372,7 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let entitlementRows = min(max(1, view.entitlements.count), 4)
     let selectedEntitlement = state.customerPositions[0].selected
     let firstEntitlement = firstShownRow(selected: selectedEntitlement, count: view.entitlements.count, rows: entitlementRows)
-    var entitlementTitle = "Entitlements as of \(Format.minute(view.instant))"
+    var entitlementTitle = "Entitlements as of \(Format.instant(view.instant))"
     if view.entitlements.count > entitlementRows {
         entitlementTitle += "  \(firstEntitlement + 1)-\(firstEntitlement + entitlementRows) of \(view.entitlements.count)"
     }
@@ -397,8 +397,12 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let renewal = renewalNote(e)
         // Seconds and milliseconds give way before whether it renews does.
         let room = state.width - whyX - 1
-        var why = Format.instants(in: e.reason) + renewal
-        if DisplayWidth.of(why) > room { why = Format.instants(in: e.reason, toMinute: true) + renewal }
+        // The product first, where the name is not it (a subscription group's id, an entitlement the catalog
+        // names); it gives way first, then the instants' seconds and milliseconds, before whether it renews does.
+        let product = e.productId.flatMap { $0 == e.name ? nil : $0 + ": " } ?? ""
+        let full = Format.instants(in: e.reason) + renewal
+        let short = Format.instants(in: e.reason, toMinute: true) + renewal
+        let why = [product + full, product + short, full].first { DisplayWidth.of($0) <= room } ?? short
         _ = p.text(why, x: whyX, y: rowY, role: "ui.text", width: room)
         if state.customerPane == 0, index == state.customerPositions[0].selected { p.markSelected(y: rowY, width: state.width) }
     }
@@ -414,8 +418,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
             y += 1
         }
-        // (A strip that ends before the instant, nothing bought for a long while, says so.)
-        let since = coverage.end < view.instant ? " (nothing since)" : ""
+        // (A strip that ends before the instant, nothing bought for a long while, says so: its end is when the last
+        // coverage ran out, not an event.)
+        let since = coverage.end < view.instant ? " (coverage ended)" : ""
         let span = "\(Format.day(coverage.start)) … \(Format.day(coverage.end))\(since)"
         // The legend names what the strips shown hold.
         let shownKinds = Set(coverage.strips.prefix(2).flatMap(\.cells).compactMap { $0 })

@@ -331,6 +331,15 @@ enum Format {
         return (n < 0 ? "-" : "") + out
     }
 
+    /// An instant a person chose (time travel): to the minute when it is on one, else with its seconds and
+    /// milliseconds (`2020-11-25 08:30:30`): two instants a few seconds apart can differ in what they show.
+    static func instant(_ t: Timestamp) -> String {
+        let ms = t.millisecondsSince1970
+        guard ms % 60_000 != 0 else { return minute(t) }
+        let iso = t.iso8601
+        return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).dropLast())
+    }
+
     /// `2025-03-01`.
     static func day(_ t: Timestamp?) -> String {
         guard let t else { return "-" }
@@ -392,6 +401,8 @@ enum Format {
     static func span(_ ms: Int64) -> String {
         let minutes = ms.magnitude / 60_000
         let sign = ms < 0 ? "-" : ""
+        // (Years past 999 days: an age column is four cells.)
+        if minutes >= 1000 * 1440 { return sign + "\(minutes / (365 * 1440))y" }
         if minutes >= 2 * 1440 { return sign + "\(minutes / 1440)d" }
         if minutes >= 120 { return sign + "\(minutes / 60)h" }
         return sign + "\(minutes)m"
