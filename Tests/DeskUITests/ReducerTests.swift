@@ -217,6 +217,18 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
+    @Test("a key that works on other screens says where, rather than doing nothing; Esc's help says what it does here")
+    func keyElsewhere() {
+        var state = Fixture.state(screen: .overview)
+        #expect(reduce(&state, .key(.char("/"))).isEmpty && state.prompt == nil)
+        #expect(state.message?.text == "/ (filter) works on Customers, Customer, Refunds; not on Overview")
+        state.screen = .imports
+        _ = reduce(&state, .key(.char("A")))
+        #expect(state.message?.text.hasPrefix("A (only customers covered at the instant) works on Customers; not on Imports") == true)
+        #expect(state.keymap.bindings(on: .imports, readOnly: false).first { $0.keys.contains(.escape) }?.help == "back")
+        #expect(state.keymap.bindings(on: .refunds, readOnly: false).first { $0.keys.contains(.escape) }?.help == "clear filter, or back")
+    }
+
     @Test("a triage key on a customer, which moves every flag of theirs it can, says which flags by their rules")
     func customerTriageSaysWhich() {
         var state = Fixture.state(screen: .customer)

@@ -58,6 +58,12 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
                 ? state.readOnlyReason ?? "this ledger is opened for reading"
                 : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
             state.message = StatusMessage("read-only: \(why); triage is refused", kind: .error)
+        } else if let elsewhere = state.keymap.bindings.first(where: { $0.keys.contains(key) && $0.screens != nil }),
+            let screens = elsewhere.screens, !screens.contains(state.screen), !(state.readOnly && elsewhere.writes)
+        {
+            // A key that works on other screens says where, rather than doing nothing (`/` on the Overview).
+            let names = ScreenID.allCases.filter(screens.contains).map(\.title).joined(separator: ", ")
+            state.message = StatusMessage("\(key.label) (\(elsewhere.help)) works on \(names); not on \(state.screen.title)")
         }
         return []
     }
