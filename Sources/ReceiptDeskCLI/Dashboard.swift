@@ -194,7 +194,11 @@ struct Dashboard {
             },
             // Years 1970 to 9999: an instant outside them is a typo, and would overflow the day arithmetic.
             parseInstant: { text in
-                InstantParser.parse(text).flatMap { (0...253_402_300_799_999).contains($0.millisecondsSince1970) ? $0 : nil }
+                guard let instant = InstantParser.parse(text) else { return nil }
+                guard (0...253_402_300_799_999).contains(instant.millisecondsSince1970) else {
+                    throw CLIError.usage("\(text) is outside the years 1970 to 9999, which the dashboard shows")
+                }
+                return instant
             },
             loadTheme: { name in try themes.load(name) },
             writeFile: { path, contents in try writeExport(contents, to: path) },

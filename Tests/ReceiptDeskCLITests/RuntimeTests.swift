@@ -357,6 +357,16 @@ struct RuntimeTests {
         #expect(runtime.state.now == start.adding(milliseconds: 86_400_000))
         #expect(runtime.state.overview?.refunds90 == pinned)
         #expect(runtime.state.overview?.counts.transactions == 5)
+        // An instant the dashboard cannot show says why; one it cannot read shows the forms it takes.
+        for (typed, said) in [
+            ("1900-01-01", "1900-01-01 is outside the years 1970 to 9999, which the dashboard shows"),
+            ("yesterday", "not an instant: yesterday (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)"),
+        ] {
+            await runtime.handle(.key(.char("t")))
+            for c in typed { await runtime.handle(.key(.char(c))) }
+            await runtime.handle(.key(.enter))
+            #expect(runtime.state.message?.text == said)
+        }
     }
 
     @Test("a triage the ledger cannot take says 'not saved' over the retrying line, and the next resolve offers its note again")

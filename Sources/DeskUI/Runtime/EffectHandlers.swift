@@ -23,7 +23,9 @@ public struct EffectHandlers: Sendable {
     public var triage:
         @Sendable (_ flagIds: [String], _ action: TriageAction, _ note: String?, _ expecting: FlagStatus?) async throws -> [TriageChange]
     /// Understands `:at` text (ISO 8601 or milliseconds).
-    public var parseInstant: @Sendable (String) -> Timestamp?
+    /// An instant typed for time travel: nil when it is not one; throws when it is one the dashboard cannot show
+    /// (the error says why).
+    public var parseInstant: @Sendable (String) throws -> Timestamp?
     /// Loads a theme by name.
     public var loadTheme: @Sendable (String) throws -> Theme
     /// Writes an export.
@@ -35,7 +37,7 @@ public struct EffectHandlers: Sendable {
     public init(
         reader: any LedgerReading,
         triage: @escaping @Sendable ([String], TriageAction, String?, FlagStatus?) async throws -> [TriageChange],
-        parseInstant: @escaping @Sendable (String) -> Timestamp?,
+        parseInstant: @escaping @Sendable (String) throws -> Timestamp?,
         loadTheme: @escaping @Sendable (String) throws -> Theme,
         writeFile: @escaping @Sendable (String, String) throws -> Void,
         clock: (@Sendable () -> Timestamp)? = nil

@@ -295,7 +295,7 @@ public final class Runtime {
             case .triage:
                 return await Self.triage(effect, handlers: handlers)
             case .parseInstant(let text):
-                guard let instant = handlers.parseInstant(text) else {
+                guard let instant = try handlers.parseInstant(text) else {
                     return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)", kind: .error))]
                 }
                 return [.instantParsed(instant)]
