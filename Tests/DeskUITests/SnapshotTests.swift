@@ -387,10 +387,13 @@ struct SnapshotTests {
         let first = renderedLines(state)
         #expect(first.contains { $0.contains("j/k scroll, any other key closes") }, "\(first)")
         #expect(first.contains { $0.contains("more keys: j shows them") })
-        // The last key's line as the help draws it: its keys in 13 cells, then what it does.
-        let binding = try #require(helpLayout(state).bindings.last)
-        let keys = binding.keys.prefix(2).map(\.label).joined(separator: " ")
-        let last = keys + String(repeating: " ", count: max(1, 13 - keys.count)) + binding.help
+        // The last key's line as the help draws it: its keys in the widest keys' cells and one, then what it does.
+        let bindings = helpLayout(state).bindings
+        let label = { (binding: KeyBinding) in binding.keys.prefix(2).map(\.label).joined(separator: " ") }
+        let keysWidth = bindings.map { label($0).count }.max() ?? 0
+        let binding = try #require(bindings.last)
+        let keys = label(binding)
+        let last = keys + String(repeating: " ", count: max(1, keysWidth + 1 - keys.count)) + binding.help
         #expect(!first.contains { $0.contains(last) })
         for _ in 0..<40 { _ = reduce(&state, .key(.char("j"))) }
         let end = renderedLines(state)
@@ -930,6 +933,16 @@ struct SnapshotTests {
         state.asOf = Timestamp(millisecondsSince1970: 1_606_293_000_000)
         #expect(renderedLines(state)[0].contains("as of 2020-11-25 08:30 "), "on the minute: the minute alone")
         #expect(Format.span(1_130 * 86_400_000) == "3y" && Format.span(999 * 86_400_000) == "999d")
+    }
+
+    @Test("at 100 columns the help box shows every description of the customer list's keys whole")
+    func helpDescriptionsWhole() throws {
+        var state = Fixture.state(width: 100, height: 30, screen: .customers)
+        _ = reduce(&state, .key(.char("?")))
+        let text = renderedLines(state).joined(separator: "\n")
+        for binding in state.keymap.bindings(on: .customers, readOnly: false) {
+            #expect(text.contains(binding.help), "\(binding.help) cut:\n\(text)")
+        }
     }
 
     @Test("the customer list's title says what A and F narrowed it to")

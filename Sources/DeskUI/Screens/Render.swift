@@ -263,6 +263,9 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     let box = p.overlay(title: title, width: layout.width, height: layout.height)
     let bindings = Array(layout.bindings.dropFirst(min(state.helpTop, hidden)))
     let columnWidth = box.width / columns
+    // The keys' column as wide as the widest keys shown (at most 12), so the descriptions have the rest: at 100
+    // columns "only customers covered at the instant" was cut.
+    let keysWidth = min(12, layout.bindings.map { DisplayWidth.of($0.keys.prefix(2).map(\.label).joined(separator: " ")) }.max() ?? 0)
     let bindingRows = max(0, box.height - commandLines - 1)
     let shown = min(bindings.count, bindingRows * columns)
     for (index, binding) in bindings.prefix(shown).enumerated() {
@@ -270,8 +273,8 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
         let x = box.x + column * columnWidth
         let y = box.y + index % max(1, bindingRows)
         let keys = binding.keys.prefix(2).map(\.label).joined(separator: " ")
-        _ = p.text(keys, x: x, y: y, role: "ui.footer.key", width: 12)
-        _ = p.text(binding.help, x: x + 13, y: y, role: "ui.text", width: columnWidth - 14)
+        _ = p.text(keys, x: x, y: y, role: "ui.footer.key", width: keysWidth)
+        _ = p.text(binding.help, x: x + keysWidth + 1, y: y, role: "ui.text", width: columnWidth - keysWidth - 2)
     }
     var y = box.y + bindingRows
     if shown < bindings.count {
