@@ -432,8 +432,9 @@ public final class SQLLedger: Sendable {
                 return (flag, current)
             }
             // Acknowledging says someone is looking at an open flag; a resolved one is reopened first (the
-            // dashboard's `a` moves open flags only, for the same reason).
-            if action == .ack && current == .resolved {
+            // dashboard's `a` moves open flags only, for the same reason). An undo puts a flag back where it was:
+            // a resolve of an acknowledged flag undone is acknowledged again.
+            if action == .ack && current == .resolved && expecting == nil {
                 throw LedgerError(
                     code: .usage, message: "flag \(flagId) is resolved: only an open flag is acknowledged (reopen it first)")
             }

@@ -217,6 +217,19 @@ struct ReducerTests {
         #expect(reduce(&state, .key(.char("q"))) == [.quit])
     }
 
+    @Test("a resolve of an acknowledged flag is undone back to acknowledged; a reopen says 'reopened'; old undo notes still read as undos")
+    func undoAfterAcknowledge() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .triaged([TriageChange(flagId: "quick-refund:2004", from: .acknowledged, to: .resolved)], undo: false))
+        #expect(
+            reduce(&state, .key(.char("u"))) == [
+                .triage(flagIds: ["quick-refund:2004"], action: .ack, note: "undo of resolve", undo: true, expecting: .resolved)
+            ])
+        _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .resolved, to: .open)], undo: false))
+        #expect(state.message?.text == "1 flag reopened (u undoes)")
+        #expect(isUndoNote("undo of reopen") && isUndoNote("undo of resolved") && !isUndoNote("undo of everything"))
+    }
+
     @Test("a key that works on other screens says where, rather than doing nothing; Esc's help says what it does here")
     func keyElsewhere() {
         var state = Fixture.state(screen: .overview)
@@ -483,7 +496,7 @@ struct ReducerTests {
         #expect(effects == [.loadFlags(FlagQuery(status: .open, limit: 200), append: false)])
         #expect(state.marked.isEmpty)
         let undo = Effect.triage(
-            flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolved", undo: true, expecting: .resolved)
+            flagIds: ["quick-refund:2004", "app-issue:2004"], action: .reopen, note: "undo of resolve", undo: true, expecting: .resolved)
         #expect(reduce(&state, .key(.char("u"))) == [undo])
         // Until the compensating entries are written the action stays undoable: a failed write can be retried.
         _ = reduce(&state, .failed("ledger unavailable", unavailable: false))

@@ -447,6 +447,14 @@ struct LedgerConformanceTests {
             "INSERT INTO triage_log (flag_id, at, operator, action) VALUES ('x', 0, 'eve', 'delete')",
             saying: backend.isPostgres ? "triage_log_action" : "only known actions")
         #expect(try await ledger.triageLog(flagId: flag.id, customerId: nil).count == 3)
+        // Acknowledged, resolved, then the resolve undone: acknowledged again (an undo may acknowledge a resolved
+        // flag, which `a` may not).
+        _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "cy", note: nil, now: testNow.adding(milliseconds: 5000))
+        _ = try await ledger.triage(flagId: flag.id, action: .resolve, operatorName: "cy", note: "done", now: testNow.adding(milliseconds: 6000))
+        let undone = try await ledger.triageChange(
+            flagId: flag.id, action: .ack, operatorName: "cy", note: "undo of resolve", now: testNow.adding(milliseconds: 7000),
+            expecting: .resolved)
+        #expect(undone.from == .resolved && undone.flag.status == .acknowledged)
         try await ledger.close()
     }
 

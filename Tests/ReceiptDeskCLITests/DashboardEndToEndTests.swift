@@ -256,7 +256,7 @@ struct DashboardEndToEndTests {
         let issue = try await Self.triageLog(ofLedgerAt: path, flagId: "app-issue:5002")
         #expect(issue.map(\.action) == [.resolve, .reopen])
         #expect(issue.first?.note == "duplicate of ticket 42")
-        #expect(issue.last?.note == "undo of resolved")
+        #expect(issue.last?.note == "undo of resolve")
         #expect(issue.map(\.toStatus) == [.resolved, .open])
     }
 

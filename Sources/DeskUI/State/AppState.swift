@@ -209,12 +209,21 @@ public struct Prompt: Sendable, Equatable {
     }
 }
 
-/// The note an undo writes with its compensating entries ("undo of acknowledged"): the log says why the flag moved
-/// back, and the customer's header, which shows what people wrote, leaves it out.
-func undoNote(of status: FlagStatus) -> String { "undo of \(status.rawValue)" }
+/// The note an undo writes with its compensating entries, naming the change undone ("undo of resolve"): the log
+/// says why the flag moved back, and the customer's header, which shows what people wrote, leaves it out.
+func undoNote(of status: FlagStatus) -> String {
+    let change = switch status {
+    case .open: "reopen"
+    case .acknowledged: "acknowledge"
+    case .resolved: "resolve"
+    }
+    return "undo of \(change)"
+}
 
-/// Whether a note is one an undo wrote.
-func isUndoNote(_ note: String) -> Bool { FlagStatus.allCases.contains { undoNote(of: $0) == note } }
+/// Whether a note is one an undo wrote (as this build words it, or as earlier ones did: "undo of resolved").
+func isUndoNote(_ note: String) -> Bool {
+    FlagStatus.allCases.contains { undoNote(of: $0) == note || "undo of \($0.rawValue)" == note }
+}
 
 /// ` (app-issue, quick-refund)`: the rules of up to three flags by their ids (`rule:key`), so that a key that acts on
 /// several flags at once (a customer's) says which; empty for more.

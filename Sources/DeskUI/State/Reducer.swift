@@ -273,7 +273,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 let which = state.screen == .customer ? flagRules(moved.map(\.flagId)) : ""
                 // (Files loaded in memory: the triage goes when the dashboard does, said each time.)
                 let kept = state.inMemory ? "; in memory: gone when you quit, a --ledger keeps triage" : ""
-                parts.append("\(Format.counted(moved.count, "flag"))\(which) \(moved[0].to.rawValue) (u undoes\(kept))")
+                // (Moved back to open, a flag is "reopened": "1 flag open" read as a count.)
+                let done = moved[0].to == .open ? "reopened" : moved[0].to.rawValue
+                parts.append("\(Format.counted(moved.count, "flag"))\(which) \(done) (u undoes\(kept))")
             }
             if let first = already.first {
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
