@@ -230,11 +230,16 @@ struct ReducerTests {
         #expect(isUndoNote("undo of reopen") && isUndoNote("undo of resolved") && !isUndoNote("undo of everything"))
     }
 
-    @Test("a key that works on other screens says where, rather than doing nothing; Esc's help says what it does here")
+    @Test("a key that works on other screens says where, rather than doing nothing; / finds a customer there; Esc's help says what it does here")
     func keyElsewhere() {
         var state = Fixture.state(screen: .overview)
-        #expect(reduce(&state, .key(.char("/"))).isEmpty && state.prompt == nil)
-        #expect(state.message?.text == "/ (filter) works on Customers, Customer, Refunds; not on Overview")
+        // / where there is nothing to filter finds a customer: what is typed after it is text, never keys.
+        #expect(reduce(&state, .key(.char("/"))).isEmpty)
+        #expect(state.prompt?.kind == .command && state.prompt?.text == "customer ")
+        #expect(state.message?.text == "nothing to filter on Overview: / finds a customer here (Esc cancels)")
+        for c in "bug" { #expect(reduce(&state, .key(.char(c))).isEmpty) }
+        #expect(state.prompt?.text == "customer bug" && state.undoStack.isEmpty)
+        _ = reduce(&state, .key(.escape))
         state.screen = .imports
         _ = reduce(&state, .key(.char("A")))
         #expect(state.message?.text.hasPrefix("A (only customers covered at the instant) works on Customers; not on Imports") == true)

@@ -58,6 +58,13 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
                 ? state.readOnlyReason ?? "this ledger is opened for reading"
                 : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
             state.message = StatusMessage("read-only: \(why); triage is refused", kind: .error)
+        } else if key == .char("/") {
+            // Where there is nothing to filter, / finds a customer: what is typed after it goes into that prompt,
+            // not to the keys (the "u" of "/bug" on the Overview undid a triage).
+            var prompt = Prompt(kind: .command, text: "customer ")
+            prompt.offered = false
+            state.prompt = prompt
+            state.message = StatusMessage("nothing to filter on \(state.screen.title): / finds a customer here (Esc cancels)")
         } else if let elsewhere = state.keymap.bindings.first(where: { $0.keys.contains(key) && $0.screens != nil }),
             let screens = elsewhere.screens, !screens.contains(state.screen), !(state.readOnly && elsewhere.writes)
         {
