@@ -945,6 +945,20 @@ struct SnapshotTests {
         }
     }
 
+    @Test("an acknowledged consumption request keeps its time left, on the overview and in the queue")
+    func acknowledgedRequestKeepsItsClock() throws {
+        var state = Fixture.state(width: 100, height: 30, screen: .overview)
+        let request = RefundFlag(
+            id: "consumption-request:u1", rule: "consumption-request", severity: .high, status: .acknowledged, customerId: 5,
+            transactionId: "8001", productId: "coins.500", amount: nil, currency: nil, at: Fixture.now.adding(milliseconds: -3_600_000),
+            detail: "refund requested")
+        state.overview?.consumptionRequests = [request]
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("11h left  C5 coins.500 (ack)") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("none pending") })
+        #expect(dueCell(request, at: Fixture.now).text == "11h")
+    }
+
     @Test("the customer list's title says what A and F narrowed it to")
     func listTitleSaysItsNarrowing() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customers)

@@ -56,14 +56,18 @@ public struct EffectHandlers: Sendable {
         async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil, environment: environment)
         async let flagCounts = reader.flagCounts(environment: environment)
         async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20))
+        // Requests open or acknowledged: someone looking at one does not stop Apple's 12 hours.
         async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", environment: environment, limit: 20))
+        async let consumptionSeen = reader.flags(
+            FlagQuery(status: .acknowledged, rule: "consumption-request", environment: environment, limit: 20))
         // Every open request whose 12 hours had run out by the instant, not only those among the newest 20.
         let deadlinePassed = Timestamp(millisecondsSince1970: clampedSum(instant.millisecondsSince1970, -12 * 3_600_000))
         async let pastDeadline = reader.flagCount(
             FlagQuery(status: .open, rule: "consumption-request", environment: environment, until: deadlinePassed))
         return OverviewData(
             counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
-            consumptionRequests: try await consumption, consumptionPastDeadline: try await pastDeadline)
+            consumptionRequests: Array((try await consumption + consumptionSeen).sorted { ($0.at, $0.id) > ($1.at, $1.id) }.prefix(20)),
+            consumptionPastDeadline: try await pastDeadline)
     }
 
     /// One customer with their flags and triage log.

@@ -149,7 +149,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let left = clampedDifference(consumptionDeadline(flag), instant)
         let role = left < 3 * 3_600_000 ? "status.danger" : "status.warn"
         _ = p.text(
-            "\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")\(environmentMark(state, flag))", x: 1, y: rowY,
+            "\(Format.span(left)) left  C\(flag.customerId ?? 0) \(flag.productId ?? "-")\(environmentMark(state, flag))"
+                + (flag.status == .acknowledged ? " (ack)" : ""), x: 1, y: rowY,
             role: role, width: half - 2)
         if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
@@ -951,10 +952,11 @@ func ageCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
     return TableCell(age < 0 ? "-" : Format.span(age), role: "ui.text.muted")
 }
 
-/// An open consumption request's time left to answer (12 hours from the request).
+/// A consumption request's time left to answer (12 hours from the request), open or acknowledged.
 func dueCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
     let now = instant.millisecondsSince1970
-    guard f.rule == "consumption-request", f.status == .open, f.at.millisecondsSince1970 <= now else { return TableCell("") }
+    // (Acknowledged, the clock still runs: someone looking is not an answer.)
+    guard f.rule == "consumption-request", f.status != .resolved, f.at.millisecondsSince1970 <= now else { return TableCell("") }
     let left = clampedDifference(consumptionDeadline(f), now)
     return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
 }
