@@ -186,6 +186,63 @@ extension CustomerHistory {
             else { continue }
             notTheirChoice[original, default: []].append((eventTime(seen), n.notificationType == .revoke))
         }
+        // What stops renewal that is Apple's doing or the subscription's end, not the customer turning it off, per
+        // subscription: Apple's billing retry ending without a recovery (a renewal info out of retry with renewal off,
+        // or with expiration intent 2 once the period has ended), and a period that ended for a price increase not
+        // consented to (intent 3), a product no longer for sale (4) or a reason Apple does not give (5); V2 says the
+        // same with EXPIRED and its subtype. V1 tells the end of a billing retry as DID_CHANGE_RENEWAL_STATUS with
+        // renewal off, which read as the customer's choice: its receipt's renewal info says otherwise.
+        var stops: [String: [(at: Timestamp, detail: String)]] = [:]
+        func covered(_ original: String, at: Timestamp) -> Bool {
+            transactions.contains { t in
+                t.originalTransactionId == original && (t.purchaseDate ?? at) <= at && (t.expiresDate.map { $0 > at } ?? false)
+            }
+        }
+        func stopWords(_ intent: ExpirationIntent?, retryEnded: Bool) -> String? {
+            switch intent {
+            case nil: retryEnded ? "Apple stopped renewal: billing retry ended" : nil
+            case .customerCancelled?: nil
+            case .billingError?: "Apple stopped renewal: billing retry ended"
+            case .priceIncreaseDeclined?: "renewal stopped: the customer did not consent to the price increase"
+            case .productUnavailable?: "Apple stopped renewal: the product is no longer for sale"
+            case let other?: "renewal stopped by Apple (expiration intent \(other.rawValue)), not by the customer"
+            }
+        }
+        do {
+            var retrying: [String: Bool] = [:]
+            for seen in renewals where seen.seenAt <= instant {
+                let info = seen.info
+                guard let original = info.originalTransactionId else { continue }
+                let retry = info.isInBillingRetryPeriod == true
+                defer { retrying[original] = retry }
+                guard !retry, info.autoRenewStatus == .off else { continue }
+                let retryEnded = retrying[original] == true
+                // An intent while a period still runs is left from an earlier end: renewal off now is the customer's.
+                guard retryEnded || !covered(original, at: seen.seenAt),
+                    let words = stopWords(info.expirationIntent, retryEnded: retryEnded)
+                else { continue }
+                stops[original, default: []].append((seen.seenAt, words))
+            }
+            for seen in notifications where eventTime(seen) <= instant && seen.notification.notificationType == .expired {
+                let n = seen.notification
+                guard let original = n.originalTransactionId ?? transactions.first(where: { $0.transactionId == seen.transactionId })?.originalTransactionId
+                else { continue }
+                let intent: ExpirationIntent
+                switch n.subtype {
+                case .billingRetry?: intent = .billingError
+                case .priceIncrease?: intent = .priceIncreaseDeclined
+                case NotificationSubtype(rawValue: "PRODUCT_NOT_FOR_SALE")?: intent = .productUnavailable
+                default: continue
+                }
+                stops[original, default: []].append((eventTime(seen), stopWords(intent, retryEnded: true)!))
+            }
+        }
+        /// What stopped renewal of `original` within a minute of `at`, when it was not the customer.
+        func stopped(_ original: String?, at: Timestamp) -> String? {
+            guard let original else { return nil }
+            return stops[original]?.filter { abs($0.at.distance(to: at)) <= 60_000 }.min { abs($0.at.distance(to: at)) < abs($1.at.distance(to: at)) }?.detail
+        }
+
         /// Why renewal of `original` turned off at `at`, when a refund request or a family revoke came before it (no
         /// earlier than `since`): the latest one's words; nil when neither did.
         func offBecause(_ original: String?, at: Timestamp, since: Timestamp, likely: Bool = false) -> String? {
@@ -213,7 +270,10 @@ extension CustomerHistory {
             case (.didChangeRenewalStatus, let subtype):
                 let off = subtype == .autoRenewDisabled || (n.version == "1" && n.autoRenewStatus == false)
                 let on = subtype == .autoRenewEnabled || (n.version == "1" && n.autoRenewStatus == true)
-                if off {
+                if off, subtype != .autoRenewDisabled, let stop = stopped(original, at: at) {
+                    // Not the customer's: the subscription ended (no transaction: the period's own end has that one).
+                    add(at, seen.seenAt, .expired, nil, stop, product: product ?? transaction?.productId)
+                } else if off {
                     note(
                         .autoRenewDisabled,
                         offBecause(original, at: at, since: at.adding(milliseconds: -86_400_000)) ?? "the customer turned renewal off")
@@ -245,6 +305,10 @@ extension CustomerHistory {
                 note(.familyRevoked, "family sharing access revoked")
             case (.consumptionRequest, _):
                 note(.consumptionRequested, "the customer asked for a refund; consumption data due by \(at.adding(milliseconds: 12 * 3_600_000).iso8601)")
+            case (.expired, _):
+                if let stop = stopped(original, at: at) {
+                    add(at, seen.seenAt, .expired, nil, stop, product: product ?? transaction?.productId)
+                }
             case (.priceIncrease, let subtype):
                 note(.priceIncrease, subtype == .accepted ? "price increase accepted" : "price increase announced")
             case (.renewalExtended, _): note(.renewalExtended, "Apple extended the renewal date")
@@ -266,7 +330,12 @@ extension CustomerHistory {
             let key = info.originalTransactionId ?? "?"
             let product = info.productId ?? info.autoRenewProductId
             defer { lastSeen[key] = seen.seenAt }
-            if let status = info.autoRenewStatus, let before = lastStatus[key], before != status {
+            let stop = info.autoRenewStatus == .off ? stopped(info.originalTransactionId, at: seen.seenAt) : nil
+            if let stop, lastStatus[key] == .on || (inRetry[key] == true && info.isInBillingRetryPeriod != true) {
+                // Apple ended it (billing retry over, product gone) or the customer left a price increase unanswered:
+                // the subscription expired; renewal was not turned off by the customer.
+                add(seen.seenAt, seen.seenAt, .expired, nil, stop, product: product)
+            } else if let status = info.autoRenewStatus, let before = lastStatus[key], before != status {
                 // Worded as the notification says it: not the customer's choice within a day after a refund request or
                 // a family revoke. A report says when it was learned, not when renewal turned off: one longer ago, but
                 // since the last report, is what likely turned it off, said as likely.
@@ -306,7 +375,26 @@ extension CustomerHistory {
             inRetry[key] = retry
         }
 
-        return Self.sayingWhatKeepsAccess(dedupe(events)).sorted(by: timelineOrder)
+        return Self.sayingWhatKeepsAccess(Self.oneEnd(dedupe(events))).sorted(by: timelineOrder)
+    }
+
+    /// A subscription that Apple ended when its period ended (a price increase not consented to, a product no
+    /// longer for sale) is one `expired` event: the period's own, saying why, not a second one beside it.
+    static func oneEnd(_ events: [TimelineEvent]) -> [TimelineEvent] {
+        var out = events
+        var dropped = Set<Int>()
+        for index in out.indices where out[index].kind == .expired && out[index].transactionId == nil {
+            let stop = out[index]
+            guard let period = out.indices.first(where: { other in
+                out[other].kind == .expired && out[other].transactionId != nil && !dropped.contains(other)
+                    && (out[other].productId == stop.productId || stop.productId == nil)
+                    && abs(out[other].at.distance(to: stop.at)) <= 60_000
+            }) else { continue }
+            out[period].detail = stop.detail
+            out[period].seenAt = min(out[period].seenAt, max(stop.seenAt, out[period].at))
+            dropped.insert(index)
+        }
+        return out.indices.filter { !dropped.contains($0) }.map { out[$0] }
     }
 
     /// A period that ended into a grace period or a billing retry of the same product (reported within a day of
@@ -314,7 +402,8 @@ extension CustomerHistory {
     static func sayingWhatKeepsAccess(_ events: [TimelineEvent]) -> [TimelineEvent] {
         let day: Int64 = 86_400_000
         var out = events
-        for index in out.indices where out[index].kind == .expired {
+        // A period's end (an end told without a transaction is Apple stopping renewal, not a period ending).
+        for index in out.indices where out[index].kind == .expired && out[index].transactionId != nil {
             let end = out[index]
             let after = events.first { e in
                 (e.kind == .gracePeriodStarted || e.kind == .billingIssue) && e.productId == end.productId && end.productId != nil

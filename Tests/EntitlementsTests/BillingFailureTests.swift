@@ -152,8 +152,10 @@ struct BillingFailureTests {
         b.period("3", from: 100, to: 130)
         let h = try await b.history()
         let timeline = h.timeline(upTo: B.at(110))
-        // The renewal info of the EXPIRED notification ends the retry with renewal off: an end, not a recovery.
-        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired, .lapsed, .autoRenewDisabled, .resubscribed])
+        // The renewal info of the EXPIRED notification ends the retry with renewal off: an end, not a recovery, and
+        // Apple's, not the customer turning renewal off.
+        #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired, .lapsed, .expired, .resubscribed])
+        #expect(timeline[4].at == B.at(90) && timeline[4].detail == "Apple stopped renewal: billing retry ended")
         #expect(timeline.first { $0.kind == .lapsed }?.detail == "no subscription for 70 days")
         #expect(!timeline.contains { $0.kind == .billingRecovered })
     }
