@@ -180,6 +180,22 @@ struct DashboardEndToEndTests {
             try tmux.keys("Escape")
             tmux.waitFor("back from \(story.id)") { !$0.contains("original \(story.id)") }
         }
+        // The reversed refund's transaction: its revocation fields, as Apple sent them, say the refund was reversed.
+        try tmux.type(":customer 150000000010001")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "original 150000000010001")
+        // (Tab goes round the panes: entitlements, timeline, transactions, flags.)
+        for _ in 0..<4 where !tmux.screen().contains("Transactions (newest first)") {
+            let before = tmux.screen()
+            try tmux.keys("Tab")
+            tmux.waitFor("the next pane") { $0 != before }
+        }
+        tmux.waitFor(text: "Transactions (newest first)")
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "the refund was reversed: access restored")
+        try tmux.keys("Escape")
+        tmux.waitFor(text: "original 150000000010001")
+        try tmux.keys("Escape")
         // The spike is in the refund queue.
         try tmux.keys("5")
         try tmux.type("/refund-spike")

@@ -776,8 +776,12 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         return
     }
     p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
+    // A refund reversed since (a REFUND_REVERSED notification) leaves the revocation fields as Apple sent them: the
+    // customer's view knows it no longer stands, and the fields say so rather than read as a refund.
+    let reversed = revocationReversed(t, state)
     let fields = transactionFields(t).map { field in
-        (key: field.key, value: fieldMeaning(field.key, of: t).map { "\(field.value)  (\($0))" } ?? field.value)
+        let meaning = field.key == "revocationDate" && reversed ? "the refund was reversed: access restored" : fieldMeaning(field.key, of: t)
+        return (key: field.key, value: meaning.map { "\(field.value)  (\($0))" } ?? field.value)
     }
     p.table(
         x: 0, y: body.y + 1, width: state.width, height: body.height - 2,
@@ -785,7 +789,7 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     ) { row, column in
         let field = fields[row]
         if column == 0 { return TableCell(field.key, role: field.key.hasPrefix("legacy.") ? "ui.text.muted" : "ui.text") }
-        let danger = field.key.hasPrefix("revocation")
+        let danger = field.key.hasPrefix("revocation") && !reversed
         // A source's path is alike from row to row: what tells them apart is the record and where in it.
         return TableCell(field.value, role: danger ? "status.danger" : "ui.text", keepEnd: field.key.hasPrefix("source["))
     }
@@ -797,6 +801,15 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
 }
 
 /// What a numeric code Apple sends means, shown beside it on the transaction screen (the export keeps the code).
+/// Whether the customer's view, at its instant, holds this transaction's refund reversed: revoked by its fields, no
+/// revocation standing, and not an upgrade's cancellation (the rule the Transactions pane's "reversed" follows).
+func revocationReversed(_ t: Transaction, _ state: AppState) -> Bool {
+    guard let view = state.customerView, let revocation = view.revocations[t.transactionId], revocation == nil,
+        t.isUpgraded != true, let date = t.revocationDate
+    else { return false }
+    return date.millisecondsSince1970 <= view.instant.millisecondsSince1970
+}
+
 func fieldMeaning(_ key: String, of t: Transaction) -> String? {
     switch key {
     case "revocationReason":
