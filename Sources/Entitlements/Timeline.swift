@@ -345,7 +345,7 @@ extension CustomerHistory {
                     ?? offBecause(original, at: seen.seenAt, since: lastSeen[key] ?? seen.seenAt, likely: true)
                     ?? "the customer turned renewal off"
                 add(seen.seenAt, seen.seenAt, status == .on ? .autoRenewEnabled : .autoRenewDisabled, nil,
-                    status == .on ? "renewal turned back on" : off, product: product)
+                    status == .on ? "the customer turned renewal back on" : off, product: product)
             } else if let status = info.autoRenewStatus, lastStatus[key] == nil, status == .off,
                 info.isInBillingRetryPeriod == true || lastExpiry[key].map({ $0 > seen.seenAt }) ?? true
             {

@@ -99,4 +99,25 @@ struct RenewalStoppedTests {
             #expect(timeline.filter { $0.kind == .expired }.map(\.detail) == ["period ended"], "\(name): \(timeline)")
         }
     }
+
+    @Test("renewal turned back on is the customer's, in the same words whether a notification or a renewal info tells it")
+    func backOn() async throws {
+        var legacy = B()
+        legacy.period("1", from: 0, to: 30)
+        legacy.renewal(seen: 5, autoRenew: false)
+        legacy.renewal(seen: 10, autoRenew: true)
+        var v1 = B()
+        v1.period("1", from: 0, to: 30)
+        v1.notificationV1("DID_CHANGE_RENEWAL_STATUS", at: 5, autoRenew: false)
+        v1.notificationV1("DID_CHANGE_RENEWAL_STATUS", at: 10, autoRenew: true)
+        var v2 = B()
+        v2.period("1", from: 0, to: 30)
+        try v2.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", at: 5, transactionId: "1", renewal: B.SignedRenewal(autoRenew: false))
+        try v2.notificationV2("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", at: 10, transactionId: "1", renewal: B.SignedRenewal(autoRenew: true))
+        for (name, b) in [("renewal infos", legacy), ("V1", v1), ("V2", v2)] {
+            let on = try await b.history().timeline(upTo: B.at(20)).filter { $0.kind == .autoRenewEnabled }
+            #expect(on.map(\.detail) == ["the customer turned renewal back on"], "\(name): \(on)")
+            #expect(on.map(\.at) == [B.at(10)], "\(name): \(on)")
+        }
+    }
 }
