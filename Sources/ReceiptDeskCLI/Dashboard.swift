@@ -146,7 +146,10 @@ struct Dashboard {
     func openDemo() async throws -> Opened {
         let explicit = environment["RECEIPTDESK_SAMPLE_DATA"].flatMap { $0.isEmpty ? nil : $0 }
         guard let directory = explicit ?? DemoLedger.locateSampleData() else {
-            throw CLIError.ledgerUnavailable("no ledger configured and no SampleData/ to show a demo from: give --ledger URL or --files PATH, or set RECEIPTDESK_LEDGER")
+            throw CLIError.ledgerUnavailable(
+                "no ledger configured, and no SampleData/ (beside this receiptdesk's build, or here) to show the demo from: "
+                    + "give --ledger URL or --files PATH, set RECEIPTDESK_LEDGER, or RECEIPTDESK_SAMPLE_DATA=DIR "
+                    + "(receiptdesk sample --out DIR makes such a directory)")
         }
         let demo = try await DemoLedger.open(sampleDataDirectory: directory, environment: environment, reset: resetDemo) { building in
             if building { FileHandle.standardError.write(Data("receiptdesk: building the demo ledger from \(directory) (a few seconds, once)…\n".utf8)) }
