@@ -959,6 +959,17 @@ struct SnapshotTests {
         #expect(dueCell(request, at: Fixture.now).text == "11h")
     }
 
+    @Test("the queue's footer offers the triage keys its flags can take: o on resolved flags, a and r on open ones")
+    func queueFooterByStatus() throws {
+        var state = Fixture.state(width: 120, height: 30, screen: .refunds)
+        let footer = { renderedLines(state).last ?? "" }
+        #expect(footer().contains("a ack") && footer().contains("r resolve") && !footer().contains("o reopen"), "\(footer())")
+        state.flagStatus = .resolved
+        #expect(!footer().contains("a ack") && !footer().contains("r resolve") && footer().contains("o reopen"), "\(footer())")
+        state.flagStatus = nil
+        #expect(footer().contains("a ack") && footer().contains("o reopen"), "\(footer())")
+    }
+
     @Test("the customer list's title says what A and F narrowed it to")
     func listTitleSaysItsNarrowing() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customers)

@@ -203,8 +203,13 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
     } else {
         // What the keys do here: q quits on the top screen; a customer without flags has none to triage.
         let noFlags = state.screen == .customer && state.customer?.flags.isEmpty != false
+        // The queue of open flags has none to reopen; of resolved flags, none to acknowledge or resolve.
+        let queue = state.screen == .refunds ? state.flagStatus : nil
+        let useless: Set<Command> =
+            noFlags ? [.acknowledge, .resolve, .reopen]
+            : queue == .open ? [.reopen] : queue == .resolved ? [.acknowledge, .resolve] : state.screen == .customer ? [.reopen] : []
         hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer)
-            .filter { !(noFlags && [.acknowledge, .resolve].contains($0.command)) }
+            .filter { !useless.contains($0.command) }
             .map { ($0.keys[0].label, $0.command == .back && state.history.isEmpty ? "quit" : shortHelp($0.command)) }
     }
     for (key, help) in hints {

@@ -86,7 +86,7 @@ public struct Keymap: Sendable {
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", on: [.customers, .customer, .transaction, .refunds], footer: true),
         KeyBinding([.char("a")], .acknowledge, "acknowledge flag(s)", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("r")], .resolve, "resolve, with a note", on: [.refunds, .customer], footer: true, writes: true),
-        KeyBinding([.char("o")], .reopen, "reopen flag(s)", on: [.refunds, .customer], writes: true),
+        KeyBinding([.char("o")], .reopen, "reopen flag(s)", on: [.refunds, .customer], footer: true, writes: true),
         // (Marks serve triage alone: a read-only dashboard has none to make.)
         KeyBinding([.char(" ")], .mark, "mark for a bulk action", on: [.refunds], writes: true),
         // On every screen: an undo says whose flags it moved back (it said nothing on the Overview); in the footer
