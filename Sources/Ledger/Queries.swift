@@ -64,6 +64,11 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in try Queries.flags(c, query, id: nil) }
     }
 
+    /// The flag with this id, nil when there is none.
+    public func flag(id: String) async throws -> RefundFlag? {
+        try await database.read { c in try Queries.flags(c, FlagQuery(limit: 1), id: id).first }
+    }
+
     public func flagCount(_ query: FlagQuery) async throws -> Int {
         try await database.read { c in
             let (conditions, arguments) = Queries.flagFilters(query, id: nil)

@@ -22,6 +22,9 @@ struct Triage: AsyncParsableCommand {
     @Flag(help: "Reopen it.")
     var reopen = false
 
+    @Flag(help: "Print the flag's triage log (who moved it, when, from what to what, their note), oldest first; changes nothing.")
+    var log = false
+
     @Option(help: "A note for the triage log.")
     var note: String?
 
@@ -34,16 +37,52 @@ struct Triage: AsyncParsableCommand {
     @OptionGroup var data: DataOptions
 
     func validate() throws {
-        if [acknowledge, resolve, reopen].filter({ $0 }).count != 1 {
-            throw ValidationError("choose exactly one of --ack, --resolve, --reopen")
+        if [acknowledge, resolve, reopen, log].filter({ $0 }).count != 1 {
+            throw ValidationError("choose exactly one of --ack, --resolve, --reopen, or --log to read the flag's triage log")
         }
+        if log, note != nil { throw ValidationError("--note goes with --ack, --resolve or --reopen, not --log") }
     }
 
     func run() async throws {
+        let now = currentTimestamp()
+        if log {
+            try await data.withLedger(now: now) { ledger in try await printLog(ledger) }
+            return
+        }
         if data.source.readOnly { throw LedgerOptions.refuse("triage") }
         if !data.source.files.isEmpty { throw LedgerOptions.refuseInMemory("triage") }
-        let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+    }
+
+    /// The flag's log, oldest first: one line each (`AT OPERATOR ACTION FROM -> TO: NOTE`), or one JSON object each.
+    private func printLog(_ ledger: SQLLedger) async throws {
+        // A flag that is not there exits 1, as a triage of it does.
+        guard try await ledger.flag(id: flagId) != nil else {
+            throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
+        }
+        let entries = try await ledger.triageLog(flagId: flagId, customerId: nil).sorted { $0.at < $1.at }
+        var bytes: [UInt8] = []
+        for entry in entries {
+            if json {
+                // (A writer a line: one object per line, no separator between them.)
+                var w = JSONWriter()
+                w.beginObject()
+                w.string("flagId", entry.flagId)
+                w.int("at", entry.at.millisecondsSince1970)
+                w.string("operator", entry.operatorName)
+                w.string("action", entry.action.rawValue)
+                w.string("fromStatus", entry.fromStatus?.rawValue)
+                w.string("toStatus", entry.toStatus?.rawValue)
+                w.string("note", entry.note)
+                w.endObject()
+                w.newline()
+                bytes += w.bytes
+            } else {
+                let move = "\(entry.fromStatus?.rawValue ?? "-") -> \(entry.toStatus?.rawValue ?? "-")"
+                print(safe("\(entry.at.iso8601) \(entry.operatorName) \(entry.action.rawValue) \(move)\(entry.note.map { ": \($0)" } ?? "")"))
+            }
+        }
+        if json { Output().write(bytes) } else if entries.isEmpty { print("\(safe(flagId)): never triaged") }
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {

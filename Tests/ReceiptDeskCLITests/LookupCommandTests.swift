@@ -82,6 +82,20 @@ struct LookupCommandTests {
         #expect(csv.count == 2)
         #expect(try Binary.run(["triage", "no-such-flag", "--ack", "--ledger", "sqlite:\(ledger)"]).status == 1)
         #expect(try Binary.run(["triage", id, "--ledger", "sqlite:\(ledger)"]).status == 2)
+        // The log, read back: who moved it, from what to what, and their note; also read-only, and as JSON.
+        let log = try Binary.run(["triage", id, "--log", "--ledger", "sqlite:\(ledger)", "--read-only"])
+        #expect(log.status == 0, "\(log.stderr)")
+        #expect(log.lines.count == 2)
+        #expect(log.lines.first?.contains(" ana ack open -> acknowledged") == true, "\(log.stdout)")
+        #expect(log.lines.last?.hasSuffix(" resolve acknowledged -> resolved: accidental purchase") == true, "\(log.stdout)")
+        let logRaw = try Binary.run(["triage", id, "--log", "--json", "--ledger", "sqlite:\(ledger)"])
+        #expect(logRaw.status == 0, "\(logRaw.stderr)")
+        let logJSON = try logRaw.lines.map(Binary.json)
+        #expect(logJSON.map { $0["action"] as? String } == ["ack", "resolve"])
+        #expect(logJSON.last?["note"] as? String == "accidental purchase" && logJSON.first?["operator"] as? String == "ana")
+        #expect(try Binary.run(["triage", "no-such-flag", "--log", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        let never = try Binary.run(["triage", "app-issue:\(id.split(separator: ":").last ?? "")", "--log", "--ledger", "sqlite:\(ledger)"])
+        #expect(never.status == 0 && never.stdout.hasSuffix("never triaged\n"), "\(never.stdout) \(never.stderr)")
     }
 
     @Test("lookup --at lists only the flags raised by the instant; the text counts those raised after")
