@@ -545,6 +545,20 @@ struct SnapshotTests {
         // info says retry, but of the earlier period: it was seen before the last expiry).
         #expect(strip.cells[30..<40].allSatisfy { $0 == .retry } && strip.cells[70...].allSatisfy { $0 == .gap }, "\(strip.cells)")
 
+        // A retry Apple gave up on (no recovery): a retry on the days it ran, then a gap, at any instant after; a retry
+        // nobody ended draws no longer than Apple retries, 60 days.
+        var givenUp = records
+        givenUp.transactions = [first]
+        givenUp.renewalInfos = [(info: retrying, seenAt: Fixture.at(-30)), (info: Fixture.renewal(original: "7000", retry: false), seenAt: Fixture.at(-10))]
+        let ended = try #require(try Self.dailyStrips(givenUp, at: Fixture.now).first)
+        #expect(ended.cells[30..<50].allSatisfy { $0 == .retry } && ended.cells[51...].allSatisfy { $0 == .gap }, "\(ended.cells)")
+        givenUp.renewalInfos = [(info: retrying, seenAt: Fixture.at(-30))]
+        let view90 = CustomerView(detail: CustomerDetail(records: givenUp, flags: [], log: []), at: Fixture.at(40), catalog: Catalog())
+        let forever = try #require(
+            coverageStrips(givenUp, view: view90, groups: coverageGroups(givenUp, view: view90, catalog: Catalog()), width: 100)?.strips.first)
+        // Days -60...40: retrying days -30 to 30, then a gap.
+        #expect(forever.cells[30..<90].allSatisfy { $0 == .retry } && forever.cells[91...].allSatisfy { $0 == .gap }, "\(forever.cells)")
+
         // A strip that ends long before the instant (nothing bought since) says so under it.
         let old = Fixture.transaction("8001", product: "pro.monthly", purchased: -300, expires: -270, original: "8000")
         var state = Fixture.state(width: 80, height: 24, screen: .customer)

@@ -706,14 +706,23 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
     guard let start = subscriptions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < instant else { return nil }
     let graceEnds = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }
         .compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
-    let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds).max() ?? start
     let day: Int64 = 86_400_000
+    // A billing retry covers nothing, yet the strip runs through it: to the renewal info that ended it, else as long
+    // as Apple retries (a strip that stopped a week past the expiry hid a retry given up after 60 days).
+    let known = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }.sorted { $0.seenAt < $1.seenAt }
+    let retryEnd = known.lastIndex { $0.info.isInBillingRetryPeriod == true }.map { last in
+        known[(last + 1)...].first?.seenAt.millisecondsSince1970
+            ?? min(instant, clampedSum(subscriptions.compactMap(\.expiresDate?.millisecondsSince1970).max() ?? start, 60 * day))
+    }
+    let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds + [retryEnd].compactMap { $0 }).max() ?? start
     let margin = max(clampedDifference(lastCovered, start) / 4, 7 * day)
     let pastLast = clampedSum(lastCovered, margin)
     let end = lastCovered < instant && pastLast < instant ? pastLast : instant
     let slice = max(1, clampedDifference(end, start) / Int64(width))
     // Apple's longest grace period: a grace end further than this past an expiry is not that expiry's.
     let longestGrace: Int64 = 28 * day
+    // How long Apple retries billing after an expiry.
+    let longestRetry: Int64 = 60 * day
     let strips = groups.map { group in
         let transactions = group.transactions
         // The group's renewal infos as the ledger knew them at the instant: the last says whether billing is being
@@ -750,17 +759,14 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             if let expired, groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace }) {
                 return .grace
             }
-            // Billing retry as it stood then: for the current gap the latest renewal info, for an earlier one the one
-            // known at that point (a retry since recovered stays a retry, whatever the instant shown), either only
-            // when seen after that gap's own expiry (a retry of an earlier period says nothing of a later lapse).
-            let sinceExpiry = { (seen: (info: RenewalInfo, seenAt: Timestamp)) in
-                seen.seenAt.millisecondsSince1970 >= clampedDifference(expired ?? .min, 86_400_000)
-            }
-            let then =
-                t >= lastExpiry
-                ? renewals.last.flatMap { sinceExpiry($0) ? $0.info : nil }
-                : renewals.last { sinceExpiry($0) && $0.seenAt.millisecondsSince1970 <= t }?.info
-            if then?.isInBillingRetryPeriod == true { return .retry }
+            // Billing retry as it stood then: the renewal info known at that point (a retry since recovered, or since
+            // given up, stays a retry on the days it ran, whatever the instant shown), and for the current gap, before
+            // any was known, the first learned; only infos seen after that gap's own expiry (a retry of an earlier
+            // period says nothing of a later lapse), and no longer than Apple retries (60 days).
+            let sinceExpiry = renewals.filter { $0.seenAt.millisecondsSince1970 >= clampedDifference(expired ?? .min, 86_400_000) }
+            let then = sinceExpiry.last { $0.seenAt.millisecondsSince1970 <= t }?.info ?? (t >= lastExpiry ? sinceExpiry.first?.info : nil)
+            let retrying = clampedDifference(t, expired ?? .min) <= longestRetry
+            if then?.isInBillingRetryPeriod == true, retrying { return .retry }
             return .gap
         }
         return CoverageStrip(name: group.name, cells: cells)
