@@ -23,8 +23,27 @@ public struct FlagRules: Sendable {
     public var spikeTrailingDays = 28
     /// `late-refund`: refunded after this share of the period had passed.
     public var lateRefundShare = 0.75
-    /// `high-value`: a refunded price at or above this, in milliunits of its currency.
+    /// `high-value`: a refunded price worth at least this many US dollars' milliunits (100 dollars), in the
+    /// currency's own units by ``highValueRates``: 750 yen is not high-value because 750 dollars would be.
     public var highValuePrice: Int64 = 100_000
+    /// Hundredths of a unit of each currency to one US dollar, roughly (the rates of late 2025, rounded): enough to
+    /// tell a high-value refund in any currency Apple pays in, not to convert money. A rules file sets one with
+    /// `high-value.rate.JPY = 15000`; a currency not listed is compared as if it were dollars.
+    public var highValueRates: [String: Int64] = [
+        "USD": 100, "EUR": 95, "GBP": 80, "CHF": 90, "CAD": 135, "AUD": 150, "NZD": 170, "JPY": 15_000, "CNY": 720,
+        "HKD": 780, "TWD": 3_200, "KRW": 140_000, "SGD": 135, "INR": 8_500, "IDR": 1_600_000, "THB": 3_500, "MYR": 450,
+        "PHP": 5_800, "VND": 2_500_000, "PKR": 28_000, "BRL": 500, "MXN": 1_800, "COP": 400_000, "CLP": 95_000,
+        "PEN": 370, "ZAR": 1_800, "EGP": 5_000, "NGN": 150_000, "KES": 13_000, "TZS": 260_000, "SAR": 375, "AED": 367,
+        "QAR": 364, "ILS": 370, "TRY": 3_500, "RUB": 9_000, "KZT": 50_000, "PLN": 400, "CZK": 2_300, "HUF": 36_000,
+        "RON": 460, "BGN": 180, "SEK": 1_050, "NOK": 1_080, "DKK": 700,
+    ]
+
+    /// The `high-value` threshold in milliunits of `currency`.
+    public func highValueThreshold(currency: String?) -> Int64 {
+        let rate = currency.flatMap { highValueRates[$0.uppercased()] } ?? 100
+        let (product, overflow) = highValuePrice.multipliedReportingOverflow(by: rate)
+        return overflow ? .max : product / 100
+    }
     /// `consumption-request`: Apple waits this long for consumption data.
     public var consumptionDeadline: Int64 = 12 * 3_600_000
     /// Severity by rule id.
@@ -92,6 +111,9 @@ public struct FlagRules: Sendable {
             case ("refund-spike", "trailingDays"): rules.spikeTrailingDays = Int(try number(Limits.trailingDays, whole: true))
             case ("late-refund", "share"): rules.lateRefundShare = try number(0...1)
             case ("high-value", "price"): rules.highValuePrice = Int64(try number(Limits.price, whole: true))
+            case ("high-value", let name) where name.hasPrefix("rate.") && name.count == 8
+                && name.dropFirst(5).allSatisfy({ $0.isASCII && $0.isLetter }):
+                rules.highValueRates[name.dropFirst(5).uppercased()] = Int64(try number(Limits.rate, whole: true))
             case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number(Limits.hours) * 3_600_000)
             default: throw CatalogError(line: lineNumber, message: "\(rule) has no parameter \(parameter)")
             }
@@ -110,6 +132,8 @@ public struct FlagRules: Sendable {
         static let factor: ClosedRange<Double> = 0...1_000_000
         /// A trillion units of a currency, in milliunits.
         static let price: ClosedRange<Double> = 0...1e15
+        /// Hundredths of a currency's unit to a dollar: from a cent to a hundred million units.
+        static let rate: ClosedRange<Double> = 1...1e10
     }
 }
 
@@ -317,7 +341,7 @@ public struct FlagEvaluation: Sendable {
                     raise("late-refund", revoked, t, customer: fact.customerId, "refunded after \(Int(min(used, 1) * 100))% of the period was used")
                 }
             }
-            if let price = t.price, price >= rules.highValuePrice {
+            if let price = t.price, price >= rules.highValueThreshold(currency: t.currency) {
                 raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Money.format(price, currency: t.currency)) \(t.currency ?? "")")
             }
         }

@@ -77,6 +77,12 @@ struct DataPathRobustnessTests {
         #expect(rules.quickRefundWindow == 5_400_000)
         #expect(rules.spikeTrailingDays == 1)
         #expect(rules.highValuePrice == 250_000)
+        // A currency's rate, set or added by the rules file; a name that is not a currency code is refused.
+        let rated = try FlagRules.parse("high-value.rate.jpy = 20000\nhigh-value.rate.XTS = 1000")
+        #expect(rated.highValueRates["JPY"] == 20_000 && rated.highValueThreshold(currency: "JPY") == 20_000_000)
+        #expect(rated.highValueThreshold(currency: "XTS") == 1_000_000 && rated.highValueThreshold(currency: nil) == 100_000)
+        #expect(throws: (any Error).self) { try FlagRules.parse("high-value.rate.YENS = 100") }
+        #expect(throws: (any Error).self) { try FlagRules.parse("high-value.rate.JPY = 0") }
     }
 
     @Test("a trailing window of 0 days set in code still evaluates spikes instead of building 1...0")

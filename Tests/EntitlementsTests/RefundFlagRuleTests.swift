@@ -19,6 +19,7 @@ struct RefundFlagRuleTests {
         /// The period's end in days after t0; nil for a purchase without one (a non-consumable).
         var expiresDay: Double? = 30
         var refundDay: Double? = 10
+        var currency = "USD"
         var upgraded = false
         var familyRevoke = false
         /// The flags expected: rule and detail.
@@ -33,7 +34,7 @@ struct RefundFlagRuleTests {
             t.purchaseDate = RefundFlagRuleTests.t0
             t.expiresDate = expiresDay.map(RefundFlagRuleTests.at)
             t.price = price
-            t.currency = "USD"
+            t.currency = currency
             t.revocationDate = refundDay.map(RefundFlagRuleTests.at)
             t.revocationPercentage = percentage
             if upgraded { t.isUpgraded = true }
@@ -67,6 +68,13 @@ struct RefundFlagRuleTests {
         // high-value: a refunded price of 100 000 milliunits (100.00) or more.
         Case(name: "a refunded price of exactly 100.00: high-value", price: 100_000, flags: [("high-value", "refund of 100.00 USD")]),
         Case(name: "a refunded price of 99.999: no high-value", price: 99_999, flags: []),
+        // In another currency, 100 dollars' worth of it: 750 yen is not high-value, 15,000 yen is; a currency the
+        // rates do not list is compared as dollars.
+        Case(name: "750 yen: no high-value", price: 750_000, currency: "JPY", flags: []),
+        Case(name: "14,999 yen: no high-value", price: 14_999_000, currency: "JPY", flags: []),
+        Case(name: "15,000 yen: high-value", price: 15_000_000, currency: "JPY", flags: [("high-value", "refund of 15000 JPY")]),
+        Case(name: "249.99 BRL: no high-value", price: 249_990, currency: "BRL", flags: []),
+        Case(name: "100 of a currency not listed: high-value", price: 100_000, currency: "XTS", flags: [("high-value", "refund of 100.00 XTS")]),
         Case(name: "an expensive purchase that was not refunded: no flag", price: 500_000, refundDay: nil, flags: []),
         // What is not a refund raises none of the three.
         Case(
@@ -99,7 +107,7 @@ struct RefundFlagRuleTests {
             if flag.rule == "family-revoke" {
                 #expect(flag.amount == nil && flag.currency == nil)
             } else {
-                #expect(flag.amount == c.price && flag.currency == "USD")
+                #expect(flag.amount == c.price && flag.currency == c.currency)
             }
             #expect(flag.at == Self.at(c.refundDay ?? -1))
             #expect(flag.status == .open)

@@ -34,7 +34,8 @@ extension CustomerLife {
             {
                 flags.append("late-refund:\(t.id)")
             }
-            if format.modern, t.price >= 100_000 { flags.append("high-value:\(t.id)") }
+            // At least 100 dollars' worth in the storefront's currency (FlagRules' rates are the storefronts').
+            if format.modern, t.price >= 1_000 * storefront.rateCents { flags.append("high-value:\(t.id)") }
         }
         let sorted = counted.sorted { $0.revokedAt! < $1.revokedAt! }
         var start = 0
