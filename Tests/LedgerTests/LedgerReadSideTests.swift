@@ -33,10 +33,12 @@ extension LedgerConformanceTests {
         // Day 8 of the purchases' 22: customers covered then, those whose first purchase came later (not covered
         // then, though their access stands past it), and those whose access ended before it.
         let activeAt = World.base.adding(milliseconds: 8 * World.day)
+        // (And day 25, after every purchase: there the latest live expiry alone decides, the fast way.)
+        let afterAll = World.base.adding(milliseconds: 25 * World.day)
         var combinations = 0
         for sort in CustomerSort.allCases {
             for environment in EnvironmentFilter.allCases {
-                for active in [nil, activeAt] {
+                for active in [nil, activeAt, afterAll] {
                     for flagged in [false, true] {
                         for filter in [nil, "o-1", "tok-"] {
                             let query = CustomerQuery(
