@@ -240,7 +240,7 @@ extension CustomerHistory {
         /// What stopped renewal of `original` within a minute of `at`, when it was not the customer.
         func stopped(_ original: String?, at: Timestamp) -> String? {
             guard let original else { return nil }
-            return stops[original]?.filter { abs($0.at.distance(to: at)) <= 60_000 }.min { abs($0.at.distance(to: at)) < abs($1.at.distance(to: at)) }?.detail
+            return stops[original]?.filter { $0.at.distance(to: at).magnitude <= 60_000 }.min { $0.at.distance(to: at).magnitude < $1.at.distance(to: at).magnitude }?.detail
         }
 
         /// Why renewal of `original` turned off at `at`, when a refund request or a family revoke came before it (no
@@ -388,7 +388,7 @@ extension CustomerHistory {
             guard let period = out.indices.first(where: { other in
                 out[other].kind == .expired && out[other].transactionId != nil && !dropped.contains(other)
                     && (out[other].productId == stop.productId || stop.productId == nil)
-                    && abs(out[other].at.distance(to: stop.at)) <= 60_000
+                    && out[other].at.distance(to: stop.at).magnitude <= 60_000
             }) else { continue }
             out[period].detail = stop.detail
             out[period].seenAt = min(out[period].seenAt, max(stop.seenAt, out[period].at))
@@ -407,7 +407,7 @@ extension CustomerHistory {
             let end = out[index]
             let after = events.first { e in
                 (e.kind == .gracePeriodStarted || e.kind == .billingIssue) && e.productId == end.productId && end.productId != nil
-                    && abs(end.at.distance(to: e.at)) <= day
+                    && end.at.distance(to: e.at).magnitude <= day
             }
             guard let after else { continue }
             out[index].detail =

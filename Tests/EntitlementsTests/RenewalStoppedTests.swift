@@ -25,6 +25,17 @@ struct RenewalStoppedTests {
         #expect(!timeline.contains { $0.detail.contains(Self.customer) })
     }
 
+    @Test("a stop and a notification at the far ends of time, whose distance overflows, do not trap")
+    func extremeInstants() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.renewal(seen: 30, autoRenew: true, retry: true, intent: 2)
+        b.renewal(seen: 1.0e11, autoRenew: false, intent: 2)
+        b.notificationV1("DID_CHANGE_RENEWAL_STATUS", at: -1.0e11, autoRenew: false)
+        let timeline = try await b.history().timeline(upTo: B.at(1.05e11))
+        #expect(timeline.contains { $0.detail == Self.retryEnded }, "\(timeline)")
+    }
+
     @Test("V1: DID_CHANGE_RENEWAL_STATUS with renewal off as the retry ends is Apple's, by its receipt's renewal info")
     func v1RetryEnded() async throws {
         var b = B()
