@@ -200,7 +200,9 @@ extension CustomerHistory {
         }
         func stopWords(_ intent: ExpirationIntent?, retryEnded: Bool) -> String? {
             switch intent {
-            case nil: retryEnded ? "Apple stopped renewal: billing retry ended" : nil
+            // (A retry that ended with renewal off and no intent may be the customer turning it off meanwhile: not
+            // told as Apple's without the intent that says billing.)
+            case nil: nil
             case .customerCancelled?: nil
             case .billingError?: "Apple stopped renewal: billing retry ended"
             case .priceIncreaseDeclined?: "renewal stopped: the customer did not consent to the price increase"

@@ -25,6 +25,16 @@ struct RenewalStoppedTests {
         #expect(!timeline.contains { $0.detail.contains(Self.customer) })
     }
 
+    @Test("a retry that ends with renewal off and no expiration intent is not told as Apple's (the customer may have turned it off)")
+    func retryEndedWithoutIntent() async throws {
+        var b = B()
+        b.period("1", from: 0, to: 30)
+        b.renewal(seen: 30, autoRenew: true, retry: true)
+        b.renewal(seen: 40, autoRenew: false)
+        let timeline = try await b.history().timeline(upTo: B.at(50))
+        #expect(!timeline.contains { $0.detail == Self.retryEnded }, "\(timeline)")
+    }
+
     @Test("a stop and a notification at the far ends of time, whose distance overflows, do not trap")
     func extremeInstants() async throws {
         var b = B()
