@@ -194,7 +194,10 @@ extension Lookup {
         switch e.expirationIntent {
         case .billingError: return "renewal stopped: billing failed"
         case .productUnavailable: return "renewal stopped: product unavailable"
-        default: return "renewal off"
+        case .priceIncreaseDeclined: return "renewal stopped: price increase not consented to"
+        case .other: return "renewal stopped by Apple, not by the customer"
+        case .unknown(let intent): return "renewal stopped (expiration intent \(intent))"
+        case .customerCancelled, nil: return "renewal off"
         }
     }
 }

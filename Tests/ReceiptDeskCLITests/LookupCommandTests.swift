@@ -1,6 +1,8 @@
+import Entitlements
 import Foundation
 import ReceiptModel
 import Testing
+@testable import ReceiptDeskCLI
 
 @Suite("lookup, refunds and triage, as support and on-call run them", .serialized, .ownThreads)
 struct LookupCommandTests {
@@ -96,6 +98,22 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", "no-such-flag", "--log", "--ledger", "sqlite:\(ledger)"]).status == 1)
         let never = try Binary.run(["triage", "app-issue:\(id.split(separator: ":").last ?? "")", "--log", "--ledger", "sqlite:\(ledger)"])
         #expect(never.status == 0 && never.stdout.hasSuffix("never triaged\n"), "\(never.stdout) \(never.stderr)")
+    }
+
+    @Test("lookup's text says what stopped renewal for every expiration intent; 'renewal off' only for the customer's or none")
+    func renewalWords() {
+        func words(_ intent: ExpirationIntent?) -> String? {
+            var e = Entitlement(name: "pro", state: .expired, reason: "expired")
+            e.willRenew = false
+            e.expirationIntent = intent
+            return Lookup.renewal(e)
+        }
+        #expect(words(.customerCancelled) == "renewal off" && words(nil) == "renewal off")
+        #expect(words(.billingError) == "renewal stopped: billing failed")
+        #expect(words(.productUnavailable) == "renewal stopped: product unavailable")
+        #expect(words(.priceIncreaseDeclined) == "renewal stopped: price increase not consented to")
+        #expect(words(.other) == "renewal stopped by Apple, not by the customer")
+        #expect(words(.unknown(9)) == "renewal stopped (expiration intent 9)")
     }
 
     @Test("lookup --at lists only the flags raised by the instant; the text counts those raised after")
