@@ -609,7 +609,7 @@ struct SnapshotTests {
             render(state, theme: .builtin, into: &buffer)
             let text = buffer.text
             #expect(text.contains("11h left  C7"), "\(width)x\(height):\n\(text)")
-            #expect(text.contains(width > 60 ? "1 open past deadline, in the queue (5)" : "1 past deadline: queue (5)"), "\(width)x\(height):\n\(text)")
+            #expect(text.contains(width > 60 ? "1 past deadline, in the queue (5)" : "1 past deadline: queue (5)"), "\(width)x\(height):\n\(text)")
             #expect(text.contains("critical 1") || text.contains("crit:1"), "\(width)x\(height):\n\(text)")
             // Every severity with open flags is counted, on a row of its own or on the last row's rest.
             #expect(text.contains("info     4") || text.contains("info 4") || text.contains("info:4"), "\(width)x\(height):\n\(text)")
@@ -649,7 +649,7 @@ struct SnapshotTests {
     func pastDeadlineCounted() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .overview)
         state.overview?.consumptionPastDeadline = 317
-        #expect(renderedLines(state).contains { $0.contains("317 open past deadline, in the queue (5)") }, "\(renderedLines(state))")
+        #expect(renderedLines(state).contains { $0.contains("317 past deadline, in the queue (5)") }, "\(renderedLines(state))")
     }
 
     @Test("the flag queue as of an instant before a flag was raised: no age, no deadline (not a negative age)")

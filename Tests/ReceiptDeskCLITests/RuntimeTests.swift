@@ -150,7 +150,7 @@ struct RuntimeTests {
         #expect(runtime.keyMilliseconds.count == 4)
     }
 
-    @Test("the overview counts every open consumption request past its 12 hours, not only those among the newest 20")
+    @Test("the overview counts every unanswered (open or acknowledged) consumption request past its 12 hours, not only those among the newest 20")
     func pastDeadlineCount() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
@@ -170,6 +170,13 @@ struct RuntimeTests {
         let overview = try await runtime.handlers.overview(asOf: now)
         #expect(overview.consumptionPastDeadline == before + 30)
         #expect(overview.consumptionRequests.count == 20)
+        // Acknowledged, a request is still unanswered: counted past its deadline, listed with its time left; resolved, not.
+        _ = try await ledger.triage(flagId: "consumption-request:n5", action: .ack, operatorName: "ana", note: nil, now: now)
+        _ = try await ledger.triage(flagId: "consumption-request:n31", action: .ack, operatorName: "ana", note: nil, now: now)
+        _ = try await ledger.triage(flagId: "consumption-request:n6", action: .resolve, operatorName: "ana", note: "answered", now: now)
+        let after = try await runtime.handlers.overview(asOf: now)
+        #expect(after.consumptionPastDeadline == before + 29)
+        #expect(after.consumptionRequests.contains { $0.id == "consumption-request:n31" && $0.status == .acknowledged })
     }
 
     @Test("a queue longer than its loaded pages says of how many, and :export writes every flag of it, not the 200 loaded; a file replaced is said, a failure says why")

@@ -64,10 +64,12 @@ public struct EffectHandlers: Sendable {
         let deadlinePassed = Timestamp(millisecondsSince1970: clampedSum(instant.millisecondsSince1970, -12 * 3_600_000))
         async let pastDeadline = reader.flagCount(
             FlagQuery(status: .open, rule: "consumption-request", environment: environment, until: deadlinePassed))
+        async let seenPastDeadline = reader.flagCount(
+            FlagQuery(status: .acknowledged, rule: "consumption-request", environment: environment, until: deadlinePassed))
         return OverviewData(
             counts: try await counts, refunds90: try await series, flagCounts: try await flagCounts, spikes: try await spikes,
             consumptionRequests: Array((try await consumption + consumptionSeen).sorted { ($0.at, $0.id) > ($1.at, $1.id) }.prefix(20)),
-            consumptionPastDeadline: try await pastDeadline)
+            consumptionPastDeadline: try await pastDeadline + seenPastDeadline)
     }
 
     /// One customer with their flags and triage log.

@@ -155,7 +155,8 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
         if state.overviewPane == 2, firstRequest + offset == selectedRequest { p.markSelected(y: rowY, width: half - 1) }
     }
     if missed > 0 {
-        let full = "\(Format.count(missed)) open past deadline, in the queue (5)"
+        // (Open or acknowledged: someone looking at a request is no answer to it.)
+        let full = "\(Format.count(missed)) past deadline, in the queue (5)"
         let line = DisplayWidth.of(full) <= half - 2 ? full : "\(Format.count(missed)) past deadline: queue (5)"
         _ = p.text(line, x: 1, y: y + max(1, min(pending.count, pendingRows)), role: "ui.text.muted", width: half - 2)
     }
