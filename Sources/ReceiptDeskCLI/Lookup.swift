@@ -102,6 +102,8 @@ struct Lookup: AsyncParsableCommand {
             w.beginArray("flags")
             for flag in flags { w.flag(flag, full: false) }
             w.endArray()
+            // How many of the customer's flags were raised after the instant, left out of `flags` (the text says so too).
+            w.int("flagsRaisedAfter", raisedAfter)
             w.beginArray("notes")
             for note in notes {
                 w.beginObject()

@@ -122,12 +122,14 @@ struct LookupCommandTests {
         // The refund of 2025-04-02 raised both flags: not yet on 2025-03-15, both from the refund on.
         let before = try Binary.json(try Binary.run(["lookup", "500", "--ledger", url, "--at", "2025-03-15", "--json"]).stdout)
         #expect((before["flags"] as? [[String: Any]])?.isEmpty == true, "\(before["flags"] ?? "none")")
+        #expect(before["flagsRaisedAfter"] as? Int == 2, "the JSON says how many it left out")
         let text = try Binary.run(["lookup", "500", "--ledger", url, "--at", "2025-03-15"]).stdout
         let flagLines = text.split(separator: "\n").drop { $0 != "flags" }.dropFirst()
         #expect(Array(flagLines) == ["  none", "  (2 more raised after 2025-03-15T00:00:00Z, not shown)"], "\(text)")
         let at = try Binary.json(try Binary.run(["lookup", "500", "--ledger", url, "--at", "1743552000000", "--json"]).stdout)
         let rules = Set((at["flags"] as? [[String: Any]])?.compactMap { $0["rule"] as? String } ?? [])
         #expect(rules == ["quick-refund", "app-issue"])
+        #expect(at["flagsRaisedAfter"] as? Int == 0)
         let now = try Binary.run(["lookup", "500", "--ledger", url]).stdout
         #expect(now.contains("quick-refund:502") && !now.contains("raised after"), "\(now)")
     }
