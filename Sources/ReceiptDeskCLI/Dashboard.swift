@@ -211,19 +211,33 @@ struct Dashboard {
 
 /// Writes an export, replacing a file there; a failure says why (`cannot write /x/y.csv: No such file or
 /// directory`), where it said only "cannot write".
+/// The file is written beside its place and renamed into it, so a write that fails part-way (a full disk) leaves the
+/// export that was there whole.
 func writeExport(_ contents: String, to path: String) throws {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { throw CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))") }
-    defer { close(descriptor) }
+    func failed() -> CLIError { CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))") }
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        throw CLIError.usage("cannot write \(path): \(String(cString: strerror(EISDIR)))")
+    }
+    let temporary = path + ".receiptdesk-\(getpid())"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw failed() }
+    var done = false
+    defer {
+        close(descriptor)
+        if !done { unlink(temporary) }
+    }
     var bytes = Array(contents.utf8)[...]
     while !bytes.isEmpty {
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         if written < 0 {
             if errno == EINTR { continue }
-            throw CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw failed()
         }
         bytes = bytes.dropFirst(written)
     }
+    guard rename(temporary, path) == 0 else { throw failed() }
+    done = true
 }
 
 /// A ledger URL as it may be printed: a PostgreSQL URL as its parser prints it (never a password,

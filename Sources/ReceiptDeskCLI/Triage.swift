@@ -54,13 +54,15 @@ struct Triage: AsyncParsableCommand {
         try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
     }
 
-    /// The flag's log, oldest first: one line each (`AT OPERATOR ACTION FROM -> TO: NOTE`), or one JSON object each.
+    /// The flag's log, in the order written: one line each (`AT OPERATOR ACTION FROM -> TO: NOTE`), or one JSON object each.
     private func printLog(_ ledger: SQLLedger) async throws {
         // A flag that is not there exits 1, as a triage of it does.
         guard try await ledger.flag(id: flagId) != nil else {
             throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
         }
-        let entries = try await ledger.triageLog(flagId: flagId, customerId: nil).sorted { $0.at < $1.at }
+        // In the order written (the ledger's), not by their clocks: operators' clocks differ, and an undo printed
+        // before the change it undid would say the opposite of what happened.
+        let entries = try await ledger.triageLog(flagId: flagId, customerId: nil)
         var bytes: [UInt8] = []
         for entry in entries {
             if json {

@@ -218,6 +218,8 @@ struct RuntimeTests {
         let missing = fixture.directory.appendingPathComponent("no/such/dir/q.csv").path
         #expect(await export(to: missing) == "cannot write \(missing): No such file or directory")
         #expect(await export(to: fixture.directory.path) == "cannot write \(fixture.directory.path): Is a directory")
+        // (Written beside its place and renamed into it: nothing of the writing is left behind.)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).allSatisfy { !$0.contains(".receiptdesk-") })
     }
 
     @Test("a triage write that fails after Q is kept to be printed (and the quit waits for it); one that lands is not")

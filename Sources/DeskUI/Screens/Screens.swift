@@ -189,7 +189,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     // What A and F narrowed it to (an empty list said nothing of why).
-    if let at = state.customerQuery.activeAt { title += "  covered at \(Format.minute(at))" }
+    if let at = state.customerQuery.activeAt { title += "  covered at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
