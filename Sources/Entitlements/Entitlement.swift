@@ -17,6 +17,20 @@ public enum EntitlementState: String, Hashable, Sendable, CaseIterable {
     /// Nothing was ever bought for it.
     case none
 
+    /// What a person reads for the state, on the dashboard and in `lookup`'s text ("BILLING RETRY"; never
+    /// "cancelled", which means two things). The JSON keeps DESIGN's words, the raw values.
+    public var label: String {
+        switch self {
+        case .active: "ACTIVE"
+        case .gracePeriod: "GRACE PERIOD"
+        case .billingRetry: "BILLING RETRY"
+        case .expired: "EXPIRED"
+        case .revoked: "REVOKED"
+        case .owned: "OWNED"
+        case .none: "NONE"
+        }
+    }
+
     /// Whether the state grants access.
     public var grantsAccess: Bool { self == .active || self == .gracePeriod || self == .owned }
 }

@@ -141,7 +141,7 @@ struct Lookup: AsyncParsableCommand {
                 let name = safe(e.name)
                 let shown = !terminal || name.count <= 22 ? name : name.contains(".") ? "…" + name.suffix(21) : name.prefix(21) + "…"
                 let column = shown.count < 22 ? shown.padding(toLength: 22, withPad: " ", startingAt: 0) : shown
-                var line = "  \(column) \(Self.label(e.state).padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
+                var line = "  \(column) \(e.state.label.padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
                 if let renewal = Self.renewal(e) { line += "  " + renewal }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")
@@ -172,19 +172,6 @@ struct Lookup: AsyncParsableCommand {
 }
 
 extension Lookup {
-    /// A state as the dashboard says it ("BILLING RETRY", not "BILLINGRETRY"); the JSON keeps DESIGN's words.
-    static func label(_ state: EntitlementState) -> String {
-        switch state {
-        case .active: "ACTIVE"
-        case .gracePeriod: "GRACE PERIOD"
-        case .billingRetry: "BILLING RETRY"
-        case .expired: "EXPIRED"
-        case .revoked: "REVOKED"
-        case .owned: "OWNED"
-        case .none: "NONE"
-        }
-    }
-
     /// What the text says of renewal, when known: "renews" of a period that runs; of one that ended (or was revoked)
     /// only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
     /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer

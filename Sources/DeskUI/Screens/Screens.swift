@@ -245,19 +245,6 @@ func role(_ state: EntitlementState) -> String {
     }
 }
 
-/// What a person reads for a state: never "cancelled", which means two things.
-func label(_ state: EntitlementState) -> String {
-    switch state {
-    case .active: "ACTIVE"
-    case .gracePeriod: "GRACE PERIOD"
-    case .billingRetry: "BILLING RETRY"
-    case .expired: "EXPIRED"
-    case .revoked: "REVOKED"
-    case .owned: "OWNED"
-    case .none: "NONE"
-    }
-}
-
 func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     guard let detail = state.customer, let view = state.customerView else {
         _ = p.text(notLoaded(state) ?? "no customer open", x: 1, y: body.y + 1, role: "ui.text.muted")
@@ -389,13 +376,13 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let column = nameWidth + 2
     // The state column as wide as the widest state shown ("GRACE PERIOD" is 12 cells, "ACTIVE" 6): the rest is the why's.
     let shownEntitlements = view.entitlements.dropFirst(firstEntitlement).prefix(entitlementRows)
-    let stateWidth = view.entitlements.map { DisplayWidth.of(label($0.state)) }.max() ?? 0
+    let stateWidth = view.entitlements.map { DisplayWidth.of($0.state.label) }.max() ?? 0
     let whyX = column + stateWidth + 1
     for (offset, e) in shownEntitlements.enumerated() {
         let index = firstEntitlement + offset
         let rowY = y + offset
         _ = p.text(e.name, x: 1, y: rowY, role: "ui.text", width: nameWidth, keepEnd: TableCell.isDotted(e.name))
-        _ = p.text(label(e.state), x: column, y: rowY, role: role(e.state), width: stateWidth)
+        _ = p.text(e.state.label, x: column, y: rowY, role: role(e.state), width: stateWidth)
         let renewal = renewalNote(e)
         // Seconds and milliseconds give way before whether it renews does.
         let room = state.width - whyX - 1
@@ -705,17 +692,16 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
     guard width > 4, !subscriptions.isEmpty else { return nil }
     let instant = view.instant.millisecondsSince1970
     guard let start = subscriptions.compactMap(\.purchaseDate).min()?.millisecondsSince1970, start < instant else { return nil }
-    let graceEnds = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }
-        .compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
+    let known = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }.sorted { $0.seenAt < $1.seenAt }
+    let graceEnds = known.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
     let day: Int64 = 86_400_000
     // A billing retry covers nothing, yet the strip runs through it: to the renewal info that ended it, else as long
     // as Apple retries (a strip that stopped a week past the expiry hid a retry given up after 60 days).
-    let known = records.renewalInfos.filter { $0.seenAt.millisecondsSince1970 <= instant }.sorted { $0.seenAt < $1.seenAt }
+    let latestExpiry = subscriptions.compactMap(\.expiresDate?.millisecondsSince1970).max()
     let retryEnd = known.lastIndex { $0.info.isInBillingRetryPeriod == true }.map { last in
-        known[(last + 1)...].first?.seenAt.millisecondsSince1970
-            ?? min(instant, clampedSum(subscriptions.compactMap(\.expiresDate?.millisecondsSince1970).max() ?? start, 60 * day))
+        known[(last + 1)...].first?.seenAt.millisecondsSince1970 ?? min(instant, clampedSum(latestExpiry ?? start, 60 * day))
     }
-    let lastCovered = (subscriptions.compactMap(\.expiresDate?.millisecondsSince1970) + graceEnds + [retryEnd].compactMap { $0 }).max() ?? start
+    let lastCovered = ([latestExpiry, retryEnd].compactMap { $0 } + graceEnds).max() ?? start
     let margin = max(clampedDifference(lastCovered, start) / 4, 7 * day)
     let pastLast = clampedSum(lastCovered, margin)
     let end = lastCovered < instant && pastLast < instant ? pastLast : instant
