@@ -209,14 +209,14 @@ struct Dashboard {
     }
 }
 
-/// Writes an export, replacing a file there; a failure says why (`cannot write /x/y.csv: No such file or
-/// directory`), where it said only "cannot write".
-/// The file is written beside its place and renamed into it, so a write that fails part-way (a full disk) leaves the
-/// export that was there whole.
-func writeExport(_ contents: String, to path: String) throws {
+/// Writes an export, replacing a file there, and returns whether there was one. It is written beside its place and
+/// renamed into it, so a write that fails part-way (a full disk) leaves the export that was there whole; a failure
+/// says why (`cannot write /x/y.csv: No such file or directory`).
+func writeExport(_ contents: String, to path: String) throws -> Bool {
     func failed() -> CLIError { CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))") }
     var isDirectory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+    let existed = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+    if existed, isDirectory.boolValue {
         throw CLIError.usage("cannot write \(path): \(String(cString: strerror(EISDIR)))")
     }
     let temporary = path + ".receiptdesk-\(getpid())"
@@ -238,6 +238,7 @@ func writeExport(_ contents: String, to path: String) throws {
     }
     guard rename(temporary, path) == 0 else { throw failed() }
     done = true
+    return existed
 }
 
 /// A ledger URL as it may be printed: a PostgreSQL URL as its parser prints it (never a password,

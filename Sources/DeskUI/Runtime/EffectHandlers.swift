@@ -29,7 +29,8 @@ public struct EffectHandlers: Sendable {
     /// Loads a theme by name.
     public var loadTheme: @Sendable (String) throws -> Theme
     /// Writes an export.
-    public var writeFile: @Sendable (_ path: String, _ contents: String) throws -> Void
+    /// Whether a file was there, which the export replaced (the message says so).
+    public var writeFile: @Sendable (_ path: String, _ contents: String) throws -> Bool
     /// The wall clock, read at each poll: "now" follows it. `nil` where time stands still (the demo's now is
     /// the end of its data).
     public var clock: (@Sendable () -> Timestamp)?
@@ -39,7 +40,7 @@ public struct EffectHandlers: Sendable {
         triage: @escaping @Sendable ([String], TriageAction, String?, FlagStatus?) async throws -> [TriageChange],
         parseInstant: @escaping @Sendable (String) throws -> Timestamp?,
         loadTheme: @escaping @Sendable (String) throws -> Theme,
-        writeFile: @escaping @Sendable (String, String) throws -> Void,
+        writeFile: @escaping @Sendable (String, String) throws -> Bool,
         clock: (@Sendable () -> Timestamp)? = nil
     ) {
         self.reader = reader

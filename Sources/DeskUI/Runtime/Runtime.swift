@@ -1,4 +1,3 @@
-import Foundation
 import Entitlements
 import LedgerQueries
 import ReceiptModel
@@ -337,8 +336,7 @@ extension Runtime {
     /// Writes an export's CSV and says how many rows it holds (its header and column names aside).
     func write(_ contents: String, to path: String, saying what: String) throws -> Action {
         // A file there already is replaced, as a shell's > does: said, so that it is not a surprise.
-        let replaced = FileManager.default.fileExists(atPath: path) ? " (replacing the file there)" : ""
-        try handlers.writeFile(path, contents)
+        let replaced = try handlers.writeFile(path, contents) ? " (replacing the file there)" : ""
         let rows = contents.split(separator: "\n").count - 2
         return .message(StatusMessage("exported \(rows) rows\(what) to \(path)\(replaced)"))
     }
