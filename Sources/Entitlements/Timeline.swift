@@ -198,7 +198,7 @@ extension CustomerHistory {
                 t.originalTransactionId == original && (t.purchaseDate ?? at) <= at && (t.expiresDate.map { $0 > at } ?? false)
             }
         }
-        func stopWords(_ intent: ExpirationIntent?, retryEnded: Bool) -> String? {
+        func stopWords(_ intent: ExpirationIntent?) -> String? {
             switch intent {
             // (A retry that ended with renewal off and no intent may be the customer turning it off meanwhile: not
             // told as Apple's without the intent that says billing.)
@@ -221,7 +221,7 @@ extension CustomerHistory {
                 let retryEnded = retrying[original] == true
                 // An intent while a period still runs is left from an earlier end: renewal off now is the customer's.
                 guard retryEnded || !covered(original, at: seen.seenAt),
-                    let words = stopWords(info.expirationIntent, retryEnded: retryEnded)
+                    let words = stopWords(info.expirationIntent)
                 else { continue }
                 stops[original, default: []].append((seen.seenAt, words))
             }
@@ -236,7 +236,7 @@ extension CustomerHistory {
                 case NotificationSubtype(rawValue: "PRODUCT_NOT_FOR_SALE")?: intent = .productUnavailable
                 default: continue
                 }
-                stops[original, default: []].append((eventTime(seen), stopWords(intent, retryEnded: true)!))
+                stops[original, default: []].append((eventTime(seen), stopWords(intent)!))
             }
         }
         /// What stopped renewal of `original` within a minute of `at`, when it was not the customer.

@@ -22,7 +22,7 @@ struct Triage: AsyncParsableCommand {
     @Flag(help: "Reopen it.")
     var reopen = false
 
-    @Flag(help: "Print the flag's triage log (who moved it, when, from what to what, their note), oldest first; changes nothing.")
+    @Flag(help: "Print the flag's triage log (who moved it, when, from what to what, their note), in the order written; changes nothing.")
     var log = false
 
     @Option(help: "A note for the triage log.")

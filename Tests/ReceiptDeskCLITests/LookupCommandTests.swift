@@ -6,6 +6,17 @@ import Testing
 
 @Suite("lookup, refunds and triage, as support and on-call run them", .serialized, .ownThreads)
 struct LookupCommandTests {
+    /// SampleData imported (verified by its TEST root) into a ledger, once for the suite's tests that only read it.
+    static func sampleDataLedger() throws -> String { try sampleData.get() }
+    private static let sampleData = Result<String, any Error> {
+        let ledger = ImportCommandTests.temporary("sample-data.sqlite")
+        let data = Binary.packageRoot.appendingPathComponent("SampleData/data").path
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, data])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return ledger
+    }
+
     static func ledgerWithHistory() throws -> String {
         let path = ImportCommandTests.temporary("lookup.sqlite")
         let file = try historyFile()
@@ -155,11 +166,7 @@ struct LookupCommandTests {
 
     @Test("lookup's text says states as the dashboard does, and renewal stopped by billing apart from renewal turned off; the JSON keeps DESIGN's words")
     func stateWords() throws {
-        let ledger = ImportCommandTests.temporary("states.sqlite")
-        let data = Binary.packageRoot.appendingPathComponent("SampleData/data").path
-        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
-        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, data])
-        #expect(imported.status == 0, "\(imported.stderr)")
+        let ledger = try Self.sampleDataLedger()
         func entitlementLine(_ id: String, at: String) throws -> String {
             let text = try Binary.run(["lookup", id, "--ledger", "sqlite:\(ledger)", "--at", at]).stdout
             // The subscription's line (a customer may own consumables too, named before it).
@@ -207,11 +214,7 @@ struct LookupCommandTests {
 
     @Test("refunds --csv has the dashboard export's columns, amounts in units of their currency (JSON keeps milliunits)")
     func refundsCSVAmounts() throws {
-        let ledger = ImportCommandTests.temporary("csv-amounts.sqlite")
-        let data = Binary.packageRoot.appendingPathComponent("SampleData/data").path
-        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
-        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--trust-root", root, data])
-        #expect(imported.status == 0, "\(imported.stderr)")
+        let ledger = try Self.sampleDataLedger()
         let json = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "1000"]).lines.map(Binary.json)
         let csv = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--csv", "--limit", "1000"]).lines
         #expect(csv.first == "id,rule,severity,status,customer,environment,transactionId,productId,amount,currency,at,detail")
