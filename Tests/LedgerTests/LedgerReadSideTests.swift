@@ -436,6 +436,32 @@ extension LedgerConformanceTests {
         try await upgraded.close()
         try await ledger.close()
     }
+
+    @Test("covered at an earlier instant: a purchase known by its transaction id alone (no original) counts", arguments: Backend.available)
+    func coveredWithoutOriginal(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let day = World.day
+        let base = World.base.millisecondsSince1970
+        // One customer, two purchases without an original transaction id, linked by their token: the first covers
+        // day 10, the second was bought on day 20 (after day 10, so day 10 is looked at purchase by purchase).
+        // Another customer bought on day 40: every instant below is before the ledger's latest activity.
+        let lines = [
+            #"{"transactionId":"solo-1","productId":"lite","purchaseDate":\#(base),"expiresDate":\#(base + 15 * day),"environment":"Production","appAccountToken":"tok-solo"}"#,
+            #"{"transactionId":"solo-2","productId":"lite","purchaseDate":\#(base + 20 * day),"expiresDate":\#(base + 30 * day),"environment":"Production","appAccountToken":"tok-solo"}"#,
+            #"{"transactionId":"late-1","originalTransactionId":"late-1","productId":"lite","purchaseDate":\#(base + 40 * day),"expiresDate":\#(base + 70 * day),"environment":"Production"}"#,
+        ]
+        _ = try await importBytes(Array(lines.joined(separator: "\n").utf8), path: "solo.ndjson", into: ledger)
+        let solo = try #require(try await ledger.customerId(matching: "solo-1"))
+        #expect(try await ledger.customerId(matching: "solo-2") == solo)
+        func covered(onDay d: Int64) async throws -> [Int64] {
+            try await pageAll(ledger, CustomerQuery(activeAt: Timestamp(millisecondsSince1970: base + d * day), limit: 10)).rows.map(\.id)
+        }
+        #expect(try await covered(onDay: 10) == [solo])  // by solo-1, bought before day 20's purchase
+        #expect(try await covered(onDay: 17).isEmpty)  // between the two
+        #expect(try await covered(onDay: 25) == [solo])  // by solo-2
+        #expect(try await covered(onDay: 45) != [solo])  // the late customer only
+        try await ledger.close()
+    }
 }
 
 // MARK: Ground truth
