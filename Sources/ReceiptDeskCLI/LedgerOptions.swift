@@ -26,6 +26,14 @@ struct LedgerOptions: ParsableArguments {
         help: "Refuse every write (import, triage, notes, flag refresh, account links) with exit 2; also $RECEIPTDESK_READ_ONLY=1.")
     var readOnlyFlag = false
 
+    func validate() throws {
+        // Two sources: the files were read and the ledger named beside them was not even opened, with nothing said.
+        if ledger != nil, !files.isEmpty {
+            throw ValidationError(
+                "--ledger and --files are two sources: give one (--files reads files into an in-memory ledger instead of the stored one)")
+        }
+    }
+
     /// `--read-only`, or `RECEIPTDESK_READ_ONLY` set to 1, true or yes: the stored ledger is opened for reading only.
     var readOnly: Bool { readOnlyFlag || Self.readOnlyFromEnvironment() }
 

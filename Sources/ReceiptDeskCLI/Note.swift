@@ -7,11 +7,26 @@ import ReceiptModel
 struct Note: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Attach a note to a customer (found by any id).")
 
-    @Argument(help: "Any id of the customer.")
-    var id: String
+    @Argument(help: ArgumentHelp("Any id of the customer.", valueName: "id"))
+    var given: String?
 
-    @Argument(help: "The note.")
-    var text: String
+    @Argument(help: ArgumentHelp("The note.", valueName: "text"))
+    var givenText: String?
+
+    private var id: String { given ?? "" }
+    private var text: String { givenText ?? "" }
+
+    mutating func validate() throws {
+        // `--files` takes every word after it (`note --files DIR C1 "text"`): the last two "paths" that are no files
+        // are the id and the note (and the note is then refused as a write to an in-memory ledger).
+        if given == nil, data.source.files.count > 2, !data.source.files.suffix(2).contains(where: { FileManager.default.fileExists(atPath: $0) }) {
+            givenText = data.source.files.removeLast()
+            given = data.source.files.removeLast()
+        }
+        guard given != nil, givenText != nil else {
+            throw ValidationError("give the customer's id and the note: receiptdesk note ID \"TEXT\"")
+        }
+    }
 
     @Option(name: .customLong("operator"), help: "Who is writing (default: $USER, else the PostgreSQL role, else the login).")
     var operatorName: String?

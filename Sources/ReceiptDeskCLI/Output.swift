@@ -46,3 +46,15 @@ final class Output {
 /// Text from data, safe to print: control characters, escapes and bidi controls are shown escaped
 /// (`\e[2J` as text), never sent; the same rule as the dashboard's cells (`Sanitize`).
 func safe(_ text: String) -> String { Sanitize.text(text) }
+
+/// An id as pasted, without the white space around it or one pair of quotes (`'…'`, `"…"`, `` `…` ``, `“…”`) a
+/// copy from a chat or a log brings along: ids hold none of them.
+func trimmedPaste(_ text: String) -> String {
+    var id = Substring(text).drop(while: \.isWhitespace)
+    while id.last?.isWhitespace == true { id = id.dropLast() }
+    for (open, close) in [("'", "'"), ("\"", "\""), ("`", "`"), ("“", "”"), ("‘", "’")] as [(Character, Character)]
+    where id.count > 2 && id.first == open && id.last == close {
+        return String(id.dropFirst().dropLast())
+    }
+    return String(id)
+}

@@ -100,8 +100,9 @@ struct Refunds: AsyncParsableCommand {
         } else {
             // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
             output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
-            let filtered = since != nil || status != nil || rule != nil
-            if flags.isEmpty { output.line(filtered ? "no flags match --since, --status and --rule" : "no flags") }
+            // The options given, named as given ("no flags match --since 7d", not every filter the command has).
+            let given = [since.map { "--since \(safe($0))" }, status.map { "--status \($0.rawValue)" }, rule.map { "--rule \(safe($0))" }].compactMap { $0 }
+            if flags.isEmpty { output.line(given.isEmpty ? "no flags" : "no flags match \(given.joined(separator: " "))") }
             for f in flags {
                 output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
                 output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")

@@ -10,8 +10,12 @@ import ReceiptModel
 struct Triage: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Acknowledge, resolve or reopen a refund flag.")
 
-    @Argument(help: "The flag's id, as refunds prints it.")
-    var flagId: String
+    @Argument(help: ArgumentHelp("The flag's id, as refunds prints it.", valueName: "flag-id"))
+    var given: String?
+
+    /// The flag's id as given, without the white space or quotes a paste brings around it (``validate()`` makes sure
+    /// there is one).
+    private var flagId: String { trimmedPaste(given ?? "") }
 
     @Flag(name: .customLong("ack"), help: "Acknowledge an open flag: someone is looking (reopen a resolved one first).")
     var acknowledge = false
@@ -36,7 +40,15 @@ struct Triage: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
-    func validate() throws {
+    mutating func validate() throws {
+        // `--files` takes every word after it, so `triage --files DIR FLAG --ack` gave the flag's id to it: a last
+        // "path" that is no file is the id (and the write is then refused as one to an in-memory ledger).
+        if given == nil, let last = data.source.files.last, data.source.files.count > 1, !FileManager.default.fileExists(atPath: last) {
+            given = data.source.files.removeLast()
+        }
+        guard given != nil else {
+            throw ValidationError("give the flag's id, as refunds prints it: receiptdesk triage FLAG-ID --ack|--resolve|--reopen|--log")
+        }
         if [acknowledge, resolve, reopen, log].filter({ $0 }).count != 1 {
             throw ValidationError("choose exactly one of --ack, --resolve, --reopen, or --log to read the flag's triage log")
         }
@@ -58,7 +70,7 @@ struct Triage: AsyncParsableCommand {
     private func printLog(_ ledger: SQLLedger) async throws {
         // A flag that is not there exits 1, as a triage of it does.
         guard try await ledger.flag(id: flagId) != nil else {
-            throw LedgerError(code: .notFound, message: "no flag with id \(flagId)")
+            throw LedgerError(code: .notFound, message: "no flag with id \(safe(flagId))")
         }
         // In the order written (the ledger's), not by their clocks: operators' clocks differ, and an undo printed
         // before the change it undid would say the opposite of what happened.
