@@ -112,26 +112,42 @@ struct ChunkedFile {
         return SourceInfo(path: path, sha256: hash.hexDigest(), size: size)
     }
 
-    /// Expands directories into the data files below them, sorted; plain paths pass through. Files a directory
-    /// holds that are taken for notes or key material (by their extension) are left out, and said on standard
-    /// error: a raw DER receipt named `receipt.der` must be named itself to be read, and the line says so.
+    /// Expands directories into the data files below them, sorted; plain paths pass through. What a directory holds
+    /// that is not data is left out and said on standard error: files taken for notes or key material (by their
+    /// extension: a raw DER receipt named `receipt.der` must be named itself to be read, and the line says so), hidden
+    /// files and directories (`.git`), and what is no regular file (a FIFO would wait for a writer forever, a broken
+    /// link cannot be read: neither stops the import of the rest).
     static func expand(_ paths: [String]) throws -> [String] {
         let (files, skipped) = try expandNoting(paths)
         if !skipped.isEmpty {
-            let kinds = Set(skipped.map { ($0 as NSString).pathExtension.lowercased() }).sorted().map { "." + $0 }
-            let shown = skipped.prefix(3).map(safe).joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
+            var reasons: [String] = []
+            let notes = skipped.filter { $0.reason == .notesOrKeys }.map(\.path)
+            if !notes.isEmpty {
+                let kinds = Set(notes.map { ($0 as NSString).pathExtension.lowercased() }).sorted().map { "." + $0 }
+                reasons.append("\(notes.count) taken for notes or key material (\(kinds.joined(separator: " ")))")
+            }
+            let hidden = skipped.count { $0.reason == .hidden }
+            if hidden > 0 { reasons.append("\(hidden) hidden") }
+            let special = skipped.count { $0.reason == .notRegular }
+            if special > 0 { reasons.append("\(special) no regular file (a pipe, socket, device or broken link)") }
+            let shown = skipped.prefix(3).map { safe($0.path) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
             FileHandle.standardError.write(
                 Data(
                     ("receiptdesk: skipped \(skipped.count) \(skipped.count == 1 ? "file" : "files") in the directories given, "
-                        + "taken for notes or key material (\(kinds.joined(separator: " "))): \(shown); name a file itself to read it\n").utf8))
+                        + "\(reasons.joined(separator: ", ")): \(shown); name a file itself to read it\n").utf8))
         }
         return files
     }
 
-    /// ``expand(_:)``'s files, and the files it left out.
-    static func expandNoting(_ paths: [String]) throws -> (files: [String], skipped: [String]) {
+    /// Why a directory's entry is not read.
+    enum Skip: Equatable {
+        case notesOrKeys, hidden, notRegular
+    }
+
+    /// ``expand(_:)``'s files, and what it left out (sorted by path), with why.
+    static func expandNoting(_ paths: [String]) throws -> (files: [String], skipped: [(path: String, reason: Skip)]) {
         var out: [String] = []
-        var left: [String] = []
+        var left: [(path: String, reason: Skip)] = []
         // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
         let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
         for path in paths {
@@ -140,6 +156,7 @@ struct ChunkedFile {
                 throw CLIError.usage("no such file: \(path)")
             }
             guard isDirectory.boolValue else {
+                // A path named itself is read whatever it is (`<(zcat export.gz)` is a pipe).
                 out.append(path)
                 continue
             }
@@ -147,19 +164,31 @@ struct ChunkedFile {
             var found: [String] = []
             for case let relative as String in enumerator {
                 let name = (relative as NSString).lastPathComponent
-                if name.hasPrefix(".") { continue }
                 let full = (path as NSString).appendingPathComponent(relative)
-                var inner: ObjCBool = false
-                _ = FileManager.default.fileExists(atPath: full, isDirectory: &inner)
-                if inner.boolValue { continue }
+                // What the entry is, its link followed (a link to a data file is read; a link to nothing is not).
+                var status = stat()
+                let kind = stat(full, &status) == 0 ? status.st_mode & S_IFMT : nil
+                if name.hasPrefix(".") {
+                    if kind == S_IFDIR {
+                        enumerator.skipDescendants()
+                    } else {
+                        left.append((full, .hidden))
+                    }
+                    continue
+                }
+                if kind == S_IFDIR { continue }
+                guard kind == S_IFREG else {
+                    left.append((full, .notRegular))
+                    continue
+                }
                 if skipped.contains((name as NSString).pathExtension.lowercased()) {
-                    left.append(full)
+                    left.append((full, .notesOrKeys))
                     continue
                 }
                 found.append(full)
             }
             out.append(contentsOf: found.sorted())
         }
-        return (out, left.sorted())
+        return (out, left.sorted { $0.path < $1.path })
     }
 }

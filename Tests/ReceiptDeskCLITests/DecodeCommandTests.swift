@@ -13,12 +13,22 @@ struct DecodeCommandTests {
         try Data("notes\n".utf8).write(to: URL(fileURLWithPath: directory + "/README.md"))
         try Data(contentsOf: URL(fileURLWithPath: "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"))
             .write(to: URL(fileURLWithPath: directory + "/response.json"))
-        let walked = try Binary.run(["decode", directory])
-        #expect(walked.status == 0)
+        // What else a directory holds that is no data: a hidden file, a hidden directory (a checkout's .git), a FIFO
+        // (read, it waited for a writer forever) and a link to nothing (read, it stopped the whole walk with exit 2).
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: directory + "/.hidden.json"))
+        try FileManager.default.createDirectory(atPath: directory + "/.git", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: directory + "/.git/x.json"))
+        #expect(mkfifo(directory + "/pipe.json", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/gone.json", withDestinationPath: directory + "/nowhere")
+        let walked = try Binary.run(["decode", directory], limit: .seconds(60))
+        #expect(walked.status == 0 && !walked.timedOut, "\(walked.stderr)")
         #expect(walked.stdout.contains("response.json#0") && !walked.stdout.contains("receipt.der"), "\(walked.stdout)")
+        #expect(!walked.stdout.contains(".git") && !walked.stdout.contains(".hidden"), "\(walked.stdout)")
         #expect(
-            walked.stderr.contains("skipped 2 files in the directories given, taken for notes or key material (.der .md): ")
-                && walked.stderr.contains("receipt.der") && walked.stderr.contains("name a file itself to read it"), "\(walked.stderr)")
+            walked.stderr.contains(
+                "skipped 5 files in the directories given, 2 taken for notes or key material (.der .md), 1 hidden, "
+                    + "2 no regular file (a pipe, socket, device or broken link): ")
+                && walked.stderr.contains("name a file itself to read it"), "\(walked.stderr)")
         let named = try Binary.run(["decode", directory + "/receipt.der"])
         #expect(named.status == 0 && named.stdout.contains("appReceipt  ok  verified"), "\(named.stdout)")
         #expect(!named.stderr.contains("skipped"))
