@@ -73,6 +73,17 @@ struct BadInputTests {
         #expect(try await decodeText("{\"status\":21006}\n\n").count == 1)
     }
 
+    @Test("bytes that are no document are named two hex digits each, and a gzip file is said to be one")
+    func binaryPrefix() async throws {
+        let decoder = try makeDecoder()
+        let gzip: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x4b]
+        let record = await decoder.decode(gzip, provenance: Provenance(path: "export.json.gz", index: 0, byteOffset: 0))
+        #expect(record.error?.code == "unrecognisedDocument")
+        #expect(record.error?.message.contains("(starts with 1f 8b 08 00 00 00 00 00); it is gzip-compressed: gunzip it") == true, "\(record.error?.message ?? "")")
+        let other = await decoder.decode([0x00, 0x01, 0xfe, 0x0a, 0x7f], provenance: Provenance(path: "x.bin", index: 0, byteOffset: 0))
+        #expect(other.error?.message.hasSuffix("(starts with 00 01 fe 0a 7f)") == true, "\(other.error?.message ?? "")")
+    }
+
     @Test("nesting deeper than the bound is refused, not recursed into")
     func deepNesting() async throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)

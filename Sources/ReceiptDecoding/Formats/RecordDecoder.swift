@@ -97,9 +97,11 @@ public struct RecordDecoder: Sendable {
                 message: "this looks like a JWS with \(parts) of 3 parts (truncated?): a JWS is header.payload.signature, and this has "
                     + "\(parts == 1 ? "no payload or signature" : "no signature") (\(bytes.count) bytes)")
         }
+        // A compressed export (`.json.gz`) is the usual mistake, and a person can act on its name.
+        let compressed = bytes.starts(with: [0x1f, 0x8b]) ? "; it is gzip-compressed: gunzip it and import the result" : ""
         throw RecordError(
             code: "unrecognisedDocument",
-            message: "not JSON, a JWS or a PKCS#7 app receipt (starts with \(describePrefix(bytes)))")
+            message: "not JSON, a JWS or a PKCS#7 app receipt (starts with \(describePrefix(bytes)))\(compressed)")
     }
 
     // MARK: JSON documents
@@ -506,7 +508,9 @@ struct Rejection: Error {
 private func describePrefix(_ bytes: [UInt8]) -> String {
     let head = bytes.drop(while: isWhitespace).prefix(8)
     if head.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"\(String(decoding: head, as: UTF8.self))\"" }
-    return head.map { String($0, radix: 16) }.joined(separator: " ")
+    // Two digits a byte, as hexdump prints them ("1f 8b 08 00", never "1f 8b 8 0").
+    let digits = Array("0123456789abcdef")
+    return head.map { String([digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]]) }.joined(separator: " ")
 }
 
 /// Whether decoded bytes are an iOS 6 transaction receipt: an old-style plist with `purchase-info`.
