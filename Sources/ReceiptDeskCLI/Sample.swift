@@ -56,7 +56,19 @@ struct Sample: AsyncParsableCommand {
         let generator = SampleGenerator(.init(customers: customers, seedText: seed, from: span.from, to: span.to))
         let clock = ContinuousClock()
         var summary = SampleGenerator.Summary()
-        let elapsed = try clock.measure { summary = try generator.write(to: out) }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw CLIError.usage("--out \(safe(out)) is a file: name a directory to write the sample into (it is created if needed)")
+        }
+        let elapsed: Duration
+        do {
+            elapsed = try clock.measure { summary = try generator.write(to: out) }
+        } catch let error as CocoaError {
+            // Foundation's own words name neither the path nor the cause ("The operation could not be completed").
+            let posix = (error.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? Int32($0.code) : nil }
+            let cause = posix.map { String(cString: strerror($0)) } ?? (error.userInfo[NSFilePathErrorKey] as? String).map { "cannot write \(safe($0))" } ?? "\(error.code)"
+            throw CLIError.usage("cannot write the sample into \(safe(out)): \(cause)")
+        }
         let secondsTaken = max(seconds(elapsed), 1e-9)
         print(
             "\(summary.customers) customers, \(summary.records) records (\(summary.appReceipts) app receipts), \(String(format: "%.1f", Double(summary.bytes) / 1e6)) MB in \(String(format: "%.2f", secondsTaken)) s (\(Int(Double(summary.customers) / secondsTaken)) customers/s), peak RSS \(peakResidentMegabytes().map { String(format: "%.1f", $0) } ?? "?") MB"

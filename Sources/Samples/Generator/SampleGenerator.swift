@@ -313,7 +313,8 @@ final class BufferedFile {
 
     init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            // The system's reason with it (permission denied, no space left): the command names it.
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))])
         }
         self.handle = handle
         buffer.reserveCapacity(Self.capacity)
