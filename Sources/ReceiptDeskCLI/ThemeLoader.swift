@@ -124,6 +124,7 @@ struct ThemeLoader: Sendable {
                         throw ThemeError(theme: name, line: line(of: "palette.\(colorName)"), message: "palette.\(colorName) must be a string colour")
                     }
                     document.palette[colorName] = color
+                    document.paletteLines[colorName] = line(of: "palette.\(colorName)")
                 }
             default:
                 try collect(value, scope: key, into: &document, name: name, line: line)

@@ -236,6 +236,22 @@ struct ThemeLoaderTests {
         #expect(error?.line == 4, "\(error.map(String.init(describing:)) ?? "")")
     }
 
+    @Test("a palette colour that is not one is the mistake of the theme whose palette says it, not of the role using it")
+    func paletteMistakeInTheChild() throws {
+        let folder = try Folder()
+        // The user's walk: the bundled default's roles use "cyan"; the child's palette makes it no colour.
+        try folder.write("badpal.toml", "inherits=\"default\"\n[palette]\ncyan=\"nopal\"\n")
+        let loader = ThemeLoader(directories: [folder.path, Self.bundled])
+        let error = #expect(throws: ThemeError.self) { try loader.load("badpal") }
+        #expect(error?.theme == "badpal", "\(error.map(String.init(describing:)) ?? "")")
+        #expect(error?.line == 3)
+        #expect(error?.message.hasPrefix("palette.cyan: nopal is not a colour") == true, "\(error?.message ?? "")")
+        // A role of the child's own naming a colour that is neither is still blamed on the role's line.
+        try folder.write("badrole.toml", "inherits = \"default\"\n\n\"ui.title\" = \"nocolour\"\n")
+        let role = #expect(throws: ThemeError.self) { try loader.load("badrole") }
+        #expect(role?.theme == "badrole" && role?.line == 3, "\(role.map(String.init(describing:)) ?? "")")
+    }
+
     @Test("a broken parent is named with its line; a broken default falls back to the built-in theme")
     func brokenParentAndDefault() throws {
         let folder = try Folder()

@@ -19,12 +19,18 @@ public struct ThemeDocument: Sendable, Equatable {
     public var name: String
     public var inherits: String?
     public var palette: [String: String]
+    /// The line each palette entry is on, so a colour that is not one is blamed on the theme that defines it.
+    public var paletteLines: [String: Int]
     public var roles: [String: Entry]
 
-    public init(name: String, inherits: String? = nil, palette: [String: String] = [:], roles: [String: Entry] = [:]) {
+    public init(
+        name: String, inherits: String? = nil, palette: [String: String] = [:], paletteLines: [String: Int] = [:],
+        roles: [String: Entry] = [:]
+    ) {
         self.name = name
         self.inherits = inherits
         self.palette = palette
+        self.paletteLines = paletteLines
         self.roles = roles
     }
 }
@@ -84,15 +90,26 @@ public struct Theme: Sendable, Equatable {
             }
             chain.append(next)
         }
-        var palette: [String: String] = [:]
-        for doc in chain.reversed() { palette.merge(doc.palette) { _, new in new } }
+        // Each palette name's colour, from the last theme of the chain that gives it: a colour there that is not
+        // one is that theme's mistake, on its line, whichever theme's role uses the name.
+        var palette: [String: (value: String, theme: ThemeDocument)] = [:]
+        for doc in chain.reversed() {
+            for (name, value) in doc.palette { palette[name] = (value, doc) }
+        }
         var styles: [String: Style] = [:]
         for doc in chain.reversed() {
             for (role, entry) in doc.roles {
                 func color(_ name: String?) throws(ThemeError) -> Color {
                     guard let name else { return .default }
-                    let value = palette[name] ?? name
-                    guard let color = Color(parsing: value) else {
+                    if let (value, owner) = palette[name] {
+                        guard let color = Color(parsing: value) else {
+                            throw ThemeError(
+                                theme: owner.name, line: owner.paletteLines[name],
+                                message: "palette.\(name): \(value) is not a colour (#rrggbb, 0-255, an ANSI name, default)")
+                        }
+                        return color
+                    }
+                    guard let color = Color(parsing: name) else {
                         throw ThemeError(
                             theme: doc.name, line: entry.line,
                             message: "\(role): \(name) is neither a palette name nor a colour (#rrggbb, 0-255, an ANSI name, default)")
