@@ -40,7 +40,12 @@ struct ThemeLoader: Sendable {
         guard let document = try document(name) else {
             throw ThemeError(theme: name, line: nil, message: "no such theme (have: \(names.joined(separator: ", ")))")
         }
-        return try Theme.resolve(document) { (parent: String) throws(ThemeError) -> ThemeDocument? in try self.document(parent) }
+        return try Theme.resolve(document) { (child: ThemeDocument) throws(ThemeError) -> ThemeDocument? in
+            // A theme inheriting its own name inherits the next file of that name down the search path (helix's
+            // rule): the user's nord.toml with `inherits = "nord"` tweaks the bundled nord.
+            let parent = child.inherits ?? ""
+            return try self.document(parent, after: parent == child.name ? child.path : nil)
+        }
     }
 
     /// Loads a theme, or says why not and gives the built-in one.
@@ -56,14 +61,18 @@ struct ThemeLoader: Sendable {
         }
     }
 
-    private func document(_ name: String) throws(ThemeError) -> ThemeDocument? {
+    /// The theme file of a name: the first in the search path, or with `after`, the first in a directory after the
+    /// one that file is in (the whole search path when it is in none of them).
+    private func document(_ name: String, after: String? = nil) throws(ThemeError) -> ThemeDocument? {
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), !name.isEmpty else {
             throw ThemeError(theme: name, line: nil, message: "theme names are letters, digits, - and _")
         }
-        for directory in directories {
-            let path = directory + "/" + name + ".toml"
+        let paths = directories.map { $0 + "/" + name + ".toml" }
+        for path in paths.dropFirst(after.flatMap { paths.firstIndex(of: $0) }.map { $0 + 1 } ?? 0) {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
-            return try Self.parse(String(decoding: data, as: UTF8.self), name: name)
+            var document = try Self.parse(String(decoding: data, as: UTF8.self), name: name)
+            document.path = path
+            return document
         }
         return nil
     }

@@ -252,6 +252,33 @@ struct ThemeLoaderTests {
         #expect(role?.theme == "badrole" && role?.line == 3, "\(role.map(String.init(describing:)) ?? "")")
     }
 
+    @Test("a user theme inheriting its own name inherits the next theme of that name down the search path; loops still fail")
+    func inheritsItsOwnName() throws {
+        let config = try Folder()
+        try config.write("receiptdesk/themes/nord.toml", "inherits = \"nord\"\n\"ui.title\" = \"#ff00ff\"\n")
+        // The user's default tweaks the bundled one; a theme inheriting "default" gets the tweak and the rest.
+        try config.write("receiptdesk/themes/default.toml", "inherits = \"default\"\n\"ui.text\" = \"#abcdef\"\n")
+        try config.write("receiptdesk/themes/mine.toml", "inherits = \"default\"\n")
+        try config.write("receiptdesk/themes/alone.toml", "inherits = \"alone\"\n")
+        let loader = ThemeLoader(environment: ["XDG_CONFIG_HOME": config.path])
+        let bundled = ThemeLoader(directories: [Self.bundled])
+        let nord = try loader.load("nord")
+        #expect(nord.name == "nord")
+        #expect(nord.style("ui.title") == Style(fg: .rgb(0xff, 0, 0xff)))
+        // The other roles are the bundled nord's, which inherits default: the user's default, tweaked in turn.
+        let bundledNord = try bundled.load("nord")
+        #expect(nord.style("status.danger") == bundledNord.style("status.danger"))
+        #expect(nord.style("ui.border") == bundledNord.style("ui.border"))
+        #expect(nord.style("ui.text") == Style(fg: .rgb(0xab, 0xcd, 0xef)))
+        #expect(loader.loadOrDefault("nord").warning == nil)
+        let mine = try loader.load("mine")
+        #expect(mine.style("ui.text") == Style(fg: .rgb(0xab, 0xcd, 0xef)))
+        #expect(mine.style("ui.title") == (try bundled.load("default")).style("ui.title"))
+        // Nothing of that name below it: said, not a loop.
+        let alone = #expect(throws: ThemeError.self) { try loader.load("alone") }
+        #expect(alone?.theme == "alone" && alone?.message.contains("loop") == false, "\(alone.map(String.init(describing:)) ?? "")")
+    }
+
     @Test("a broken parent is named with its line; a broken default falls back to the built-in theme")
     func brokenParentAndDefault() throws {
         let folder = try Folder()

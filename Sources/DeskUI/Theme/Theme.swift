@@ -22,12 +22,16 @@ public struct ThemeDocument: Sendable, Equatable {
     /// The line each palette entry is on, so a colour that is not one is blamed on the theme that defines it.
     public var paletteLines: [String: Int]
     public var roles: [String: Entry]
+    /// The file it was read from, when it was: two themes of one name (the user's nord over the bundled one) are
+    /// told apart by it.
+    public var path: String?
 
     public init(
         name: String, inherits: String? = nil, palette: [String: String] = [:], paletteLines: [String: Int] = [:],
-        roles: [String: Entry] = [:]
+        roles: [String: Entry] = [:], path: String? = nil
     ) {
         self.name = name
+        self.path = path
         self.inherits = inherits
         self.palette = palette
         self.paletteLines = paletteLines
@@ -78,15 +82,29 @@ public struct Theme: Sendable, Equatable {
     public static func resolve(
         _ document: ThemeDocument, parent: (String) throws(ThemeError) -> ThemeDocument?
     ) throws(ThemeError) -> Theme {
+        try resolve(document) { (child: ThemeDocument) throws(ThemeError) -> ThemeDocument? in try parent(child.inherits ?? "") }
+    }
+
+    /// Resolves a document (and the chain it inherits) into styles.
+    /// - Parameter parentOf: loads the theme a document's `inherits` names, knowing which document asks: a theme
+    ///   that inherits its own name means the next one of that name (the bundled theme a user's file of its name
+    ///   tweaks), which only the loader knows how to find.
+    public static func resolve(
+        _ document: ThemeDocument, parentOf: (ThemeDocument) throws(ThemeError) -> ThemeDocument?
+    ) throws(ThemeError) -> Theme {
         var chain = [document]
-        var seen: Set<String> = [document.name]
-        while let name = chain.last?.inherits {
-            guard !seen.contains(name) else {
-                throw ThemeError(theme: document.name, line: nil, message: "inherits \(name) in a loop")
+        // A theme is the file it was read from: one name may be two themes, the one inheriting the other.
+        var seen: Set<String> = [document.path ?? document.name]
+        while let child = chain.last, let name = child.inherits {
+            guard let next = try parentOf(child) else {
+                let message =
+                    name == child.name
+                    ? "inherits \(name), its own name, and no other theme of that name comes after it"
+                    : "inherits \(name), which does not exist"
+                throw ThemeError(theme: child.name, line: nil, message: message)
             }
-            seen.insert(name)
-            guard let next = try parent(name) else {
-                throw ThemeError(theme: chain.last!.name, line: nil, message: "inherits \(name), which does not exist")
+            guard seen.insert(next.path ?? next.name).inserted else {
+                throw ThemeError(theme: document.name, line: nil, message: "inherits \(name) in a loop")
             }
             chain.append(next)
         }
