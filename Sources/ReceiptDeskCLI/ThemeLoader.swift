@@ -8,8 +8,15 @@ import TOMLKit
 /// `~/.config/receiptdesk/themes`) first, then in the `Themes/` folder that ships with ReceiptDesk.
 struct ThemeLoader: Sendable {
     let directories: [String]
+    /// The user's home, written `~` at the start of a theme file's path in an error (a status line has 80 columns).
+    let home: String?
 
     init(environment: [String: String]) {
+        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+            self.home = home.hasSuffix("/") ? String(home.dropLast()) : home
+        } else {
+            home = nil
+        }
         var directories: [String] = []
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             directories.append(config + "/receiptdesk/themes")
@@ -20,8 +27,9 @@ struct ThemeLoader: Sendable {
         self.directories = directories
     }
 
-    init(directories: [String]) {
+    init(directories: [String], home: String? = nil) {
         self.directories = directories
+        self.home = home
     }
 
     /// Every theme name found, sorted.
@@ -36,7 +44,18 @@ struct ThemeLoader: Sendable {
     }
 
     /// Loads a theme and what it inherits.
+    /// - Throws: the mistake, in the file it is in (the theme's own or one it inherits), with its line.
     func load(_ name: String) throws(ThemeError) -> Theme {
+        do {
+            return try resolve(name)
+        } catch {
+            var error = error
+            if let home, let path = error.path, path.hasPrefix(home + "/") { error.path = "~" + path.dropFirst(home.count) }
+            throw error
+        }
+    }
+
+    private func resolve(_ name: String) throws(ThemeError) -> Theme {
         guard let document = try document(name) else {
             throw ThemeError(theme: name, line: nil, message: "no such theme (have: \(names.joined(separator: ", ")))")
         }
@@ -70,15 +89,26 @@ struct ThemeLoader: Sendable {
         let paths = directories.map { $0 + "/" + name + ".toml" }
         for path in paths.dropFirst(after.flatMap { paths.firstIndex(of: $0) }.map { $0 + 1 } ?? 0) {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
-            var document = try Self.parse(String(decoding: data, as: UTF8.self), name: name)
-            document.path = path
-            return document
+            return try Self.parse(String(decoding: data, as: UTF8.self), name: name, path: path)
         }
         return nil
     }
 
     /// Reads a theme's TOML text.
-    static func parse(_ text: String, name: String) throws(ThemeError) -> ThemeDocument {
+    /// - Parameter path: the file it is from, kept in the document and named by its errors.
+    static func parse(_ text: String, name: String, path: String? = nil) throws(ThemeError) -> ThemeDocument {
+        do {
+            var document = try parseText(text, name: name)
+            document.path = path
+            return document
+        } catch {
+            var error = error
+            error.path = path
+            throw error
+        }
+    }
+
+    private static func parseText(_ text: String, name: String) throws(ThemeError) -> ThemeDocument {
         if let refused = parserAssertion(in: text) {
             throw ThemeError(theme: name, line: refused.line, message: refused.message)
         }

@@ -515,7 +515,7 @@ struct DashboardEndToEndTests {
         }
     }
 
-    @Test("a theme in $XDG_CONFIG_HOME/receiptdesk/themes is used; a broken one is named with its line and the default drawn")
+    @Test("a theme in $XDG_CONFIG_HOME/receiptdesk/themes is used; a broken one is named with its file and line and the default drawn")
     func userThemes() throws {
         guard TmuxSession.available() else { return }
         let ledger = try Self.makeLedger()
@@ -530,9 +530,10 @@ struct DashboardEndToEndTests {
             arguments: ["--ledger", ledger.url, "--theme", "broken"], width: 160, environment: ["XDG_CONFIG_HOME": config.path])
         defer { tmux.kill() }
         // The warning is also written to stderr before the screen is taken: wait for the dashboard's own line.
-        tmux.waitFor("the dashboard naming the broken theme's line") { screen in
-            screen.contains("customers") && screen.contains("theme broken line 2: ui.title: nosuch is neither")
-                && !screen.contains("receiptdesk: theme broken")
+        let file = themes.appendingPathComponent("broken.toml").path
+        tmux.waitFor("the dashboard naming the broken theme's file and line") { screen in
+            screen.contains("customers") && screen.contains("\(file):2: ui.title: nosuch is neither")
+                && !screen.contains("receiptdesk: \(file)")
         }
         tmux.waitFor(format: "#{alternate_on}", toBe: "1")
         try tmux.type(":theme mine")
@@ -540,7 +541,7 @@ struct DashboardEndToEndTests {
         tmux.waitFor(text: "theme mine")
         try tmux.type(":theme broken")
         try tmux.keys("Enter")
-        tmux.waitFor(text: "theme broken line 2")
+        tmux.waitFor(text: "\(file):2: ")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// Theme files as the dashboard reads them: real TOML through TOMLKit, `inherits`, roles falling back to
 /// their parent scope, the user's directory under XDG_CONFIG_HOME before the bundled one, and a broken
-/// theme named with its line while the default is used (issue 8).
+/// theme named with its file and line while the default is used (issue 8).
 @Suite("Theme files: inherits, parent scopes, the user's directory, broken themes")
 struct ThemeLoaderTests {
     /// A directory of theme files, removed at the end of the test.
@@ -96,10 +96,10 @@ struct ThemeLoaderTests {
         try folder.write("a.toml", "inherits = \"b\"\n")
         try folder.write("b.toml", "inherits = \"a\"\n")
         let loader = ThemeLoader(directories: [folder.path])
-        #expect(throws: ThemeError(theme: "orphan", line: nil, message: "inherits nowhere, which does not exist")) {
+        #expect(throws: ThemeError(theme: "orphan", line: nil, message: "inherits nowhere, which does not exist", path: folder.path + "/orphan.toml")) {
             try loader.load("orphan")
         }
-        #expect(throws: ThemeError(theme: "a", line: nil, message: "inherits a in a loop")) {
+        #expect(throws: ThemeError(theme: "a", line: nil, message: "inherits a in a loop", path: folder.path + "/a.toml")) {
             try loader.load("a")
         }
     }
@@ -218,7 +218,7 @@ struct ThemeLoaderTests {
         let (theme, warning) = loader.loadOrDefault("broken")
         #expect(theme == (try loader.load("default")))
         #expect(theme.style("ui.text") == Style(fg: .rgb(0xab, 0xcd, 0xef)))
-        #expect(warning?.hasPrefix("theme broken line \(broken.line): ") == true, "\(warning ?? "no warning")")
+        #expect(warning?.hasPrefix("\(folder.path)/broken.toml:\(broken.line): ") == true, "\(warning ?? "no warning")")
         #expect(warning?.hasSuffix("; using default") == true)
         // Without any theme files, the default is the built-in theme, said by no warning; another name still is.
         let none = ThemeLoader(directories: [])
@@ -279,22 +279,46 @@ struct ThemeLoaderTests {
         #expect(alone?.theme == "alone" && alone?.message.contains("loop") == false, "\(alone.map(String.init(describing:)) ?? "")")
     }
 
+    @Test("an error names the file it is in, with its line; a file under HOME is written from ~")
+    func errorsNameTheFile() throws {
+        let folder = try Folder()
+        try folder.write("broken.toml", "\"ui.text\" = \"red\"\n\"ui.title\" = { fg = \"nosuch\" }\n")
+        try folder.write("child.toml", "inherits = \"broken\"\n")
+        let loader = ThemeLoader(directories: [folder.path, Self.bundled])
+        for name in ["broken", "child"] {
+            let error = #expect(throws: ThemeError.self) { try loader.load(name) }
+            let text = error.map(String.init(describing:)) ?? ""
+            #expect(text.hasPrefix(folder.path + "/broken.toml:2: ui.title: nosuch is neither"), "\(text)")
+        }
+        let missingParent = try Folder()
+        try missingParent.write("orphan.toml", "inherits = \"nowhere\"\n")
+        let orphan = #expect(throws: ThemeError.self) { try ThemeLoader(directories: [missingParent.path]).load("orphan") }
+        #expect(orphan.map(String.init(describing:)) == missingParent.path + "/orphan.toml: inherits nowhere, which does not exist")
+
+        let home = try Folder()
+        try home.write(".config/receiptdesk/themes/bad.toml", "\"ui.text\" = \"nosuch\"\n")
+        let warning = ThemeLoader(environment: ["HOME": home.path]).loadOrDefault("bad").warning ?? ""
+        #expect(warning.hasPrefix("~/.config/receiptdesk/themes/bad.toml:1: ui.text: nosuch is neither"), "\(warning)")
+        #expect(warning.hasSuffix("; using default"))
+    }
+
     @Test("a broken parent is named with its line; a broken default falls back to the built-in theme")
     func brokenParentAndDefault() throws {
         let folder = try Folder()
         try folder.write("default.toml", "\"ui.text\" = \"red\"\n\"ui.title\" = { modifiers = [\"shiny\"] }\n")
         try folder.write("child.toml", "inherits = \"default\"\n\"ui.text\" = \"blue\"\n")
         let loader = ThemeLoader(directories: [folder.path])
-        #expect(throws: ThemeError(theme: "default", line: 2, message: "ui.title: unknown modifier shiny (bold, dim, italic, underlined, reversed)")) {
+        #expect(throws: ThemeError(theme: "default", line: 2, message: "ui.title: unknown modifier shiny (bold, dim, italic, underlined, reversed)",
+            path: folder.path + "/default.toml")) {
             try loader.load("child")
         }
         let (theme, warning) = loader.loadOrDefault("child")
         #expect(theme == Theme.builtin)
-        #expect(warning?.hasPrefix("theme default line 2: ") == true, "\(warning ?? "no warning")")
+        #expect(warning?.hasPrefix("\(folder.path)/default.toml:2: ") == true, "\(warning ?? "no warning")")
         #expect(warning?.hasSuffix("; using the built-in theme") == true)
         let (same, named) = loader.loadOrDefault("default")
         #expect(same == Theme.builtin)
-        #expect(named?.hasPrefix("theme default line 2: ") == true)
+        #expect(named?.hasPrefix("\(folder.path)/default.toml:2: ") == true)
     }
 
     @Test("every bundled theme loads, and a missing one names the ones there are")

@@ -39,20 +39,26 @@ public struct ThemeDocument: Sendable, Equatable {
     }
 }
 
-/// A theme file that cannot be used, with the line that is wrong.
+/// A theme file that cannot be used, with the file and line that are wrong.
 public struct ThemeError: Error, Equatable, Sendable, CustomStringConvertible {
     public var theme: String
     public var line: Int?
     public var message: String
+    /// The file the mistake is in, when the theme was read from one.
+    public var path: String?
 
-    public init(theme: String, line: Int?, message: String) {
+    public init(theme: String, line: Int?, message: String, path: String? = nil) {
         self.theme = theme
         self.line = line
         self.message = message
+        self.path = path
     }
 
+    /// `FILE:LINE: message` as compilers say it (the file names the theme, and says which of two of one name it
+    /// is), else `theme NAME line LINE: message`.
     public var description: String {
-        "theme \(theme)\(line.map { " line \($0)" } ?? ""): \(message)"
+        if let path { return "\(path)\(line.map { ":\($0)" } ?? ""): \(message)" }
+        return "theme \(theme)\(line.map { " line \($0)" } ?? ""): \(message)"
     }
 }
 
@@ -101,10 +107,10 @@ public struct Theme: Sendable, Equatable {
                     name == child.name
                     ? "inherits \(name), its own name, and no other theme of that name comes after it"
                     : "inherits \(name), which does not exist"
-                throw ThemeError(theme: child.name, line: nil, message: message)
+                throw ThemeError(theme: child.name, line: nil, message: message, path: child.path)
             }
             guard seen.insert(next.path ?? next.name).inserted else {
-                throw ThemeError(theme: document.name, line: nil, message: "inherits \(name) in a loop")
+                throw ThemeError(theme: document.name, line: nil, message: "inherits \(name) in a loop", path: document.path)
             }
             chain.append(next)
         }
@@ -123,14 +129,16 @@ public struct Theme: Sendable, Equatable {
                         guard let color = Color(parsing: value) else {
                             throw ThemeError(
                                 theme: owner.name, line: owner.paletteLines[name],
-                                message: "palette.\(name): \(value) is not a colour (#rrggbb, 0-255, an ANSI name, default)")
+                                message: "palette.\(name): \(value) is not a colour (#rrggbb, 0-255, an ANSI name, default)",
+                                path: owner.path)
                         }
                         return color
                     }
                     guard let color = Color(parsing: name) else {
                         throw ThemeError(
                             theme: doc.name, line: entry.line,
-                            message: "\(role): \(name) is neither a palette name nor a colour (#rrggbb, 0-255, an ANSI name, default)")
+                            message: "\(role): \(name) is neither a palette name nor a colour (#rrggbb, 0-255, an ANSI name, default)",
+                            path: doc.path)
                     }
                     return color
                 }
@@ -139,7 +147,7 @@ public struct Theme: Sendable, Equatable {
                     guard let attribute = Attributes(modifier: modifier) else {
                         throw ThemeError(
                             theme: doc.name, line: entry.line,
-                            message: "\(role): unknown modifier \(modifier) (bold, dim, italic, underlined, reversed)")
+                            message: "\(role): unknown modifier \(modifier) (bold, dim, italic, underlined, reversed)", path: doc.path)
                     }
                     attributes.insert(attribute)
                 }
