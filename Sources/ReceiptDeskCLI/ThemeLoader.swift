@@ -43,28 +43,13 @@ struct ThemeLoader: Sendable {
         return names.sorted()
     }
 
-    /// Loads a theme and what it inherits.
+    /// Loads a theme and what it inherits: a theme's name, or a theme file's path (with a `/`, or ending in `.toml`).
     /// - Throws: the mistake, in the file it is in (the theme's own or one it inherits), with its line.
     func load(_ name: String) throws(ThemeError) -> Theme {
-        do {
-            return try resolve(name)
-        } catch {
-            var error = error
-            if let home, let path = error.path, path.hasPrefix(home + "/") { error.path = "~" + path.dropFirst(home.count) }
-            throw error
-        }
-    }
-
-    private func resolve(_ name: String) throws(ThemeError) -> Theme {
-        guard let document = try document(name) else {
+        guard let theme = try loadIfThere(name) else {
             throw ThemeError(theme: name, line: nil, message: "no such theme (have: \(names.joined(separator: ", ")))")
         }
-        return try Theme.resolve(document) { (child: ThemeDocument) throws(ThemeError) -> ThemeDocument? in
-            // A theme inheriting its own name inherits the next file of that name down the search path (helix's
-            // rule): the user's nord.toml with `inherits = "nord"` tweaks the bundled nord.
-            let parent = child.inherits ?? ""
-            return try self.document(parent, after: parent == child.name ? child.path : nil)
-        }
+        return theme
     }
 
     /// Loads a theme, or says why not and gives the built-in one.
@@ -72,11 +57,38 @@ struct ThemeLoader: Sendable {
         // No theme files at all (a binary run away from its Themes/ folder): the built-in theme is the default, and
         // nothing is wrong to say so about (a broken default.toml is still said).
         if name == "default", (try? document(name)) == .some(nil) { return (Theme.builtin, nil) }
+        func fallback() -> (theme: Theme, using: String) {
+            if name != "default", let theme = try? load("default") { return (theme, "using default") }
+            return (Theme.builtin, "using the built-in theme")
+        }
         do {
-            return (try load(name), nil)
+            if let theme = try loadIfThere(name) { return (theme, nil) }
+            // What is wrong and what is drawn instead before the names there are, which a status line may cut.
+            let (theme, using) = fallback()
+            return (theme, "theme \(name): no such theme, \(using) (have: \(names.joined(separator: ", ")))")
         } catch {
-            if name != "default", let fallback = try? load("default") { return (fallback, "\(error); using default") }
-            return (Theme.builtin, "\(error); using the built-in theme")
+            let (theme, using) = fallback()
+            return (theme, "\(error); \(using)")
+        }
+    }
+
+    /// A theme and what it inherits, or nil when there is no theme of the name.
+    private func loadIfThere(_ name: String) throws(ThemeError) -> Theme? {
+        do {
+            // A path: the file it names (given on the command line by the person running it, so no more trusted or
+            // less than a theme in their own directory), what it inherits looked up by name.
+            let isPath = name.contains("/") || name.hasSuffix(".toml")
+            guard let document = isPath ? try file(name) : try document(name) else { return nil }
+            return try Theme.resolve(document) { (child: ThemeDocument) throws(ThemeError) -> ThemeDocument? in
+                // A theme inheriting its own name inherits the next file of that name down the search path (helix's
+                // rule): the user's nord.toml with `inherits = "nord"` tweaks the bundled nord.
+                let parent = child.inherits ?? ""
+                return try self.document(parent, after: parent == child.name ? child.path : nil)
+            }
+        } catch {
+            var error = error
+            if let home, let path = error.path, path.hasPrefix(home + "/") { error.path = "~" + path.dropFirst(home.count) }
+            throw error
         }
     }
 
@@ -84,14 +96,44 @@ struct ThemeLoader: Sendable {
     /// one that file is in (the whole search path when it is in none of them).
     private func document(_ name: String, after: String? = nil) throws(ThemeError) -> ThemeDocument? {
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), !name.isEmpty else {
-            throw ThemeError(theme: name, line: nil, message: "theme names are letters, digits, - and _")
+            throw ThemeError(theme: name, line: nil, message: "not a name (letters, digits, -, _) or a path")
         }
         let paths = directories.map { $0 + "/" + name + ".toml" }
         for path in paths.dropFirst(after.flatMap { paths.firstIndex(of: $0) }.map { $0 + 1 } ?? 0) {
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
-            return try Self.parse(String(decoding: data, as: UTF8.self), name: name, path: path)
+            guard let text = try Self.read(path, theme: name) else { continue }
+            return try Self.parse(text, name: name, path: path)
         }
         return nil
+    }
+
+    /// The theme file at a path (relative to the current directory), named after the file.
+    private func file(_ given: String) throws(ThemeError) -> ThemeDocument {
+        let path = URL(fileURLWithPath: given).standardizedFileURL.path
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        guard let text = try Self.read(path, theme: name) else {
+            throw ThemeError(theme: name, line: nil, message: "no such file", path: path)
+        }
+        return try Self.parse(text, name: name, path: path)
+    }
+
+    /// The largest theme file read: the bundled ones are 3 KB.
+    static let maximumSize = 1 << 20
+
+    /// A theme file's text, or nil when there is none. A FIFO or device (which would wait, or never end) and a
+    /// file larger than ``maximumSize`` are refused.
+    private static func read(_ path: String, theme: String) throws(ThemeError) -> String? {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target) else { return nil }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw ThemeError(theme: theme, line: nil, message: "not a regular file", path: path)
+        }
+        guard let size = attributes[.size] as? NSNumber, size.intValue <= maximumSize else {
+            throw ThemeError(theme: theme, line: nil, message: "not a theme: over \(maximumSize >> 20) MB", path: path)
+        }
+        guard let data = FileManager.default.contents(atPath: target) else {
+            throw ThemeError(theme: theme, line: nil, message: "cannot be read", path: path)
+        }
+        return String(decoding: data.prefix(maximumSize), as: UTF8.self)
     }
 
     /// Reads a theme's TOML text.

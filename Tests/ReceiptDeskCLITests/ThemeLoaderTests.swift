@@ -302,6 +302,35 @@ struct ThemeLoaderTests {
         #expect(warning.hasSuffix("; using default"))
     }
 
+    @Test("a theme's warning says what matters within 80 columns; --theme takes a file's path")
+    func shortWarningsAndPaths() throws {
+        let loader = ThemeLoader(directories: [Self.bundled])
+        // What is wrong and what is used instead come before the list of names, which may be cut.
+        let missing = try #require(loader.loadOrDefault("nosuch").warning)
+        #expect(missing.prefix(80).contains("theme nosuch: no such theme") && missing.prefix(80).contains("using default"), "\(missing)")
+        #expect(missing.contains("solarized-dark"))
+        let badName = try #require(loader.loadOrDefault("no such").warning)
+        #expect(badName.count <= 80 && badName.hasPrefix("theme no such: ") && badName.hasSuffix("; using default"), "\(badName)")
+        // A path is read as the file it names, inheriting by name from the search path.
+        for path in [Self.bundled + "/nord.toml", Self.bundled + "/../Themes/light.toml"] {
+            let (theme, warning) = loader.loadOrDefault(path)
+            #expect(warning == nil, "\(warning ?? "")")
+            #expect(theme == (try loader.load(path.hasSuffix("nord.toml") ? "nord" : "light")))
+        }
+        let folder = try Folder()
+        let gone = loader.loadOrDefault(folder.path + "/gone.toml")
+        #expect(gone.theme == (try loader.load("default")))
+        #expect(gone.warning == folder.path + "/gone.toml: no such file; using default")
+        // Not a file to read: a directory, a FIFO (that would wait forever) or more than a theme would ever be.
+        try folder.write("big.toml", String(repeating: "# a comment\n", count: 200_000))
+        #expect(mkfifo(folder.path + "/fifo.toml", 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: folder.path + "/dir.toml", withIntermediateDirectories: true)
+        for name in ["big.toml", "fifo.toml", "dir.toml"] {
+            let warning = loader.loadOrDefault(folder.path + "/" + name).warning
+            #expect(warning?.hasPrefix(folder.path + "/" + name + ": not") == true, "\(warning ?? "")")
+        }
+    }
+
     @Test("a broken parent is named with its line; a broken default falls back to the built-in theme")
     func brokenParentAndDefault() throws {
         let folder = try Folder()
@@ -332,7 +361,6 @@ struct ThemeLoaderTests {
         }
         let (theme, warning) = loader.loadOrDefault("nosuch")
         #expect(theme == (try loader.load("default")))
-        #expect(warning?.hasPrefix("theme nosuch: no such theme (have: default, high-contrast, light, ") == true, "\(warning ?? "")")
-        #expect(warning?.hasSuffix("; using default") == true)
+        #expect(warning?.hasPrefix("theme nosuch: no such theme, using default (have: default, high-contrast, light, ") == true, "\(warning ?? "")")
     }
 }
