@@ -273,6 +273,65 @@ struct RuntimeTests {
         #expect(runtime.state.saving == nil && runtime.state.triageMarks.isEmpty)
     }
 
+    @Test("a triage failure that answered before Q was read is still printed at the end; one saved since is not")
+    func triageFailedBeforeQuit() async throws {
+        let fixture = try DashboardEndToEndTests.makeLedger()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let now = currentTimestamp()
+        let ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
+        defer { Task { try? await ledger.close() } }
+        let opened = Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: false)
+        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
+        let themes = ThemeLoader(environment: [:])
+        struct Refused: Error, CustomStringConvertible { var description: String { "the server went away" } }
+        var handlers = dashboard.handlers(opened, themes: themes)
+        handlers.clock = nil
+        // The first write fails; the ones after it are the real ledger's.
+        let real = handlers.triage
+        let calls = Mutex(0)
+        handlers.triage = { ids, action, note, expecting in
+            guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw Refused() }
+            return try await real(ids, action, note, expecting)
+        }
+        func dashboardRun() async -> Runtime {
+            let runtime = Runtime(
+                state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
+                theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
+            runtime.pollMilliseconds = 0
+            return runtime
+        }
+        // The failure answers and is applied (on screen) before the Q typed after it is read (a resize read first, or
+        // a loop busy with a slow read): the end still says it, where it stays.
+        let runtime = await dashboardRun()
+        await runtime.start()
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(runtime.state.flags.first?.id)
+        await runtime.handle(.key(.char("a")))
+        await runtime.settle()
+        #expect(runtime.state.message?.text.hasPrefix("not saved: the server went away") == true, "\(String(describing: runtime.state.message))")
+        #expect(!runtime.state.quitting)
+        await runtime.handle(.resize(width: 100, height: 40))
+        await runtime.handle(.key(.char("Q")))
+        await runtime.run()
+        let unsaved = try #require(runtime.unsaved, "a failure seen for a moment only was not kept")
+        #expect(unsaved.hasPrefix("not saved: the server went away") && unsaved.contains(flag), "\(unsaved)")
+        // Failed, tried again and saved: nothing is left unsaved.
+        calls.withLock { $0 = 0 }
+        let again = await dashboardRun()
+        await again.start()
+        await again.handle(.key(.char("5")))
+        #expect(again.state.flags.first?.id == flag)
+        await again.handle(.key(.char("a")))
+        await again.settle()
+        #expect(again.state.message?.text.hasPrefix("not saved") == true)
+        await again.handle(.key(.char("a")))
+        await again.settle()
+        #expect(again.state.message?.text == "1 flag acknowledged (u undoes)", "\(String(describing: again.state.message))")
+        await again.handle(.key(.char("Q")))
+        await again.run()
+        #expect(again.unsaved == nil, "\(again.unsaved ?? "")")
+    }
+
     @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not; files say IN MEMORY")
     func unverifiedBadge() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

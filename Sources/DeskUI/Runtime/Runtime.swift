@@ -78,9 +78,13 @@ public final class Runtime {
         }
     }
 
-    /// What a triage write still on its way when the dashboard quit answered, when it failed ("not saved: ..."):
-    /// for the command to print once the terminal is restored.
-    public private(set) var unsaved: String?
+    /// The triage writes of this session that failed ("not saved: ...") and were not saved since, for the command to
+    /// print once the terminal is restored: one that failed as Q was pressed, and one whose "not saved" line was on
+    /// screen for a moment only (the keys typed ahead, Q among them, are read after the answer).
+    public var unsaved: String? { failedWrites.isEmpty ? nil : failedWrites.map(\.text).joined(separator: "; ") }
+
+    /// The failed writes' flags not saved since, and what the status line said of each.
+    private var failedWrites: [(flagIds: Set<String>, text: String)] = []
 
     /// Waits for every triage write on its way and applies what it answered (tests, and quitting).
     public func settle() async {
@@ -98,8 +102,15 @@ public final class Runtime {
             switch action {
             // Every write sent has answered.
             case .saving(.none): writing = nil
-            // A write that failed after Q was pressed (in the same turn, or while quitting waited for it).
-            case .triageFailed where state.quitting: unsaved = state.message?.text
+            case .triageFailed(_, _, let ids, _, _, _) where !ids.isEmpty:
+                failedWrites.append((Set(ids), state.message?.text ?? "not saved"))
+            // A flag saved since (a retry, or someone else's change of it) is no longer unsaved.
+            case .triaged(let changes, _):
+                let saved = Set(changes.map(\.flagId))
+                failedWrites = failedWrites.compactMap { failed in
+                    let left = failed.flagIds.subtracting(saved)
+                    return left.isEmpty ? nil : (left, failed.text)
+                }
             default: break
             }
         }
