@@ -407,6 +407,18 @@ struct SnapshotTests {
         #expect(state.helpTop == 0, "help opens at its first key again")
     }
 
+    @Test("at 60 columns the help's commands wrap onto as many lines as they need, :q last", arguments: [16, 24])
+    func helpCommandsAt60(height: Int) throws {
+        var state = Fixture.state(width: 60, height: height, screen: .customers)
+        _ = reduce(&state, .key(.char("?")))
+        let lines = renderedLines(state)
+        let text = lines.joined(separator: "\n")
+        for command in [":customer ID", ":theme NAME", ":env all|production|sandbox", ":at DATE|now", ":export csv FILE", ":mouse on|off", ":q"] {
+            #expect(text.contains("  " + command), "\(command) in\n\(text)")
+        }
+        #expect(!lines.contains { $0.contains(":mouse on|…") })
+    }
+
     @Test("a scroll hint over a section title cuts the title where it starts and says so; the timeline's keeps its Tab key")
     func hintOverTitle() throws {
         var p = Painter(buffer: ScreenBuffer(width: 40, height: 6), theme: .builtin, glyphs: .unicode)

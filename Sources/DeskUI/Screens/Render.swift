@@ -248,30 +248,45 @@ func helpLayout(_ state: AppState) -> (bindings: [KeyBinding], columns: Int, row
     let width = min(state.width - 2, 110)
     let columns = width >= 76 ? 2 : 1
     let needed = (bindings.count + columns - 1) / columns
-    let height = min(state.height - 2, needed + helpCommandLines + 3)
+    // (The box inside the overlay's border is 4 columns narrower.)
+    let commandLines = helpCommandLines(width: width - 4).count
+    let height = min(state.height - 2, needed + commandLines + 3)
     // (The overlay's box is its height less the border and title.)
-    return (bindings, columns, max(1, height - 2 - helpCommandLines - 1), width, height)
+    return (bindings, columns, max(1, height - 2 - commandLines - 1), width, height)
 }
 
-private let helpCommandLines = 3
-
-private func drawHelp(_ state: AppState, _ p: inout Painter) {
+/// The command line's commands as the help lists them in `width` columns: on as many lines as they need (three at
+/// 80 columns, four at 60, where a fixed three cut the last line at `:mouse on|…` and `:q` never showed).
+func helpCommandLines(width: Int) -> [String] {
     let commands = [
         ":customer ID", ":refunds", ":overview", ":imports", ":theme NAME", ":env all|production|sandbox", ":at DATE|now",
         ":export csv FILE", ":mouse on|off", ":q",
     ]
+    var lines: [String] = []
+    var line = "commands:"
+    for command in commands {
+        if DisplayWidth.of(line) + DisplayWidth.of(command) + 2 > width {
+            lines.append(line)
+            line = "         "
+        }
+        line += "  " + command
+    }
+    return lines + [line]
+}
+
+private func drawHelp(_ state: AppState, _ p: inout Painter) {
     let layout = helpLayout(state)
     let columns = layout.columns
-    let commandLines = helpCommandLines
     let hidden = max(0, layout.bindings.count - layout.rows * columns)
     let title = hidden > 0 ? "Keys on \(state.screen.title) (j/k scroll, any other key closes)" : "Keys on \(state.screen.title) (any key closes)"
     let box = p.overlay(title: title, width: layout.width, height: layout.height)
+    let commandLines = helpCommandLines(width: box.width)
     let bindings = Array(layout.bindings.dropFirst(min(state.helpTop, hidden)))
     let columnWidth = box.width / columns
     // The keys' column as wide as the widest keys shown (at most 12), so the descriptions have the rest: at 100
     // columns "only customers covered at the instant" was cut.
     let keysWidth = min(12, layout.bindings.map { DisplayWidth.of($0.keys.prefix(2).map(\.label).joined(separator: " ")) }.max() ?? 0)
-    let bindingRows = max(0, box.height - commandLines - 1)
+    let bindingRows = max(0, box.height - commandLines.count - 1)
     let shown = min(bindings.count, bindingRows * columns)
     for (index, binding) in bindings.prefix(shown).enumerated() {
         let column = index / max(1, bindingRows)
@@ -285,17 +300,10 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     if shown < bindings.count {
         _ = p.text("… \(bindings.count - shown) more keys: j shows them", x: box.x, y: y, role: "ui.text.muted", width: box.width)
     }
-    y += 1
-    var line = "commands:"
-    for command in commands {
-        if DisplayWidth.of(line) + DisplayWidth.of(command) + 2 > box.width, y < box.y + box.height - 1 {
-            _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
-            y += 1
-            line = "         "
-        }
-        line += "  " + command
+    for line in commandLines {
+        y += 1
+        _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
     }
-    _ = p.text(line, x: box.x, y: y, role: "ui.text.muted", width: box.width)
 }
 
 private func drawRaw(_ raw: RawView, _ p: inout Painter) {
