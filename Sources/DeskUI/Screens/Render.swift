@@ -44,8 +44,16 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
     buffer = p.buffer
 }
 
-private func drawHeader(_ state: AppState, _ p: inout Painter) {
-    p.buffer.fill(x: 0, y: 0, width: state.width, height: 1, style: p.theme.style("ui.header"))
+private func drawHeader(_ state: AppState, _ screen: inout Painter) {
+    let bar = screen.theme.style("ui.header")
+    screen.buffer.fill(x: 0, y: 0, width: state.width, height: 1, style: bar)
+    // What is drawn on the bar with only a foreground keeps the bar's background and attributes (the breadcrumbs had
+    // the terminal's background in a coloured bar, and no underline in mono's).
+    // (Every role the dashboard draws with, so one a theme leaves to the plain text is on the bar too.)
+    var onBar = Theme(name: screen.theme.name, styles: screen.theme.styles.mapValues { $0.on(bar) })
+    for role in Theme.roles { onBar.styles[role] = screen.theme.style(role).on(bar) }
+    var p = Painter(buffer: screen.buffer, theme: onBar, glyphs: screen.glyphs)
+    defer { screen.buffer = p.buffer }
     // Badges on the right, kept in order of importance when the line is short: what would mislead if
     // missing (unavailable, DEMO, UNVERIFIED, READ-ONLY, a past instant) before the environment and the clock. The
     // breadcrumbs take what is left.

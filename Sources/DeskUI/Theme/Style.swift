@@ -154,4 +154,50 @@ public struct Style: Hashable, Sendable {
     }
 
     public static let plain = Style()
+
+    /// This style drawn on a bar of style `base`, as the header's breadcrumbs and badges are: a style that sets only
+    /// a foreground (or attributes) takes the bar's background and attributes too, so the bar has no hole; one with a
+    /// background of its own (or reverse video, which makes one) is drawn as it is. A foreground that would hardly
+    /// show on the bar's background (contrast under 2:1, high-contrast's light cyan title on its white bar) gives way to
+    /// the bar's own foreground.
+    public func on(_ base: Style) -> Style {
+        guard bg == .default, !attributes.contains(.reverse) else { return self }
+        var fg = fg == .default ? base.fg : fg
+        if let ratio = Color.contrast(fg, base.bg), ratio < 2 { fg = base.fg }
+        return Style(fg: fg, bg: base.bg, attributes: attributes.union(base.attributes))
+    }
+}
+
+extension Color {
+    /// The colour's red, green and blue as xterm shows them; nil for the terminal's own, which is not known.
+    var rgb: (UInt8, UInt8, UInt8)? {
+        switch self {
+        case .default: return nil
+        case .ansi(let i), .indexed(let i) where i < 16:
+            let c = Self.ansiRGB[max(0, min(15, i))]
+            return (UInt8(c.0), UInt8(c.1), UInt8(c.2))
+        case .indexed(let i): return Self.rgbOf256(max(16, min(255, i)))
+        case .rgb(let r, let g, let b): return (r, g, b)
+        }
+    }
+
+    /// The contrast ratio of two colours (WCAG's, 1 to 21), or nil when either is the terminal's own.
+    static func contrast(_ a: Color, _ b: Color) -> Double? {
+        guard let a = a.rgb, let b = b.rgb else { return nil }
+        func luminance(_ c: (UInt8, UInt8, UInt8)) -> Double {
+            // sRGB to linear light: ((x + 0.055) / 1.055)^2.4, the power as a square times a fifth root (Newton's,
+            // from 1, above the root in (0, 1]): DeskUI has no libm.
+            func channel(_ v: UInt8) -> Double {
+                let x = Double(v) / 255
+                guard x > 0.03928 else { return x / 12.92 }
+                let square = (x + 0.055) / 1.055 * ((x + 0.055) / 1.055)
+                var root = 1.0
+                for _ in 0..<30 { root -= (root * root * root * root * root - square) / (5 * root * root * root * root) }
+                return square * root
+            }
+            return 0.2126 * channel(c.0) + 0.7152 * channel(c.1) + 0.0722 * channel(c.2)
+        }
+        let (la, lb) = (luminance(a), luminance(b))
+        return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+    }
 }
