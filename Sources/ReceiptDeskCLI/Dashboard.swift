@@ -187,7 +187,9 @@ struct Dashboard {
                     } catch let error as LedgerError where error.code == .noChange {
                         // Already there (someone else moved it since the queue was read): nothing is written, and
                         // the change comes back unmoved for the status line to say so.
-                        if let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target)) }
+                        // Who did, from the flag's log (its last entry), for the line to name them.
+                        let by = try? await ledger.triageLog(flagId: id, customerId: nil).last?.operatorName
+                        if let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target, by: by ?? nil)) }
                     } catch where !changes.isEmpty {
                         // The flags written before the failure are kept (and undoable); the rest are said not saved.
                         throw TriageInterrupted(written: changes, reason: "\(error)")

@@ -534,20 +534,40 @@ struct ReducerTests {
         #expect(
             state.message
                 == StatusMessage(
-                    "1 flag resolved (u undoes); app-issue:2004 was already resolved, set by someone else since: nothing written for it",
+                    "1 flag resolved (u undoes); nothing written: someone else had resolved app-issue:2004 since you read it",
                     kind: .error))
         #expect(state.undoStack == [[TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)]])
         _ = reduce(
             &state,
             .triaged(
                 [
-                    TriageChange(flagId: "quick-refund:2004", from: .acknowledged, to: .acknowledged),
-                    TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .acknowledged),
+                    TriageChange(flagId: "quick-refund:2004", from: .acknowledged, to: .acknowledged, by: "bob"),
+                    TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .acknowledged, by: "bob"),
                 ], undo: false))
-        #expect(
-            state.message?.text
-                == "2 flags (quick-refund:2004, …) were already acknowledged, set by someone else since: nothing written for them")
+        #expect(state.message?.text == "nothing written: bob had acknowledged 2 flags (quick-refund:2004, …) since you read it")
         #expect(state.undoStack.count == 1)
+    }
+
+    @Test("marked flags a refresh no longer lists are unmarked saying so; a mark below the window the refresh reads is kept")
+    func marksAcrossRefresh() {
+        var state = Fixture.state(screen: .refunds)
+        let flags = (0..<300).map { i in
+            RefundFlag(
+                id: "quick-refund:\(i)", rule: "quick-refund", severity: .high, customerId: 1, transactionId: "\(i)", productId: "p",
+                amount: 100, currency: "USD", at: Timestamp(millisecondsSince1970: 1_000_000 - Int64(i)), detail: "d")
+        }
+        _ = reduce(&state, .flagsLoaded(flags, next: nil, append: false))
+        state.marked = ["quick-refund:1", "quick-refund:2", "quick-refund:250"]
+        // The refresh reads as far as the last mark (250), not only the selection's window (its first 200).
+        guard case .loadFlags(let query, _)? = reloadEffects(state, keepSelection: true).first else {
+            Issue.record("no reload of the queue")
+            return
+        }
+        #expect(query.limit >= 251, "\(query.limit)")
+        // Someone else acknowledged quick-refund:2: the open queue no longer lists it.
+        _ = reduce(&state, .flagsLoaded(flags.filter { $0.id != "quick-refund:2" }, next: nil, append: false))
+        #expect(state.marked == ["quick-refund:1", "quick-refund:250"])
+        #expect(state.message == StatusMessage("1 marked flag left the list (moved since you marked it): unmarked", kind: .error))
     }
 
     @Test("while a triage write is on its way, triage keys are refused saying so and the others go on; it answers, and they are back")

@@ -490,9 +490,11 @@ struct RuntimeTests {
         // Bob's queue was read before Ana's change (no poll since).
         #expect(bob.state.flags.first?.id == flag && bob.state.flags.first?.status == .open)
         await resolve(bob, note: "me too")
+        // Who did it (the log's last entry), and bob's note shown to copy, offered again should the flag reopen.
         #expect(
             bob.state.message
-                == StatusMessage("\(flag) was already resolved, set by someone else since: nothing written for it", kind: .error))
+                == StatusMessage("nothing written: ana had resolved \(flag) since you read it; your note, not written: me too", kind: .error))
+        #expect(bob.state.unsavedNote?.flagIds == [flag] && bob.state.unsavedNote?.text == "me too")
         #expect(bob.state.undoStack.isEmpty)
         let log = try await bobLedger.triageLog(flagId: flag, customerId: nil)
         #expect(log.map(\.operatorName) == ["ana"])

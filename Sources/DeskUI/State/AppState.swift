@@ -258,12 +258,16 @@ public struct TriageChange: Sendable, Equatable {
     public var to: FlagStatus
     /// The flag's customer, when the ledger said: an undo names it (`u` undoes your last change wherever you are).
     public var customerId: Int64?
+    /// For a flag someone else had moved there since it was read (from == to: nothing written), who did, when the
+    /// ledger's triage log says: the status line names them ("bob resolved it since").
+    public var by: String?
 
-    public init(flagId: String, from: FlagStatus, to: FlagStatus, customerId: Int64? = nil) {
+    public init(flagId: String, from: FlagStatus, to: FlagStatus, customerId: Int64? = nil, by: String? = nil) {
         self.flagId = flagId
         self.from = from
         self.to = to
         self.customerId = customerId
+        self.by = by
     }
 
     /// `quick-refund:2004 of C7`, or the flag id alone when its customer is not known.

@@ -767,7 +767,8 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         return [.parseInstant(text)]
     case .note(let ids):
         guard beginTriage(&state) else { return [] }
-        state.unsavedNote = nil
+        // Kept until the write says which flags it moved: a note that was not written is shown, or offered again.
+        state.unsavedNote = text.isEmpty ? nil : (Set(ids), text)
         return [.triage(flagIds: ids, action: .resolve, note: text.isEmpty ? nil : text, undo: false)]
     case .command:
         return runCommandLine(&state, text)

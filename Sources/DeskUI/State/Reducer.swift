@@ -155,7 +155,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
                 state.flagList.selected = index
             }
-            state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+            unmarkGone(&state, keeping: flags)
             state.flagTriage = [:]
         }
         state.flagsNext = next
@@ -187,7 +187,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsNext = nil
             state.flagsPrevious = previous
             state.flagsFromEnd = true
-            state.marked = state.marked.filter { id in flags.contains { $0.id == id } }
+            unmarkGone(&state, keeping: flags)
             state.flagTriage = [:]
             let visible = visibleFlags(state)
             state.flagList.selected = selectedId.flatMap { id in visible.firstIndex { $0.id == id } } ?? max(0, visible.count - 1)
@@ -278,10 +278,20 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 parts.append("\(Format.counted(moved.count, "flag"))\(which) \(done) (u undoes\(kept))")
             }
             if let first = already.first {
+                // What happened first (a long flag id cut the rest off at 120 columns), and who, when the log says.
+                let who = Set(already.map { $0.by ?? "" }).count == 1 ? first.by.map(Sanitize.text) ?? "someone else" : "others"
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
-                parts.append(
-                    "\(which) \(already.count == 1 ? "was" : "were") already \(first.to.rawValue), set by someone else since: "
-                        + "nothing written for \(already.count == 1 ? "it" : "them")")
+                var said = "nothing written: \(who) had \(first.to.rawValue) \(which) since you read it"
+                // The note typed for a resolve that was not written: shown, to copy (r offers it again where it can).
+                if let note = state.unsavedNote, !note.flagIds.isDisjoint(with: already.map(\.flagId)) {
+                    said += "; your note, not written: \(note.text)"
+                }
+                parts.append(said)
+            }
+            // A resolve's note is saved with the flags it moved; offered again only for those it could not.
+            if let note = state.unsavedNote {
+                let left = note.flagIds.subtracting(moved.map(\.flagId))
+                state.unsavedNote = left.isEmpty ? nil : (left, note.text)
             }
             // Marked flags the action does not move were not asked for (triageTargets): counted, not left unsaid.
             if let target = changes.first?.to, state.screen == .refunds {
@@ -432,8 +442,10 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
             query.direction = .backward
             return [.loadFlags(query, append: false)]
         }
-        // As far as the selection and a window past it (the rest loads again as the selection nears it).
-        let limit = keepSelection ? min(state.flags.count, state.flagList.selected + 2 * state.listRows) : 0
+        // As far as the selection and a window past it (the rest loads again as the selection nears it), and as far
+        // as the last marked flag: a mark further down is kept, not dropped as if its flag had left the list.
+        let lastMarked = state.marked.isEmpty ? -1 : state.flags.lastIndex { state.marked.contains($0.id) } ?? -1
+        let limit = keepSelection ? min(state.flags.count, max(state.flagList.selected + 2 * state.listRows, lastMarked + 1)) : 0
         return [.loadFlags(flagQuery(state, limit: max(200, limit)), append: false)]
     case .imports: return [.loadImports]
     }
@@ -601,4 +613,15 @@ func restoreCustomerRows(_ state: inout AppState, _ kept: CustomerRowKeys) {
 public func triageDescription(_ action: TriageAction, _ flagIds: [String], undo: Bool) -> String {
     let what = undo ? "undo" : action == .ack ? "acknowledge" : action.rawValue
     return "\(what) of \(flagIds.count == 1 ? flagIds[0] : "\(flagIds.count) flags")"
+}
+
+/// Drops the marks of flags a reload no longer lists (someone else moved them out of the status shown), saying so:
+/// the next triage key would otherwise act on fewer flags than were marked without a word.
+private func unmarkGone(_ state: inout AppState, keeping flags: [RefundFlag]) {
+    let kept = state.marked.filter { id in flags.contains { $0.id == id } }
+    let gone = state.marked.count - kept.count
+    state.marked = kept
+    guard gone > 0 else { return }
+    state.message = StatusMessage(
+        "\(Format.counted(gone, "marked flag")) left the list (moved since you marked \(gone == 1 ? "it" : "them")): unmarked", kind: .error)
 }
