@@ -20,7 +20,14 @@ public final class SQLLedger: Sendable {
     public static func open(_ database: any SQLDatabase, now: Timestamp, readOnly: Bool = false, creating: Bool = true) async throws
         -> SQLLedger
     {
-        if !creating, try await !database.read({ connection in try Schema.exists(connection) }) {
+        // A ledger the role has no rights on is there all the same: that is said, rather than that there is none (or
+        // an import trying to create one, which the schema's rights refuse).
+        let exists = try await database.read { connection in
+            let exists = try Schema.exists(connection)
+            if !exists { try Schema.refuseOutOfReach(connection) }
+            return exists
+        }
+        if !creating, !exists {
             throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger (receiptdesk import into it creates one)")
         }
         if readOnly {
@@ -44,7 +51,9 @@ public final class SQLLedger: Sendable {
     /// ledger set read-only can be released before this build upgrades it.
     public static func openForSettings(_ database: any SQLDatabase) async throws -> SQLLedger {
         try await database.read { connection in
-            guard try Schema.exists(connection),
+            let exists = try Schema.exists(connection)
+            if !exists { try Schema.refuseOutOfReach(connection) }
+            guard exists,
                 let version = try Schema.storedVersion(connection).flatMap({ Int($0) })
             else { throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger") }
             if version > Schema.version {

@@ -449,6 +449,38 @@ public enum Schema {
         return try connection.scalar(sql)?.int ?? 0 > 0
     }
 
+    /// Refuses, with a `permissionDenied` error that says what to do, a PostgreSQL ledger the connection's role has
+    /// no rights on: ``exists(_:)`` asks `information_schema`, which lists only the tables a role holds some right
+    /// on, so such a ledger read as none (and `import` tried to create one, which the schema's rights refused).
+    /// The catalog (`pg_class`) shows every table to every role. Nothing on SQLite, or when there is no ledger.
+    ///
+    /// A role without USAGE on the ledger's schema has it left out of its search path (`current_schema()` is NULL):
+    /// a `ledger_meta` in any schema of the database then counts.
+    static func refuseOutOfReach(_ connection: any SQLConnection) throws {
+        guard connection.dialect == .postgres else { return }
+        guard
+            let row = try connection.query(
+                """
+                SELECT n.nspname::text, pg_get_userbyid(c.relowner)::text, current_user::text
+                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.relname = 'ledger_meta' AND c.relkind IN ('r', 'p')
+                AND (n.nspname = current_schema() OR (current_schema() IS NULL AND n.nspname NOT IN ('pg_catalog', 'information_schema')))
+                AND NOT (has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT'))
+                ORDER BY n.nspname <> 'public', n.nspname LIMIT 1
+                """, []
+            ).first,
+            let schema = row[0].text, let owner = row[1].text, let role = row[2].text
+        else { return }
+        // (Quoted for a shell when it is more than a plain lower-case name: the grant takes it exactly.)
+        let plain = role.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }
+        let argument = plain ? role : "'" + role.replacing("'", with: "'\\''") + "'"
+        throw LedgerError(
+            code: .permissionDenied,
+            message: "the PostgreSQL role \"\(role)\" has no rights on the ReceiptDesk ledger this database holds (schema \(schema), "
+                + "owned by \"\(owner)\"): its owner, or a superuser, gives them, connected as itself: receiptdesk ledger grant "
+                + "viewer|agent|importer \(argument) --ledger URL")
+    }
+
     /// The schema version a ledger stores, as stored (nil before one is written).
     static func storedVersion(_ connection: any SQLConnection) throws -> String? {
         try connection.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text

@@ -1,0 +1,77 @@
+import Foundation
+import Ledger
+import Testing
+
+@testable import ReceiptDeskCLI
+
+/// Logins other than a PostgreSQL ledger's owner, through the real binary: one with no rights on the ledger is told
+/// that the ledger is there and who gives them; one that is not the owner may not grant.
+///
+/// PostgreSQL only: under `CI=true` a missing server fails these tests, never skips them.
+@Suite("PostgreSQL ledger: logins without rights, grants by the owner only", .serialized, .ownThreads, .enabled(if: PostgresTestServer.enabled))
+struct PostgresGrantTests {
+    /// A new ledger made by its owner (the `postgres` superuser) with `import`, and its URL.
+    static func ledger() throws -> String {
+        let url = try PostgresTestServer.get().createDatabase()
+        let run = try Binary.run(
+            ["import", "--no-verify", "--ledger", url, "-"], stdin: Data(PostgresImportTests.purchases(3).utf8), limit: .seconds(60))
+        #expect(run.status == 0, "\(run.stderr)")
+        return url
+    }
+
+    /// Creates a LOGIN role (the test cluster trusts its socket) with no rights, and the ledger's URL as that role.
+    static func login(_ prefix: String, ownerURL: String) async throws -> (name: String, url: String) {
+        let name = "\(prefix)_\(UInt32.random(in: 0...UInt32.max))"
+        try await Self.asOwner(ownerURL, "CREATE ROLE \(name) LOGIN")
+        return (name, ownerURL.replacing("postgres://postgres@", with: "postgres://\(name)@"))
+    }
+
+    static func asOwner(_ ownerURL: String, _ statements: String...) async throws {
+        let owner = try await LedgerOptions.open(url: ownerURL, now: currentTimestamp())
+        try await owner.database.write { c in for statement in statements { try c.execute(statement) } }
+        try await owner.close()
+    }
+
+    /// Whether `role` holds `privilege` on `table`, asked as the owner.
+    static func holds(_ role: String, _ privilege: String, on table: String, ownerURL: String) async throws -> Bool {
+        let owner = try await LedgerOptions.open(url: ownerURL, now: currentTimestamp())
+        let held = try await owner.database.read { c in
+            try c.scalar("SELECT has_table_privilege(?, ?, ?)", [.text(role), .text(table), .text(privilege)])?.int == 1
+        }
+        try await owner.close()
+        return held
+    }
+
+    /// `arguments` as a login with no rights: the ledger is said to be there, with the grant that opens it.
+    static func expectNoRights(_ arguments: [String], url: String, role: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try Binary.run(arguments + ["--ledger", url], stdin: Data(PostgresImportTests.purchases(1).utf8), limit: .seconds(60))
+        #expect(run.status == 3, "\(arguments): \(run.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            run.stderr.contains("the PostgreSQL role \"\(role)\" has no rights on the ReceiptDesk ledger this database holds"),
+            "\(arguments): \(run.stderr)", sourceLocation: sourceLocation)
+        #expect(run.stderr.contains("owned by \"postgres\""), "\(arguments): \(run.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            run.stderr.contains("receiptdesk ledger grant viewer|agent|importer \(role) --ledger"), "\(arguments): \(run.stderr)",
+            sourceLocation: sourceLocation)
+        #expect(!run.stderr.contains("holds no ReceiptDesk ledger"), "\(arguments): \(run.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a login with no grant is told the ledger is there, that it has no rights on it, and the grant its owner runs")
+    func loginWithoutRights() async throws {
+        let url = try Self.ledger()
+        let nobody = try await Self.login("rd_nobody", ownerURL: url)
+        let reads = [["lookup", "C1"], ["refunds"], ["triage", "x", "--ack"], ["note", "C1", "hello"], ["import", "--no-verify", "-"]]
+        for arguments in reads { try Self.expectNoRights(arguments, url: nobody.url, role: nobody.name) }
+        #expect(try await !Self.holds(nobody.name, "SELECT", on: "ledger_meta", ownerURL: url))
+        // Where PUBLIC may not even use the schema, the role's search path holds no schema at all: the same.
+        try await Self.asOwner(url, "REVOKE ALL ON SCHEMA public FROM PUBLIC")
+        for arguments in [["lookup", "C1"], ["import", "--no-verify", "-"]] {
+            try Self.expectNoRights(arguments, url: nobody.url, role: nobody.name)
+        }
+        // Its owner grants as the message says; then it reads.
+        let grant = try Binary.run(["ledger", "grant", "viewer", nobody.name, "--ledger", url], limit: .seconds(60))
+        #expect(grant.status == 0, "\(grant.stderr)")
+        let lookup = try Binary.run(["refunds", "--ledger", nobody.url], limit: .seconds(60))
+        #expect(lookup.status == 0, "\(lookup.stderr)")
+    }
+}
