@@ -78,6 +78,7 @@ struct GrantRole: AsyncParsableCommand {
             }
             let portable = (ledger.database as? PostgresDatabase)?.isPortable ?? false
             let statements = try statements(schema: schema ?? current, database: database, portable: portable)
+            try await Self.checkOwner(of: ledger, schema: schema ?? current, url: url)
             try await ledger.database.write { c in
                 for statement in statements { try c.execute(statement) }
             }
@@ -86,6 +87,33 @@ struct GrantRole: AsyncParsableCommand {
         } catch {
             try? await ledger.close()
             throw error
+        }
+    }
+
+    /// Refuses (exit 2, before any statement runs) a login that neither owns the ledger's tables (nor is a member of
+    /// their owner) nor is a superuser: PostgreSQL would refuse its first REVOKE or GRANT with a message about a
+    /// column or a sequence that says nothing of who may grant.
+    static func checkOwner(of ledger: SQLLedger, schema: String, url: String) async throws {
+        let tables = PostgresRoles.tables.map { "'\($0)'" }.joined(separator: ", ")
+        let row = try await ledger.database.read { c in
+            try c.query(
+                """
+                SELECT current_user::text, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
+                (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'ledger_meta'),
+                (SELECT COUNT(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND c.relname IN (\(tables))
+                 AND NOT pg_has_role(c.relowner, 'MEMBER'))
+                FROM pg_namespace n WHERE n.nspname = ?
+                """, [.text(schema)]
+            ).first
+        }
+        guard let row, let owner = row[2].text else {
+            throw CLIError.usage("schema \(schema) of \(redact(url)) holds no ReceiptDesk ledger to grant rights on")
+        }
+        let login = row[0].text ?? "?"
+        guard row[1].int == 1 || row[3].int == 0 else {
+            throw CLIError.usage(
+                "only the ledger's owner (\"\(owner)\") or a superuser may grant rights on it, and the PostgreSQL role \"\(login)\" "
+                    + "is neither: connect as the owner (--ledger with its login); nothing was changed")
         }
     }
 

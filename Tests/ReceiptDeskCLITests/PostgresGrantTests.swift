@@ -74,4 +74,29 @@ struct PostgresGrantTests {
         let lookup = try Binary.run(["refunds", "--ledger", nobody.url], limit: .seconds(60))
         #expect(lookup.status == 0, "\(lookup.stderr)")
     }
+
+    @Test("ledger grant by a login that is not the ledger's owner nor a superuser is refused up front: exit 2, nothing changed")
+    func grantByOthersRefused() async throws {
+        let url = try Self.ledger()
+        let etl = try await Self.login("rd_etl", ownerURL: url)
+        let ana = try await Self.login("rd_ana", ownerURL: url)
+        let target = try await Self.login("rd_target", ownerURL: url)
+        for (kind, role) in [("importer", etl.name), ("agent", ana.name)] {
+            let run = try Binary.run(["ledger", "grant", kind, role, "--ledger", url], limit: .seconds(60))
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        for login in [etl, ana] {
+            let run = try Binary.run(["ledger", "grant", "agent", target.name, "--ledger", login.url], limit: .seconds(60))
+            #expect(run.status == 2, "\(login.name): \(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "only the ledger's owner (\"postgres\") or a superuser may grant rights on it, and the PostgreSQL role \"\(login.name)\" is neither"),
+                "\(login.name): \(run.stderr)")
+            #expect(!run.stderr.contains("permission denied"), "\(login.name): \(run.stderr)")
+        }
+        #expect(try await !Self.holds(target.name, "INSERT", on: "triage_log", ownerURL: url))
+        #expect(try await !Self.holds(target.name, "SELECT", on: "flags", ownerURL: url))
+        // The etl login's own rights are as its grant left them.
+        #expect(try await Self.holds(etl.name, "INSERT", on: "transactions", ownerURL: url))
+    }
 }
