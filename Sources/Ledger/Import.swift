@@ -59,7 +59,11 @@ struct BatchWriter {
     /// written before, each rejected one refused again with the same code) leaves the ledger as it was.
     /// `refused`: the records the ledger itself refused (a reused test id), named as the importer names a record the
     /// decoder refused ("record #4 (byte 1880): code: message"), for the command to say as it goes.
-    func write(sourceId: Int64, _ records: [RecordInput]) throws -> (counts: ImportCounts, wrote: Bool, refused: [String]) {
+    /// `written`: the records of the batch whose rows were there already (every one but a retried rejection), by their
+    /// stored outcome: in a source begun anew or resumed, another importer of the same file wrote them meanwhile.
+    func write(sourceId: Int64, _ records: [RecordInput]) throws -> (
+        counts: ImportCounts, wrote: Bool, refused: [String], written: ImportCounts
+    ) {
         let c = connection
         // Records are compared by the first 128 bits of their SHA-256.
         let hashes = records.map(\.contentHash)
@@ -127,6 +131,7 @@ struct BatchWriter {
         // left as it is, so that importing a file again changes nothing when nothing decodes differently.
         var alreadyWritten = Set<Int>()
         var retried: [Int: Int64] = [:]
+        var storedStatus: [Int: RecordStatus] = [:]
         if let low = records.map(\.index).min(), let high = records.map(\.index).max() {
             // A batch of a retry is the file's rejected records only: its indexes are read one by one, never the
             // whole range between them.
@@ -139,7 +144,9 @@ struct BatchWriter {
             for row in stored {
                 guard let index = row[0].int.map(Int.init) else { continue }
                 alreadyWritten.insert(index)
-                if try row[1].decode(RecordStatus.self, column: "raw_records.status") == .rejected, let id = row[2].int {
+                let status = try row[1].decode(RecordStatus.self, column: "raw_records.status")
+                storedStatus[index] = status
+                if status == .rejected, let id = row[2].int {
                     storedRejections[index] = (id, row[3].text, row[4].blob)
                 }
             }
@@ -164,6 +171,15 @@ struct BatchWriter {
         // Writers are serialised (SQLite's exclusive write transaction, PostgreSQL's advisory lock, or a portable
         // ledger's row lock), so the rows read above are every row another importer wrote: a record among them is theirs.
         let writtenBefore = alreadyWritten
+        var written = ImportCounts()
+        for index in writtenBefore {
+            written.read += 1
+            switch storedStatus[index] {
+            case .imported: written.imported += 1
+            case .duplicate: written.duplicate += 1
+            case .rejected, nil: written.rejected += 1
+            }
+        }
         // Records whose renewal infos or notification refer to their raw row get ids now, in one query.
         var rawIds = try c.reserveIds(
             in: "raw_records",
@@ -417,7 +433,7 @@ struct BatchWriter {
         let wrote = [rawRows, rawRowsWithId, rawRowsRetried, transactionRows, updatedRows, renewalRows, notificationRows].contains {
             !$0.isEmpty
         }
-        return (counts, wrote, refused)
+        return (counts, wrote, refused, written)
     }
 
     /// New transactions add to their customer's figures; a stored transaction whose figures or customer

@@ -11,6 +11,9 @@ public struct ImportProgress: Sendable {
     public var rejections: [String] = []
     /// The records an earlier, interrupted run committed, which this one resumed after (so far).
     public var resumed = 0
+    /// The records of this run's batches that another run of the same file, importing it at the same time, had
+    /// committed first (so far): this run counts them as duplicates (or rejected, as that run stored them).
+    public var committedByAnother = 0
 }
 
 /// An import that stopped part-way (the ledger went away, the file could not be read): what the batches it
@@ -51,7 +54,9 @@ public struct Importer: Sendable {
     ///   - info: the source's path, content hash and size (hash it before importing).
     ///   - nextPieces: the next records from the splitter; `nil` at the end.
     ///   - progress: called after each batch.
-    /// - Returns: the source's reconciliation, including records an interrupted earlier run committed; for a
+    /// - Returns: the source's reconciliation, including records an interrupted earlier run committed, except that
+    ///   records another run importing the same file at the same time committed first while this one came to them are
+    ///   duplicates here (that run counts them as imported: each record is imported by one run only); for a
     ///   source imported completely before, this run's: the records it rejected then and accepts now are imported
     ///   (or duplicates of a record imported since), those still refused rejected, and every other a duplicate.
     /// - Throws: ``ImportInterrupted`` when the import stops after the source was begun, with what it committed;
@@ -80,8 +85,10 @@ public struct Importer: Sendable {
         /// Records of a source imported before that are not decoded again.
         var settled = 0
         var batch: [RecordSplitter.Piece] = []
-        var pendingWrite: Task<(counts: ImportCounts, refused: [String]), Error>?
+        var pendingWrite: Task<(counts: ImportCounts, refused: [String], written: ImportCounts), Error>?
         var committed = ImportCounts()
+        /// Records of this run's batches another run of the same file committed first, by their stored outcomes.
+        var byAnother = ImportCounts()
         var records = 0
         var resumed = 0
         var bytes: Int64 = 0
@@ -93,8 +100,10 @@ public struct Importer: Sendable {
         func settle() async throws {
             guard let write = pendingWrite else { return }
             pendingWrite = nil
-            let (counts, refused) = try await write.value
+            let (counts, refused, written) = try await write.value
             committed = committed + counts
+            // (A retry's rows were there before it: its own rejections, refused again or not, are in `counts`.)
+            if retrying == nil { byAnother = byAnother + written }
             refusedByLedger += refused
             // After the first batch, so that its rows are there to sample (counted first: a failure here still
             // reports what was committed).
@@ -138,9 +147,18 @@ public struct Importer: Sendable {
             try await settle()
             progress(
                 ImportProgress(
-                    path: info.path, records: records, bytes: info.size, totalBytes: info.size, rejections: refusedByLedger, resumed: resumed))
+                    path: info.path, records: records, bytes: info.size, totalBytes: info.size, rejections: refusedByLedger, resumed: resumed,
+                    committedByAnother: byAnother.read))
             // A retry's batches kept the finished source's reconciliation (and left its completion time) as it is.
-            guard retrying != nil else { return try await ledger.completeSource(sourceId, now: now) }
+            guard retrying != nil else {
+                // What another run imported while this one came to it is that run's import: a duplicate here, as it
+                // would be had this run begun after that one finished. (Rejected and duplicate records are the same
+                // for both.)
+                var counts = try await ledger.completeSource(sourceId, now: now)
+                counts.imported -= byAnother.imported
+                counts.duplicate += byAnother.imported
+                return counts
+            }
             return ImportCounts(
                 read: settled + committed.read, imported: committed.imported, duplicate: settled + committed.duplicate,
                 rejected: committed.rejected)

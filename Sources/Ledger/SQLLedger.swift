@@ -171,17 +171,21 @@ public final class SQLLedger: Sendable {
 
     /// ``importBatch(sourceId:_:now:)``, and the records the ledger itself refused, each named with its reason
     /// ("record #4 (byte 1880): testIdReused: ..."): the decoder's refusals the caller knows already.
+    ///
+    /// `written`: the batch's records whose rows were there before it (their stored outcomes), left as they were. In a
+    /// source being imported (not retried) they are another run's, importing the same file at the same time; a
+    /// retry's are its rejections refused again, and those another retry rewrote.
     public func importBatchNaming(sourceId: Int64, _ records: [RecordInput], now: Timestamp) async throws
-        -> (counts: ImportCounts, refused: [String])
+        -> (counts: ImportCounts, refused: [String], written: ImportCounts)
     {
-        guard !records.isEmpty else { return (ImportCounts(), []) }
+        guard !records.isEmpty else { return (ImportCounts(), [], ImportCounts()) }
         return try await write { c in
-            let (counts, wrote, refused) = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
-            guard wrote else { return (counts, refused) }
+            let (counts, wrote, refused, written) = try BatchWriter(connection: c, now: now).write(sourceId: sourceId, records)
+            guard wrote else { return (counts, refused, written) }
             try Counters.raiseLastImport(c, to: now)
             try Counters.bump(c)
             try c.flush()
-            return (counts, refused)
+            return (counts, refused, written)
         }
     }
 

@@ -54,6 +54,7 @@ struct ImportRun {
             var shown = 0
             let shownLimit = 20
             var resumed = 0
+            var byAnother = 0
             do {
                 counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
                     if !quiet, !step.rejections.isEmpty {
@@ -64,6 +65,7 @@ struct ImportRun {
                         shown += step.rejections.count
                     }
                     resumed = max(resumed, step.resumed)
+                    byAnother = max(byAnother, step.committedByAnother)
                     progress.update(step)
                 }
             } catch let error as ImportInterrupted {
@@ -88,10 +90,18 @@ struct ImportRun {
                 // The file's reconciliation, another run's records in it: said, so that a resumed run's figures are not
                 // read as its own. (That run may have been cut, or be importing the same file still: two importers of
                 // one file share its source, each committing what the other has not.)
-                let earlier =
-                    resumed > 0
-                    ? " (resumed after its first \(resumed) \(resumed == 1 ? "record" : "records"), committed by another run of this file: one cut short, or one still under way)"
-                    : ""
+                // Records another run committed while this one came to them are that run's imports: duplicates here.
+                var notes: [String] = []
+                if resumed > 0 {
+                    notes.append(
+                        "resumed after its first \(resumed) \(resumed == 1 ? "record" : "records"), committed by another run of this file: one cut short, or one still under way")
+                }
+                if byAnother > 0 {
+                    notes.append(
+                        "\(byAnother) \(byAnother == 1 ? "record was" : "records were") committed first by another run of this file under way at "
+                            + "the same time: what it imported is a duplicate here")
+                }
+                let earlier = notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")"
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\(earlier)\n".utf8))
             }
             // Sources are their content: the same bytes imported before under another name are listed under that one.

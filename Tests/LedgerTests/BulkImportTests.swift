@@ -382,4 +382,57 @@ struct BulkImportTests {
         try await a.close()
         try await b.close()
     }
+
+    @Test(
+        "a run that finds its batch committed by another run of the same file meanwhile counts those records as duplicates: each record is imported by one run",
+        arguments: Backend.available)
+    func concurrentRunCountsTheOthersRecordsAsDuplicates(_ backend: Backend) async throws {
+        let input = try #require(try Self.inputs().first { $0.path == "awkward.ndjson" })
+        var splitter = RecordSplitter()
+        let pieces = splitter.feed(input.bytes) + splitter.finish()
+        let info = SourceInfo(path: input.path, sha256: CanonicalJSON.sha256Hex(input.bytes), size: Int64(input.bytes.count))
+        let decoder = try Self.decoder()
+        let (first, second) = try await backend.twoConnections()
+        let a = try await SQLLedger.open(first, now: testNow)
+        let b = try await SQLLedger.open(second, now: testNow)
+        // B begins the source (nothing committed: it starts from the first record), then, asked for its records, waits
+        // while A imports the whole file: B's one batch finds every record committed (as two `import`s of one file
+        // started a second apart did, one batch covering the file).
+        let began = DispatchSemaphore(value: 0)
+        let aDone = DispatchSemaphore(value: 0)
+        let runB = Task(executorPreference: ThreadPerJobExecutor.shared) { () throws -> ImportCounts in
+            var once: [[RecordSplitter.Piece]]? = [pieces]
+            return try await Importer(ledger: b, decoder: decoder, batchSize: pieces.count).run(info, now: testNow) {
+                if once != nil {
+                    began.signal()
+                    aDone.wait()
+                }
+                defer { once = nil }
+                return once?.first
+            }
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                began.wait()
+                done.resume()
+            }
+        }
+        let countsA: ImportCounts
+        do {
+            defer { aDone.signal() }
+            countsA = try await importBytes(input.bytes, path: input.path, into: a, decoder: decoder, batchSize: 50)
+        }
+        let countsB = try await runB.value
+        #expect(countsA.read == pieces.count && countsA.reconciles && countsA.imported > 0 && countsA.rejected > 0, "\(countsA)")
+        // B imported nothing: what A imported is a duplicate for B, what A rejected B rejects too.
+        #expect(
+            countsB == ImportCounts(read: pieces.count, imported: 0, duplicate: countsA.imported + countsA.duplicate, rejected: countsA.rejected),
+            "\(countsB) beside \(countsA)")
+        // The file's own reconciliation is the one run's that wrote its records.
+        let stored = try #require(try await a.sources(after: nil, limit: 10).first { $0.path == input.path })
+        #expect(stored.counts == countsA, "\(stored.counts)")
+        #expect(try await Self.contents(a)["raw"]?.count == pieces.count)
+        try await a.close()
+        try await b.close()
+    }
 }
