@@ -657,6 +657,26 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.hasPrefix("─ 0 customers  sorted by") })
     }
 
+    @Test("Imports opened during an outage says it was not read (not 'none'), and the retrying line says since when")
+    func importsUnread() throws {
+        var state = Fixture.state(width: 200, height: 40, screen: .imports)
+        (state.sources, state.rejected) = ([], [])
+        _ = reduce(&state, .failed("cannot reach the PostgreSQL ledger: no server is listening there", unavailable: true))
+        #expect(state.unavailableSince == state.now)
+        let lines = renderedLines(state)
+        #expect(!lines.contains { $0.contains("none: every record was imported") }, "\(lines)")
+        #expect(lines.filter { $0.contains("the ledger is unavailable: this screen is read again when it answers") }.count == 2, "\(lines)")
+        let since = String(Format.minute(state.now).suffix(5))
+        #expect(
+            lines.contains {
+                $0.hasPrefix("ledger unavailable, retrying: cannot reach the PostgreSQL ledger: no server is listening there (the screen is as read before \(since))")
+            },
+            "\(lines)")
+        _ = reduce(&state, .recovered(now: nil))
+        #expect(state.unavailableSince == nil)
+        #expect(renderedLines(state).contains { $0.contains("none: every record was imported or a duplicate") })
+    }
+
     @Test("the overview's count past deadline is the ledger's count, not what the newest requests in its list hold")
     func pastDeadlineCounted() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .overview)

@@ -1014,7 +1014,12 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     p.section("Rejected records (\(importsCount(state, pane: 1))); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
     let rejected = state.rejected
     if rejected.isEmpty {
-        _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")
+        // (Not read, during an outage: not "none", which would say something of the ledger that was never read.)
+        if let why = notLoaded(state) {
+            _ = p.text(why, x: 1, y: y + 1, role: "ui.text.muted")
+        } else {
+            _ = p.text("none: every record was imported or a duplicate", x: 1, y: y + 1, role: "status.ok")
+        }
         return
     }
     // The last line holds the selected record's reason whole while the list has focus (the list keeps its

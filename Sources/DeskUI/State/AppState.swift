@@ -345,6 +345,8 @@ public struct AppState: Sendable {
     public var triageMarks: Set<String> = []
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
+    /// When the header's clock saw the ledger go away: the screen kept is as read before it.
+    public var unavailableSince: Timestamp?
     public var environment: EnvironmentFilter = .all
     public var quitting = false
 

@@ -366,6 +366,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.focusFlag = nil
         state.rememberOnLoad = nil
         if unavailable {
+            if state.unavailable == nil { state.unavailableSince = state.now }
             state.unavailable = text
         } else if state.unavailable != nil {
             // Asked for while the ledger is away (Enter on a row, :customer): said over the "retrying" line, which hid
@@ -382,6 +383,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // A minute that passed during the outage is in the one read that follows it.
         if let now { _ = moveNow(&state, to: now) }
         state.unavailable = nil
+        state.unavailableSince = nil
         // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over.
         state.message = StatusMessage("the ledger answers again: reloaded")
         return reloadEffects(state, keepSelection: true)
