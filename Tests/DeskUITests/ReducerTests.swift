@@ -859,6 +859,24 @@ struct ReducerTests {
         #expect(!contents.unicodeScalars.contains { $0.value == 0x1B })
     }
 
+    @Test(":export csv on the Overview writes the overview's figures, not the customer list it does not show")
+    func exportOverview() throws {
+        var state = Fixture.state(screen: .overview)
+        let data = try #require(state.overview)
+        let lines = exportCSV(state).split(separator: "\n").map(String.init)
+        #expect(lines[0].hasPrefix("# receiptdesk export: view=overview environment=all as-of="), "\(lines[0])")
+        #expect(!lines[0].contains("sort="))
+        #expect(lines[1] == "figure,key,value")
+        #expect(lines.contains("count,customers,\(data.counts.customers)") && lines.contains("count,open flags,\(data.counts.openFlags)"))
+        let days = lines.filter { $0.hasPrefix("refunds per day,") }
+        #expect(days.count == data.refunds90.counts.count)
+        #expect(days.first == "refunds per day,\(data.refunds90.firstDay.iso8601.prefix(10)),\(data.refunds90.counts[0])")
+        #expect(lines.filter { $0.hasPrefix("flags,") }.count == data.flagCounts.count)
+        #expect(!lines.contains { $0.hasPrefix("customer,identifiers") })
+        state.overview = nil
+        #expect(exportCSV(state).split(separator: "\n").count == 2)
+    }
+
     @Test("Esc cancels a prompt, a second Esc goes back, and on the top screen Esc never quits")
     func escape() {
         var state = Fixture.state(screen: .overview)

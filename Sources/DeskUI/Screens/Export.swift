@@ -51,7 +51,27 @@ public func exportCSV(_ state: AppState) -> String {
     var filter = "environment=\(state.environment.rawValue)"
     var rows: [[String]] = []
     switch state.screen {
-    case .customers, .overview:
+    case .overview:
+        // The overview's own figures (it wrote the customer list, which the Overview does not show): the ledger's
+        // counts, flags by severity and status, and refunds a day (UTC), one figure a row.
+        rows.append(["figure", "key", "value"])
+        if let data = state.overview {
+            let c = data.counts
+            for (name, value) in [
+                ("customers", c.customers), ("transactions", c.transactions), ("refunded transactions", c.refundedTransactions),
+                ("open flags", c.openFlags), ("sources", c.sources), ("raw records", c.rawRecords), ("rejected records", c.rejectedRecords),
+                ("renewal infos", c.renewalInfos), ("notifications", c.notifications),
+            ] {
+                rows.append(["count", name, "\(value)"])
+            }
+            rows.append(["last import", "", c.lastImport?.iso8601 ?? ""])
+            for f in data.flagCounts { rows.append(["flags", "\(f.severity.rawValue) \(f.status.rawValue)", "\(f.count)"]) }
+            for (day, count) in data.refunds90.counts.enumerated() {
+                let start = data.refunds90.firstDay.adding(milliseconds: Int64(day) * 86_400_000)
+                rows.append(["refunds per day", String(start.iso8601.prefix(10)), "\(count)"])
+            }
+        }
+    case .customers:
         if let text = state.customerQuery.filter { filter += " filter=\(text)" }
         filter += " sort=\(state.customerQuery.sort.rawValue)"
         if let at = state.customerQuery.activeAt { filter += " covered-at=\(at.iso8601)" }
