@@ -130,9 +130,11 @@ public enum EnvironmentFilter: String, Sendable, CaseIterable {
         }
     }
 
-    /// Parses `production`, `sandbox` or `all`, any case.
+    /// Parses `production` (or `prod`, as `--environment` and verifyReceipt's `environment` take it), `sandbox` or
+    /// `all`, any case.
     public init?(parsing text: String) {
-        self.init(rawValue: text.lowercased())
+        let word = text.lowercased()
+        self.init(rawValue: word == "prod" ? "production" : word)
     }
 }
 

@@ -1143,6 +1143,11 @@ struct ReducerTests {
         for c in "env sandbox" { _ = reduce(&state, .key(.char(c))) }
         #expect(reduce(&state, .key(.enter)) == [.loadCustomers(CustomerQuery(environment: .sandbox, limit: 100), append: false)])
         #expect(state.environment == .sandbox)
+        // `prod`, as --environment takes it.
+        _ = reduce(&state, .key(.char(":")))
+        for c in "env Prod" { _ = reduce(&state, .key(.char(c))) }
+        _ = reduce(&state, .key(.enter))
+        #expect(state.environment == .production, "\(String(describing: state.message))")
     }
 
     @Test("a live refresh keeps the selected source, transaction row, timeline event and transaction scroll by what they are")
