@@ -52,13 +52,15 @@ struct ImportRun {
             // Each rejected record is named with its reason as it happens (the first few of a file; the
             // dashboard's Imports screen lists them all).
             var shown = 0
-            let shownLimit = 20
+            // (Files read for another command, quietly: the first of each file's only, which says why (a test CA's
+            // root not trusted, say), where a count of rejections alone left `lookup --files` with "no customer matches".)
+            let shownLimit = quiet ? 1 : 20
             var resumed = 0
             var byAnother = 0
             do {
                 counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
-                    if !quiet, !step.rejections.isEmpty {
-                        progress.clear()
+                    if !step.rejections.isEmpty {
+                        if shown < shownLimit { progress.clear() }
                         for rejection in step.rejections.prefix(max(0, shownLimit - shown)) {
                             FileHandle.standardError.write(Data("\(safe(path)): rejected \(safe(rejection))\n".utf8))
                         }
@@ -83,7 +85,9 @@ struct ImportRun {
             progress.clear()
             if shown > shownLimit {
                 FileHandle.standardError.write(
-                    Data("\(safe(path)): \(shown - shownLimit) more rejected (the dashboard's Imports screen lists them all)\n".utf8))
+                    Data(
+                        ("\(safe(path)): \(shown - shownLimit) more rejected "
+                            + (quiet ? "(receiptdesk decode FILE names each)\n" : "(the dashboard's Imports screen lists them all)\n")).utf8))
             }
             total = total + counts
             if !quiet || counts.rejected > 0 {

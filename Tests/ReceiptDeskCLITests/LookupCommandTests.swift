@@ -219,6 +219,17 @@ struct LookupCommandTests {
         }
     }
 
+    @Test("lookup --files says why a file's records were rejected (its first), not only how many")
+    func filesRejectionSaid() throws {
+        // The demo's signed notifications, without the test root they are signed with.
+        let file = Binary.packageRoot.appendingPathComponent("SampleData/data/notifications-v2.ndjson").path
+        let result = try Binary.run(["lookup", "150000000012001", "--files", file])
+        #expect(result.status == 1, "\(result.stderr)")
+        let rejected = result.stderr.split(separator: "\n").filter { $0.contains(": rejected ") }
+        #expect(rejected.count == 1 && rejected[0].contains("a test CA's root is trusted with --trust-root FILE"), "\(result.stderr)")
+        #expect(result.stderr.contains("more rejected (receiptdesk decode FILE names each)"), "\(result.stderr)")
+    }
+
     @Test("--ledger and --files together are a usage error: one source is read, never the other silently")
     func twoSources() throws {
         let file = try Self.historyFile()
