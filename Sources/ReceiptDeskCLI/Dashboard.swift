@@ -21,7 +21,7 @@ struct DashboardCommand: AsyncParsableCommand {
 
     @OptionGroup var data: DataOptions
 
-    @Option(help: ArgumentHelp("Colour theme (Themes/ or $XDG_CONFIG_HOME/receiptdesk/themes).", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Colour theme: a name (Themes/ or $XDG_CONFIG_HOME/receiptdesk/themes) or a theme file's path.", valueName: "NAME"))
     var theme: String?
 
     @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER, else the PostgreSQL role, else the login).")
