@@ -45,7 +45,10 @@ struct ImportRun {
             let spooled = path == "-" ? try ChunkedFile.spoolStandardInput() : nil
             defer { spooled?.close() }
             var info = try ChunkedFile.sourceInfo(spooled?.path ?? path)
-            if spooled != nil { info.path = "-" }
+            // The source is stored by its absolute path (`mixed.ndjson` typed in two directories were two sources of
+            // one name on the Imports screen, their rejected records `mixed.ndjson#2` alike); what is printed here
+            // keeps the path as typed.
+            info.path = spooled != nil ? "-" : URL(fileURLWithPath: path).standardizedFileURL.path
             var file = try ChunkedFile(spooled?.path ?? path, maxRecordBytes: maxRecordBytes)
             let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
             let counts: ImportCounts
@@ -109,7 +112,8 @@ struct ImportRun {
                 FileHandle.standardError.write(Data("\(safe(path)): \(counts)\(earlier)\n".utf8))
             }
             // Sources are their content: the same bytes imported before under another name are listed under that one.
-            if !quiet, info.path != "-", let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
+            // (Standard input too: piped bytes a file held are listed under that file's name.)
+            if !quiet, let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
                 FileHandle.standardError.write(
                     Data(
                         ("\(safe(path)): the same content as \(safe(stored.path)), imported \(stored.startedAt.iso8601): the Imports "

@@ -33,11 +33,13 @@ enum Binary {
     /// - Parameter limit: past it, the process is killed (SIGKILL) and the result says `timedOut`, so a hang fails
     ///   its test instead of the whole run.
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, limit: Duration? = nil
+        _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil, limit: Duration? = nil,
+        directory: String? = nil
     ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env

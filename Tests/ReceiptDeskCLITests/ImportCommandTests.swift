@@ -122,6 +122,28 @@ struct ImportCommandTests {
         #expect(!(try Binary.run(["import", "--ledger", "sqlite:\(ledger)", original])).stderr.contains("the same content as"))
     }
 
+    @Test("a file named relative to two directories is two sources, each stored by its absolute path; piped bytes a file held say so")
+    func sourcesByAbsolutePath() async throws {
+        let ledger = Self.temporary("relative.sqlite")
+        let original = "\(Binary.corpus)/aporat__store-receipt-validator/inAppPurchaseInvalidReceiptResponse.json"
+        let other = "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"
+        var directories: [String] = []
+        for (index, file) in [original, other].enumerated() {
+            let directory = Self.temporary("dir\(index)")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: file, toPath: directory + "/mixed.json")
+            _ = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "mixed.json"], directory: directory)
+            directories.append(directory)
+        }
+        // Piped, the first file's bytes: said to be listed under that file's name.
+        let piped = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "-"], stdin: try Data(contentsOf: URL(fileURLWithPath: original)))
+        #expect(piped.stderr.contains("-: the same content as \(directories[0])/mixed.json, imported "), "\(piped.stderr)")
+        let database = try SQLiteDatabase.open(path: ledger, readOnly: true)
+        let paths = try await database.read { c in try c.query("SELECT path FROM sources", []).compactMap { $0.first?.text } }
+        try await database.close()
+        #expect(Set(paths) == Set(directories.map { $0 + "/mixed.json" }), "\(paths)")
+    }
+
     @Test("Xcode test transactions numbered 0 in two apps are two purchases: the second app's is refused, naming both, not merged")
     func reusedTestIds() throws {
         let ledger = Self.temporary("xcode.sqlite")
