@@ -605,7 +605,14 @@ struct ReducerTests {
         state.marked = [flags[0].id, flags[1].id]
         #expect(reduce(&state, .key(.char("a"))) == [.triage(flagIds: [flags[0].id], action: .ack, note: nil, undo: false, expecting: .open)])
         #expect(state.marked.isEmpty)
-        _ = reduce(&state, .triageFailed("the ledger went away", action: .ack, flagIds: [flags[0].id], note: nil, undo: false))
+        // (The reason without the ledger's URL, which the header names: at 80 columns it took the line.)
+        state.ledgerName = "postgres://desk@db.internal/ledger"
+        _ = reduce(
+            &state,
+            .triageFailed(
+                "cannot reach the PostgreSQL ledger at postgres://desk@db.internal/ledger: no answer within 5 s", action: .ack,
+                flagIds: [flags[0].id], note: nil, undo: false))
+        #expect(state.message?.text.hasPrefix("not saved: cannot reach the PostgreSQL ledger: no answer within 5 s (") == true, "\(String(describing: state.message))")
         _ = reduce(&state, .saving(nil))
         #expect(state.marked == [flags[0].id, flags[1].id])
         // An undo leaves the marks where they are.

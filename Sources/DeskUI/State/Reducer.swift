@@ -358,7 +358,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.unsavedNote = (Set(ids), note)
             text += "; r offers your note again"
         }
-        state.message = StatusMessage("not saved: \(reason) (\(text))", kind: .error, urgent: true)
+        // Without the ledger's URL the reason names (the header names the ledger): at 80 columns the URL took the
+        // line, and the reason and what was not saved were cut off.
+        let why = state.ledgerName.isEmpty ? reason : reason.replacing(" at \(state.ledgerName)", with: "")
+        state.message = StatusMessage("not saved: \(why) (\(text))", kind: .error, urgent: true)
         return []
     case .failed(let text, let unavailable):
         // What an open was asked to do on arrival is dropped with it. (A customer gone back to that could not be read
