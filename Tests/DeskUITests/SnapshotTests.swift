@@ -635,6 +635,23 @@ struct SnapshotTests {
         }
     }
 
+    @Test("the Imports list, newest first, shows when each source was first imported: a later retry does not put it out of order")
+    func importsInOrder() throws {
+        var state = Fixture.state(width: 120, height: 40, screen: .imports)
+        let counts = ImportCounts(read: 1, imported: 1)
+        let sources = [
+            SourceSummary(id: 3, path: "later.ndjson", sha256: "c", size: 1, startedAt: Fixture.at(-2), completedAt: Fixture.at(-2), counts: counts),
+            // Imported first, its rejected records retried yesterday (with a --trust-root): its completion moved.
+            SourceSummary(id: 2, path: "first.ndjson", sha256: "b", size: 1, startedAt: Fixture.at(-3), completedAt: Fixture.at(-1), counts: counts),
+        ]
+        _ = reduce(&state, .importsLoaded(sources: sources, rejected: []))
+        let lines = renderedLines(state)
+        let later = try #require(lines.first { $0.contains("later.ndjson") })
+        let first = try #require(lines.first { $0.contains("first.ndjson") })
+        #expect(later.contains(Format.minute(Fixture.at(-2))) && first.contains(Format.minute(Fixture.at(-3))), "\(later)\n\(first)")
+        #expect(lines.contains { $0.contains("first imported") })
+    }
+
     @Test("an unfinished source on the Imports screen says so, with what its committed batches hold")
     func unfinishedSource() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .imports)

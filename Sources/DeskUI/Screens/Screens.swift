@@ -990,7 +990,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
             // (A time cut to "2026-11-26 2…" says nothing: the source's path gives way first.)
-            columns: [Column("source", 20, flex: true, keepEnd: true), Column("imported at", 16, keepsWidth: true), Column("read", 7, right: true, drops: 1), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
+            columns: [Column("source", 20, flex: true, keepEnd: true), Column("first imported", 16, keepsWidth: true), Column("read", 7, right: true, drops: 1), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]
@@ -998,7 +998,9 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
             case 0: return TableCell(s.path)
             // Not finished: an import running now, or one cut short (the same import again resumes it); its counts are
             // its committed batches'.
-            case 1: return TableCell(s.completedAt.map { Format.minute($0) } ?? "unfinished", role: s.completedAt == nil ? "status.warn" : "ui.text")
+            // When it was first imported, the order of the list ("newest first"): a later run that retried its
+            // rejected records moves its completion time, and the list read out of order by it (16:14 above 16:15).
+            case 1: return TableCell(s.completedAt == nil ? "unfinished" : Format.minute(s.startedAt), role: s.completedAt == nil ? "status.warn" : "ui.text")
             case 2: return TableCell(Format.count(s.counts.read))
             case 3: return TableCell(Format.count(s.counts.imported))
             case 4: return TableCell(Format.count(s.counts.duplicate), role: "ui.text.muted")
