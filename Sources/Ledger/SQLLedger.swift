@@ -451,11 +451,15 @@ public final class SQLLedger: Sendable {
                 throw LedgerError(
                     code: .usage, message: "flag \(flagId) is resolved: only an open flag is acknowledged (reopen it first)")
             }
+            // Never stamped before the flag's entry it follows: two writers' clocks were read before their turns, so
+            // the second in the log could be a millisecond "earlier" than the change it moved on from.
+            let latest = try c.scalar("SELECT MAX(at) FROM triage_log WHERE flag_id = ?", [.text(flagId)])?.int
+            let at = Timestamp(millisecondsSince1970: max(now.millisecondsSince1970, latest ?? .min))
             // The log entry first: the flag's status moves only with the entry that records it (schema v7).
             try c.execute(
                 "INSERT INTO triage_log (flag_id, at, operator, action, note, from_status, to_status) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [.text(flagId), .of(now), .text(operatorName), .of(action), .of(note), .of(current), .of(target)])
-            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.of(target), .of(now), .text(flagId)])
+                [.text(flagId), .of(at), .text(operatorName), .of(action), .of(note), .of(current), .of(target)])
+            try c.execute("UPDATE flags SET status = ?, updated_at = ? WHERE id = ?", [.of(target), .of(at), .text(flagId)])
             if current == .open || target == .open {
                 try Counters.add(c, .openFlags, target == .open ? 1 : -1)
                 if let customer = row[1].int { try StatsWriter.recountOpenFlags(c, [customer]) }

@@ -455,6 +455,12 @@ struct LedgerConformanceTests {
             flagId: flag.id, action: .ack, operatorName: "cy", note: "undo of resolve", now: testNow.adding(milliseconds: 7000),
             expecting: .resolved)
         #expect(undone.from == .resolved && undone.flag.status == .acknowledged)
+        // A writer whose clock was read before another's change that went in first (two triage commands at once): its
+        // entry is stamped no earlier than the one it follows, so the log reads in order.
+        _ = try await ledger.triage(flagId: flag.id, action: .resolve, operatorName: "dee", note: nil, now: testNow.adding(milliseconds: 6500))
+        let stamps = try await ledger.triageLog(flagId: flag.id, customerId: nil).map(\.at.millisecondsSince1970)
+        #expect(stamps == stamps.sorted(), "\(stamps)")
+        #expect(stamps.last == testNow.adding(milliseconds: 7000).millisecondsSince1970)
         try await ledger.close()
     }
 
