@@ -74,10 +74,16 @@ struct Import: AsyncParsableCommand {
             let interrupt = Interrupt.onFirst { work.cancel() }
             defer { interrupt.cancel() }
             total = try await work.value
-            if let mapping {
+            if let mapping, let customers {
                 try await DataOptions.link(mapping, into: store, now: now)
                 // Links can merge customers: the flags follow them.
                 try await store.refreshFlags(rules: flagRules, now: now)
+                // Said, as each file's reconciliation is (it linked without a word).
+                let accounts = Set(mapping.map(\.account)).count
+                FileHandle.standardError.write(
+                    Data(
+                        ("\(safe(customers)): linked \(mapping.count) \(mapping.count == 1 ? "identifier" : "identifiers") to \(accounts) "
+                            + "\(accounts == 1 ? "account" : "accounts")\n").utf8))
             }
         } catch is CancellationError {
             // Ctrl-C: what the file's committed batches hold was said with it. The process then dies of SIGINT, as

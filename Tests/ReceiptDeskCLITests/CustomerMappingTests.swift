@@ -62,8 +62,10 @@ struct CustomerMappingTests {
         #expect(try Binary.run(["lookup", "acct-1", "--ledger", plain]).status == 1)
 
         let ledger = "sqlite:" + ImportCommandTests.temporary("mapped.sqlite")
-        let imported = try Binary.run(["import", "--ledger", ledger, "--customers", Self.mapping(Self.goodMapping), data])
+        let mappingFile = Self.mapping(Self.goodMapping)
+        let imported = try Binary.run(["import", "--ledger", ledger, "--customers", mappingFile, data])
         #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("\(mappingFile): linked 3 identifiers to 2 accounts"), "\(imported.stderr)")
         let person = try Self.customer("acct-1", ["--ledger", ledger])
         #expect(person.identifiers == ["external:acct-1", "originalTransactionId:oa", "originalTransactionId:ob"])
         #expect(try Self.customer("oa", ["--ledger", ledger]).id == person.id)
