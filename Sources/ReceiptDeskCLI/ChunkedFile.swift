@@ -57,24 +57,38 @@ struct ChunkedFile {
         func close() { _ = Foundation.close(descriptor) }
     }
 
-    /// Copies standard input into an unlinked file under `$TMPDIR`, in chunks.
-    static func spoolStandardInput() throws -> Spool {
+    /// Whether `path` can be read only once (standard input, a pipe such as `<(zcat export.gz)`, a FIFO, a device):
+    /// an import reads its input twice (its hash names the source, then its records), so such an input is spooled
+    /// first. Read twice, a pipe gave its hash, then no records: the source was stored as read whole with 0 records,
+    /// and the same content imported later from a file was taken for already imported.
+    static func readsOnce(_ path: String) -> Bool {
+        guard path != "-" else { return true }
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+    }
+
+    /// Copies `path` (`-`: standard input) into an unlinked file under `$TMPDIR`, in chunks.
+    static func spool(_ path: String) throws -> Spool {
+        let name = path == "-" ? "standard input" : path
+        let input = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
+        guard input >= 0 else { throw CLIError.usage("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { if input != STDIN_FILENO { close(input) } }
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/receiptdesk-stdin-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
-            throw CLIError.usage("cannot keep standard input in \(directory): \(String(cString: strerror(errno)))")
+            throw CLIError.usage("cannot keep \(name) in \(directory): \(String(cString: strerror(errno)))")
         }
         unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
         let spool = Spool(descriptor: descriptor)
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Foundation.read(STDIN_FILENO, $0.baseAddress, chunkSize) }
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(input, $0.baseAddress, chunkSize) }
             let readError = errno
             if count < 0 && readError == EINTR { continue }
             if count < 0 {
                 spool.close()
-                throw CLIError.usage("error while reading standard input: \(String(cString: strerror(readError)))")
+                throw CLIError.usage("error while reading \(name): \(String(cString: strerror(readError)))")
             }
             if count == 0 { break }
             var written = 0
@@ -84,7 +98,7 @@ struct ChunkedFile {
                 if n < 0 && writeError == EINTR { continue }
                 guard n > 0 else {
                     spool.close()
-                    throw CLIError.usage("cannot keep standard input in \(directory): \(String(cString: strerror(writeError)))")
+                    throw CLIError.usage("cannot keep \(name) in \(directory): \(String(cString: strerror(writeError)))")
                 }
                 written += n
             }
@@ -169,11 +183,9 @@ struct ChunkedFile {
                 var status = stat()
                 let kind = stat(full, &status) == 0 ? status.st_mode & S_IFMT : nil
                 if name.hasPrefix(".") {
-                    if kind == S_IFDIR {
-                        enumerator.skipDescendants()
-                    } else {
-                        left.append((full, .hidden))
-                    }
+                    // (A hidden directory is one entry of the count, what it holds not read.)
+                    if kind == S_IFDIR { enumerator.skipDescendants() }
+                    left.append((full, .hidden))
                     continue
                 }
                 if kind == S_IFDIR { continue }

@@ -42,13 +42,14 @@ struct ImportRun {
             // Standard input is read twice like a file (its hash names the source, so piping the same data
             // again is all duplicates and an interrupted import resumes): it is kept in a private temporary
             // file for the import, in chunks, never whole in memory.
-            let spooled = path == "-" ? try ChunkedFile.spoolStandardInput() : nil
+            // (So is a pipe or a FIFO named as a file: `import <(zcat export.gz)`.)
+            let spooled = ChunkedFile.readsOnce(path) ? try ChunkedFile.spool(path) : nil
             defer { spooled?.close() }
             var info = try ChunkedFile.sourceInfo(spooled?.path ?? path)
             // The source is stored by its absolute path (`mixed.ndjson` typed in two directories were two sources of
             // one name on the Imports screen, their rejected records `mixed.ndjson#2` alike); what is printed here
             // keeps the path as typed.
-            info.path = spooled != nil ? "-" : URL(fileURLWithPath: path).standardizedFileURL.path
+            info.path = path == "-" ? "-" : URL(fileURLWithPath: path).standardizedFileURL.path
             var file = try ChunkedFile(spooled?.path ?? path, maxRecordBytes: maxRecordBytes)
             let importer = Importer(ledger: ledger, decoder: decoder, batchSize: batchSize)
             let counts: ImportCounts

@@ -26,7 +26,7 @@ struct DecodeCommandTests {
         #expect(!walked.stdout.contains(".git") && !walked.stdout.contains(".hidden"), "\(walked.stdout)")
         #expect(
             walked.stderr.contains(
-                "skipped 5 files in the directories given, 2 taken for notes or key material (.der .md), 1 hidden, "
+                "skipped 6 files in the directories given, 2 taken for notes or key material (.der .md), 2 hidden, "
                     + "2 no regular file (a pipe, socket, device or broken link): ")
                 && walked.stderr.contains("name a file itself to read it"), "\(walked.stderr)")
         let named = try Binary.run(["decode", directory + "/receipt.der"])

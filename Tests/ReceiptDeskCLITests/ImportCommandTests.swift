@@ -144,6 +144,19 @@ struct ImportCommandTests {
         #expect(Set(paths) == Set(directories.map { $0 + "/mixed.json" }), "\(paths)")
     }
 
+    @Test("a pipe named as a file (import <(zcat x.gz), /dev/stdin) is read whole once: its records imported, not a source of none")
+    func pipeNamedAsFile() throws {
+        let ledger = Self.temporary("pipe.sqlite")
+        let file = "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        // Read twice (hashed, then decoded), the pipe was empty the second time: "read 0", and the source stored
+        // as imported, so the same content from a file later was taken for already imported.
+        let piped = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "/dev/stdin"], stdin: bytes, limit: .seconds(60))
+        #expect(piped.status == 0 && piped.stdout.contains("total: read 1 = imported 1 + duplicate 0 + rejected 0"), "\(piped.stdout)\(piped.stderr)")
+        let again = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", file])
+        #expect(again.stdout.contains("total: read 1 = imported 0 + duplicate 1 + rejected 0"), "\(again.stdout)")
+    }
+
     @Test("Xcode test transactions numbered 0 in two apps are two purchases: the second app's is refused, naming both, not merged")
     func reusedTestIds() throws {
         let ledger = Self.temporary("xcode.sqlite")
