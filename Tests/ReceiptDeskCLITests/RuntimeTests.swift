@@ -330,6 +330,28 @@ struct RuntimeTests {
         await again.handle(.key(.char("Q")))
         await again.run()
         #expect(again.unsaved == nil, "\(again.unsaved ?? "")")
+        // A resolve (with its note) that failed is not saved by an ack of the flag since: still said at the end, and
+        // the note still offered.
+        calls.withLock { $0 = 0 }
+        let third = await dashboardRun()
+        await third.start()
+        await third.handle(.key(.char("5")))
+        let open = try #require(third.state.flags.first { $0.status == .open }?.id)
+        let row = try #require(third.state.flags.firstIndex { $0.id == open })
+        for _ in 0..<row { await third.handle(.key(.char("j"))) }
+        await third.handle(.key(.char("r")))
+        for c in "refund approved" { await third.handle(.key(.char(c))) }
+        await third.handle(.key(.enter))
+        await third.settle()
+        #expect(third.state.message?.text.hasPrefix("not saved") == true)
+        await third.handle(.key(.char("a")))
+        await third.settle()
+        #expect(third.state.message?.text == "1 flag acknowledged (u undoes)", "\(String(describing: third.state.message))")
+        #expect(third.state.unsavedNote?.text == "refund approved")
+        await third.handle(.key(.char("Q")))
+        await third.run()
+        let left = try #require(third.unsaved, "a failed resolve was taken for saved by the ack after it")
+        #expect(left.contains("resolve of \(open)"), "\(left)")
     }
 
     @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not; files say IN MEMORY")

@@ -83,8 +83,8 @@ public final class Runtime {
     /// screen for a moment only (the keys typed ahead, Q among them, are read after the answer).
     public var unsaved: String? { failedWrites.isEmpty ? nil : failedWrites.map(\.text).joined(separator: "; ") }
 
-    /// The failed writes' flags not saved since, and what the status line said of each.
-    private var failedWrites: [(flagIds: Set<String>, text: String)] = []
+    /// The failed writes' flags not moved where they were to go since, where that was, and what the status line said.
+    private var failedWrites: [(flagIds: Set<String>, target: FlagStatus?, text: String)] = []
 
     /// Waits for every triage write on its way and applies what it answered (tests, and quitting).
     public func settle() async {
@@ -102,14 +102,15 @@ public final class Runtime {
             switch action {
             // Every write sent has answered.
             case .saving(.none): writing = nil
-            case .triageFailed(_, _, let ids, _, _, _) where !ids.isEmpty:
-                failedWrites.append((Set(ids), state.message?.text ?? "not saved"))
-            // A flag saved since (a retry, or someone else's change of it) is no longer unsaved.
+            case .triageFailed(_, let action, let ids, _, _, _) where !ids.isEmpty:
+                failedWrites.append((Set(ids), action.target, state.message?.text ?? "not saved"))
+            // A flag moved where the failed write was taking it (a retry, or someone else's change) is no longer
+            // unsaved; one moved elsewhere (an ack after a resolve failed) still is.
             case .triaged(let changes, _):
-                let saved = Set(changes.map(\.flagId))
                 failedWrites = failedWrites.compactMap { failed in
+                    let saved = Set(changes.filter { $0.to == failed.target }.map(\.flagId))
                     let left = failed.flagIds.subtracting(saved)
-                    return left.isEmpty ? nil : (left, failed.text)
+                    return left.isEmpty ? nil : (left, failed.target, failed.text)
                 }
             default: break
             }

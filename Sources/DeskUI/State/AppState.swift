@@ -347,6 +347,9 @@ public struct AppState: Sendable {
     public var unavailable: String?
     /// When the header's clock saw the ledger go away: the screen kept is as read before it.
     public var unavailableSince: Timestamp?
+    /// Set while the queue's reload that another process's change asked for is on its way: marked flags it no longer
+    /// lists were moved by someone else, and are said to be unmarked (not those the user's own keys leave out).
+    public var refreshingMarks = false
     public var environment: EnvironmentFilter = .all
     public var quitting = false
 

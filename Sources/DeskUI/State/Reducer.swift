@@ -16,6 +16,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.rawView?.resize(screenWidth: width, screenHeight: height)
         return []
     case .ledgerChanged:
+        state.refreshingMarks = state.screen == .refunds && !state.marked.isEmpty
         return reloadEffects(state, keepSelection: true)
     case .clockAdvanced(let now):
         // Time travel pins the instant shown: then only the header's clock moves.
@@ -156,6 +157,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 state.flagList.selected = index
             }
             unmarkGone(&state, keeping: flags)
+            state.refreshingMarks = false
             state.flagTriage = [:]
         }
         state.flagsNext = next
@@ -188,6 +190,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.flagsPrevious = previous
             state.flagsFromEnd = true
             unmarkGone(&state, keeping: flags)
+            state.refreshingMarks = false
             state.flagTriage = [:]
             let visible = visibleFlags(state)
             state.flagList.selected = selectedId.flatMap { id in visible.firstIndex { $0.id == id } } ?? max(0, visible.count - 1)
@@ -281,16 +284,17 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
                 // What happened first (a long flag id cut the rest off at 120 columns), and who, when the log says.
                 let who = Set(already.map { $0.by ?? "" }).count == 1 ? first.by.map(Sanitize.text) ?? "someone else" : "others"
                 let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
-                var said = "nothing written: \(who) had \(first.to.rawValue) \(which) since you read it"
+                var said = "nothing written: \(who) had \(first.to == .open ? "reopened" : first.to.rawValue) \(which) since you read it"
                 // The note typed for a resolve that was not written: shown, to copy (r offers it again where it can).
                 if let note = state.unsavedNote, !note.flagIds.isDisjoint(with: already.map(\.flagId)) {
                     said += "; your note, not written: \(note.text)"
                 }
                 parts.append(said)
             }
-            // A resolve's note is saved with the flags it moved; offered again only for those it could not.
+            // A resolve's note is saved with the flags it resolved; offered again only for those it could not (an
+            // ack of them since does not save it).
             if let note = state.unsavedNote {
-                let left = note.flagIds.subtracting(moved.map(\.flagId))
+                let left = note.flagIds.subtracting(moved.filter { $0.to == .resolved }.map(\.flagId))
                 state.unsavedNote = left.isEmpty ? nil : (left, note.text)
             }
             // Marked flags the action does not move were not asked for (triageTargets): counted, not left unsaid.
@@ -620,13 +624,14 @@ public func triageDescription(_ action: TriageAction, _ flagIds: [String], undo:
     return "\(what) of \(flagIds.count == 1 ? flagIds[0] : "\(flagIds.count) flags")"
 }
 
-/// Drops the marks of flags a reload no longer lists (someone else moved them out of the status shown), saying so:
-/// the next triage key would otherwise act on fewer flags than were marked without a word.
+/// Drops the marks of flags a reload no longer lists; after another process's change (someone else moved them out
+/// of the status shown) it says so: the next triage key would otherwise act on fewer flags than were marked without a
+/// word. (A reload the user's own keys asked for, time travel or `G`, drops them as before.)
 private func unmarkGone(_ state: inout AppState, keeping flags: [RefundFlag]) {
     let kept = state.marked.filter { id in flags.contains { $0.id == id } }
     let gone = state.marked.count - kept.count
     state.marked = kept
-    guard gone > 0 else { return }
+    guard gone > 0, state.refreshingMarks else { return }
     state.message = StatusMessage(
         "\(Format.counted(gone, "marked flag")) left the list (moved since you marked \(gone == 1 ? "it" : "them")): unmarked", kind: .error)
 }
