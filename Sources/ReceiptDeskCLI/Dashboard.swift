@@ -98,7 +98,7 @@ struct Dashboard {
         let catalog = try catalogOptions.loadCatalog()
         let themes = ThemeLoader(environment: environment)
         let (theme, warning) = themes.loadOrDefault(themeName ?? environment["RECEIPTDESK_THEME"] ?? "default")
-        if let warning { FileHandle.standardError.write(Data("receiptdesk: \(warning)\n".utf8)) }
+        if let warning { FileHandle.standardError.write(Data("receiptdesk: \(safe(warning))\n".utf8)) }
         let backend: CursesBackend
         do {
             backend = try CursesBackend(environment: environment)

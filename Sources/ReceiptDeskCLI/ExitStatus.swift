@@ -47,9 +47,10 @@ enum ExitStatus {
                 case .usage: usage
                 case .ledgerUnavailable: ledgerUnavailable
                 }
-            return (error.message.isEmpty ? nil : "receiptdesk: \(error.message)", code, false)
+            return (error.message.isEmpty ? nil : "receiptdesk: \(lineSafe(error.message))", code, false)
         case let error as LedgerError:
-            return ("receiptdesk: \(error.message)", code(of: error), false)
+            // (A ledger's words carry data: a flag id, a role or schema name from the catalog, the server's text.)
+            return ("receiptdesk: \(lineSafe(error.message))", code(of: error), false)
         case let error as ImportInterrupted:
             // The import command says what was committed first; anywhere else, the cause decides.
             return of(ImportRun.named(error.underlying, path: error.path))
@@ -80,4 +81,11 @@ enum ExitStatus {
             ledgerUnavailable
         }
     }
+}
+
+/// A message for standard error with no control character from data in it, its line breaks kept: every error's text
+/// goes through here, whatever its words were built from (`safe` at each place that names data is the rule; this is
+/// the net under it).
+func lineSafe(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }.joined(separator: "\n")
 }

@@ -30,6 +30,11 @@ struct ExitStatusTests {
         #expect(ExitStatus.of(CLIError.rejected()).message == nil)
         #expect(ExitStatus.of(CLIError.notFound("no customer matches 42")).message == "receiptdesk: no customer matches 42")
         #expect(ExitStatus.of(LedgerError(code: .notFound, message: "no flag with id f")).message == "receiptdesk: no flag with id f")
+        // Data in a message (a role name from the catalog, a server's text) reaches the terminal escaped; lines stay.
+        #expect(
+            ExitStatus.of(LedgerError(code: .permissionDenied, message: "role \"ev\u{1B}[2Jil\" has no rights\nask its owner")).message
+                == "receiptdesk: role \"ev\\e[2Jil\" has no rights\nask its owner")
+        #expect(ExitStatus.of(CLIError.usage("bad \u{202E}id")).message == "receiptdesk: bad \\u{202e}id")
         let help = ExitStatus.of(CleanExit.helpRequest())
         #expect(help.code == 0)
         #expect(help.toStandardOutput)

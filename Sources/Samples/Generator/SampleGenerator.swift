@@ -312,11 +312,13 @@ final class BufferedFile {
     private static let capacity = 1 << 20
 
     init(path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            // The system's reason with it (permission denied, no space left): the command names it.
+        // Opened by the system call itself, so that its reason (permission denied, not a directory) is the one given:
+        // the command names it.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(errno))])
         }
-        self.handle = handle
+        self.handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         buffer.reserveCapacity(Self.capacity)
     }
 
