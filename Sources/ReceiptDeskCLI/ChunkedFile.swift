@@ -144,6 +144,8 @@ struct ChunkedFile {
             if hidden > 0 { reasons.append("\(hidden) hidden") }
             let special = skipped.count { $0.reason == .notRegular }
             if special > 0 { reasons.append("\(special) no regular file (a pipe, socket, device or broken link)") }
+            let linked = skipped.count { $0.reason == .linkedDirectory }
+            if linked > 0 { reasons.append("\(linked) linked \(linked == 1 ? "directory" : "directories") (name \(linked == 1 ? "it" : "each") to read it)") }
             let shown = skipped.prefix(3).map { safe($0.path) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
             FileHandle.standardError.write(
                 Data(
@@ -155,7 +157,7 @@ struct ChunkedFile {
 
     /// Why a directory's entry is not read.
     enum Skip: Equatable {
-        case notesOrKeys, hidden, notRegular
+        case notesOrKeys, hidden, notRegular, linkedDirectory
     }
 
     /// ``expand(_:)``'s files, and what it left out (sorted by path), with why.
@@ -188,7 +190,12 @@ struct ChunkedFile {
                     left.append((full, .hidden))
                     continue
                 }
-                if kind == S_IFDIR { continue }
+                if kind == S_IFDIR {
+                    // A link to a directory is not walked (a link to an ancestor would loop): said, to be named.
+                    var own = stat()
+                    if lstat(full, &own) == 0, own.st_mode & S_IFMT == S_IFLNK { left.append((full, .linkedDirectory)) }
+                    continue
+                }
                 guard kind == S_IFREG else {
                     left.append((full, .notRegular))
                     continue

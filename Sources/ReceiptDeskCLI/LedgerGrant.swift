@@ -82,7 +82,7 @@ struct GrantRole: AsyncParsableCommand {
             try await ledger.database.write { c in
                 for statement in statements { try c.execute(statement) }
             }
-            print("\(redact(url)): \(role) is now a ledger \(kind.rawValue) (\(statements.count) statements)")
+            print(safe("\(redact(url)): \(role) is now a ledger \(kind.rawValue) (\(statements.count) statements)"))
             try await ledger.close()
         } catch {
             try? await ledger.close()

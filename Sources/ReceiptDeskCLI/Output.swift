@@ -51,7 +51,8 @@ func safe(_ text: String) -> String { Sanitize.text(text) }
 /// copy from a chat or a log brings along: ids hold none of them.
 func trimmedPaste(_ text: String) -> String {
     var id = Substring(text).drop(while: \.isWhitespace)
-    while id.last?.isWhitespace == true { id = id.dropLast() }
+    // (And the punctuation a sentence puts after it: "family-revoke:1500," — flag ids end in a letter or digit.)
+    while let last = id.last, last.isWhitespace || ",.;".contains(last) { id = id.dropLast() }
     for (open, close) in [("'", "'"), ("\"", "\""), ("`", "`"), ("“", "”"), ("‘", "’")] as [(Character, Character)]
     where id.count > 2 && id.first == open && id.last == close {
         return String(id.dropFirst().dropLast())

@@ -56,9 +56,17 @@ struct Sample: AsyncParsableCommand {
         let generator = SampleGenerator(.init(customers: customers, seedText: seed, from: span.from, to: span.to))
         let clock = ContinuousClock()
         var summary = SampleGenerator.Summary()
+        // The nearest part of the path that is there must be a directory (`--out FILE/sub` named a file's child).
+        var existing = out
+        while !FileManager.default.fileExists(atPath: existing), existing != "/", !existing.isEmpty {
+            existing = (existing as NSString).deletingLastPathComponent
+        }
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw CLIError.usage("--out \(safe(out)) is a file: name a directory to write the sample into (it is created if needed)")
+        if FileManager.default.fileExists(atPath: existing, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw CLIError.usage(
+                existing == out
+                    ? "--out \(safe(out)) is not a directory: name a directory to write the sample into (it is created if needed)"
+                    : "--out \(safe(out)): \(safe(existing)) is not a directory")
         }
         let elapsed: Duration
         do {

@@ -534,7 +534,7 @@ struct ReducerTests {
         #expect(
             state.message
                 == StatusMessage(
-                    "1 flag resolved (u undoes); nothing written: someone else had resolved app-issue:2004 since you read it",
+                    "1 flag resolved (u undoes); nothing written: someone else had resolved it since you read it (app-issue:2004)",
                     kind: .error))
         #expect(state.undoStack == [[TriageChange(flagId: "quick-refund:2004", from: .open, to: .resolved)]])
         _ = reduce(
@@ -544,7 +544,7 @@ struct ReducerTests {
                     TriageChange(flagId: "quick-refund:2004", from: .acknowledged, to: .acknowledged, by: "bob"),
                     TriageChange(flagId: "app-issue:2004", from: .acknowledged, to: .acknowledged, by: "bob"),
                 ], undo: false))
-        #expect(state.message?.text == "nothing written: bob had acknowledged 2 flags (quick-refund:2004, …) since you read it")
+        #expect(state.message?.text == "nothing written: bob had acknowledged 2 of them since you read it (quick-refund:2004, …)")
         #expect(state.undoStack.count == 1)
     }
 
@@ -686,6 +686,10 @@ struct ReducerTests {
         // What is asked for meanwhile (Enter on a row, :customer) and cannot be read says so over the retrying line.
         _ = reduce(&state, .failed("cannot reach the ledger", unavailable: false))
         #expect(state.message == StatusMessage("not done (the ledger is unavailable; retrying): cannot reach the ledger", kind: .error, urgent: true))
+        // Without the ledger's URL, which cut the reason off at 100 columns.
+        state.ledgerName = "postgres://bo@:5432/desk?host=/run/pg"
+        _ = reduce(&state, .failed("cannot reach the PostgreSQL ledger at postgres://bo@:5432/desk?host=/run/pg: no server is listening there", unavailable: false))
+        #expect(state.message?.text == "not done (the ledger is unavailable; retrying): cannot reach the PostgreSQL ledger: no server is listening there")
         let later = state.now.adding(milliseconds: 120_000)
         var query = state.customerQuery
         query.activeAt = later

@@ -84,7 +84,7 @@ struct LookupCommandTests {
         #expect(flags.allSatisfy { $0["status"] as? String == "open" && $0["productId"] as? String == "pro.monthly" })
         let id = try #require(flags.first { $0["rule"] as? String == "quick-refund" }?["id"] as? String)
         // The id as a paste brings it (white space and quotes around it) is the flag's id.
-        let pasted = try Binary.run(["triage", " '\(id)' \n", "--ack", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
+        let pasted = try Binary.run(["triage", " '\(id)', \n", "--ack", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
         #expect(pasted.status == 0, "\(pasted.stderr)")
         let resolved = try Binary.run(["triage", id, "--resolve", "--note", "accidental purchase", "--ledger", "sqlite:\(ledger)", "--json"])
         #expect(try Binary.json(resolved.stdout)["status"] as? String == "resolved")

@@ -265,8 +265,15 @@ struct RuntimeTests {
             try? await Task.sleep(for: .milliseconds(100))
             release.signal()
         }
+        // The wait is said over an outage's "retrying" line too (urgent): Q seemed not taken for as long as it waited.
+        final class Seen { var waiting: StatusMessage? }
+        let seen = Seen()
+        runtime.onFrame = { state in
+            if state.message?.text.contains("quits when the ledger answers") == true { seen.waiting = state.message }
+        }
         await runtime.run()
         await releaser.value
+        #expect(seen.waiting?.urgent == true, "\(String(describing: seen.waiting))")
         let unsaved = try #require(runtime.unsaved, "the failure after Q was not kept")
         #expect(unsaved.hasPrefix("not saved: the server went away") && unsaved.hasSuffix("(acknowledge of 2 flags; still marked)"), "\(unsaved)")
         #expect(runtime.state.marked == Set(flags.prefix(2)))
@@ -351,7 +358,8 @@ struct RuntimeTests {
         await third.handle(.key(.char("Q")))
         await third.run()
         let left = try #require(third.unsaved, "a failed resolve was taken for saved by the ack after it")
-        #expect(left.contains("resolve of \(open)"), "\(left)")
+        // (Printed after the dashboard ended, where r offers nothing: the note itself.)
+        #expect(left.contains("resolve of \(open)") && left.contains("your note: refund approved") && !left.contains("r offers"), "\(left)")
     }
 
     @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not; files say IN MEMORY")
@@ -515,7 +523,7 @@ struct RuntimeTests {
         // Who did it (the log's last entry), and bob's note shown to copy, offered again should the flag reopen.
         #expect(
             bob.state.message
-                == StatusMessage("nothing written: ana had resolved \(flag) since you read it; your note, not written: me too", kind: .error))
+                == StatusMessage("nothing written: ana had resolved it since you read it; your note, not written: me too (\(flag))", kind: .error))
         #expect(bob.state.unsavedNote?.flagIds == [flag] && bob.state.unsavedNote?.text == "me too")
         #expect(bob.state.undoStack.isEmpty)
         let log = try await bobLedger.triageLog(flagId: flag, customerId: nil)

@@ -72,7 +72,8 @@ public final class Runtime {
         // Quitting waits for a write still on its way, saying so; one that fails is left in `unsaved` to print
         // (``applyAnswers()``).
         if writing != nil {
-            state.message = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers; Ctrl-C abandons it)")
+            // (Over the "retrying" line of an outage too: Q seemed not to have been taken, for as long as the wait.)
+            state.message = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers; Ctrl-C abandons it)", urgent: true)
             draw()
             await settle()
         }
@@ -102,8 +103,11 @@ public final class Runtime {
             switch action {
             // Every write sent has answered.
             case .saving(.none): writing = nil
-            case .triageFailed(_, let action, let ids, _, _, _) where !ids.isEmpty:
-                failedWrites.append((Set(ids), action.target, state.message?.text ?? "not saved"))
+            case .triageFailed(_, let action, let ids, let note, _, _) where !ids.isEmpty:
+                // Printed once the dashboard has ended, where `r` can offer nothing: the note itself.
+                var text = state.message?.text ?? "not saved"
+                if let note, !note.isEmpty { text = text.replacing("; r offers your note again", with: "; your note: \(note)") }
+                failedWrites.append((Set(ids), action.target, text))
             // A flag moved where the failed write was taking it (a retry, or someone else's change) is no longer
             // unsaved; one moved elsewhere (an ack after a resolve failed) still is.
             case .triaged(let changes, _):

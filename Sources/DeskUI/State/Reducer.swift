@@ -283,13 +283,14 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if let first = already.first {
                 // What happened first (a long flag id cut the rest off at 120 columns), and who, when the log says.
                 let who = Set(already.map { $0.by ?? "" }).count == 1 ? first.by.map(Sanitize.text) ?? "someone else" : "others"
-                let which = already.count == 1 ? first.flagId : "\(already.count) flags (\(first.flagId), …)"
+                let which = already.count == 1 ? "it" : "\(already.count) of them"
                 var said = "nothing written: \(who) had \(first.to == .open ? "reopened" : first.to.rawValue) \(which) since you read it"
-                // The note typed for a resolve that was not written: shown, to copy (r offers it again where it can).
+                // The note typed for a resolve that was not written: shown, to copy, before the long flag id (at 80
+                // and 100 columns the id cut it off).
                 if let note = state.unsavedNote, !note.flagIds.isDisjoint(with: already.map(\.flagId)) {
                     said += "; your note, not written: \(note.text)"
                 }
-                parts.append(said)
+                parts.append(said + " (\(already.count == 1 ? first.flagId : "\(first.flagId), …"))")
             }
             // A resolve's note is saved with the flags it resolved; offered again only for those it could not (an
             // ack of them since does not save it).
@@ -379,7 +380,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // Asked for while the ledger is away (Enter on a row, :customer): said over the "retrying" line, which hid
             // it as if the key did nothing; the recovery reloads the screen, not what was asked. (Its own reason kept:
             // a theme that is not there is not the ledger's doing.)
-            state.message = StatusMessage("not done (the ledger is unavailable; retrying): \(text)", kind: .error, urgent: true)
+            // (Without the ledger's URL, as the retrying line: the reason was cut off behind it.)
+            let why = state.ledgerName.isEmpty ? text : text.replacing(" at \(state.ledgerName)", with: "")
+            state.message = StatusMessage("not done (the ledger is unavailable; retrying): \(why)", kind: .error, urgent: true)
         } else {
             state.message = StatusMessage(text, kind: .error)
         }
