@@ -6,7 +6,7 @@ import Testing
 
 @testable import ReceiptDeskCLI
 
-@Suite("one function maps every error to its message and exit code (DESIGN section 10)")
+@Suite("one function maps every error to its message and exit code (DESIGN section 10)", .ownThreads)
 struct ExitStatusTests {
     @Test("each failure's exit code")
     func codes() {

@@ -41,6 +41,9 @@ struct RuntimeTests {
         // otherwise: the outcome is on the state when `handle` returns.
         #expect(runtime.writeGrace <= .milliseconds(100))
         runtime.writeGrace = .seconds(60)
+        // The writes on threads of their own, as the test's jobs are (.ownThreads): on two cores the shared pool's two
+        // threads may be held by other suites' blocking tests for tens of seconds.
+        runtime.writeExecutor = ThreadPerJobExecutor.shared
         await runtime.start()
         return (runtime, ledger)
     }
@@ -250,6 +253,7 @@ struct RuntimeTests {
             state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
             theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
         runtime.pollMilliseconds = 0
+        runtime.writeExecutor = ThreadPerJobExecutor.shared
         runtime.writeGrace = .milliseconds(20)
         await runtime.start()
         await runtime.handle(.key(.char("5")))
@@ -305,6 +309,7 @@ struct RuntimeTests {
                 state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
                 theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
             runtime.pollMilliseconds = 0
+            runtime.writeExecutor = ThreadPerJobExecutor.shared
             return runtime
         }
         // The failure answers and is applied (on screen) before the Q typed after it is read (a resize read first, or

@@ -7,7 +7,7 @@ import Testing
 /// Theme files that aborted the process (an assertion in toml++, under TOMLKit) when the theme fuzz harness
 /// (scripts/fuzz) fed them to `ThemeLoader.parse`; each is now refused with its line. The files in
 /// Fixtures/fuzz/theme are the fuzzer's inputs and also seed its next runs.
-@Suite("Fuzzing regressions: theme files the TOML parser asserted on")
+@Suite("Fuzzing regressions: theme files the TOML parser asserted on", .ownThreads)
 struct ThemeFuzzRegressionTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/fuzz/theme")

@@ -7,7 +7,7 @@ import Testing
 /// Theme files as the dashboard reads them: real TOML through TOMLKit, `inherits`, roles falling back to
 /// their parent scope, the user's directory under XDG_CONFIG_HOME before the bundled one, and a broken
 /// theme named with its file and line while the default is used (issue 8).
-@Suite("Theme files: inherits, parent scopes, the user's directory, broken themes")
+@Suite("Theme files: inherits, parent scopes, the user's directory, broken themes", .ownThreads)
 struct ThemeLoaderTests {
     /// A directory of theme files, removed at the end of the test.
     final class Folder {

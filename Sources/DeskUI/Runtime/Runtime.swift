@@ -26,6 +26,9 @@ public final class Runtime {
     public var writeGrace: Duration = .milliseconds(100)
     /// The triage writes on their way, in the order they were sent.
     private var writing: Task<Void, Never>?
+    /// Where the writes' task runs (nil: the shared pool). Tests whose other work blocks threads give it threads of
+    /// its own, as they take for themselves: on two cores the shared pool has two threads.
+    public var writeExecutor: (any TaskExecutor)?
     /// What the writes answered, for the key loop to apply.
     private let answers = Answers()
 
@@ -167,7 +170,7 @@ public final class Runtime {
     /// Sends triage writes off the key loop, one after another, and waits up to ``writeGrace`` for them: what they
     /// answer in that time is applied now, the rest by the key loop when it comes (with "saving: ..." meanwhile).
     private func send(_ writes: [Effect]) async {
-        let task = Self.start(writes, after: writing, handlers: handlers, answers: answers)
+        let task = Self.start(writes, after: writing, handlers: handlers, answers: answers, executor: writeExecutor)
         writing = task
         let deadline = ContinuousClock.now + writeGrace
         while !answers.settled, ContinuousClock.now < deadline {
@@ -187,9 +190,10 @@ public final class Runtime {
 
     /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.
     private static func start(
-        _ writes: [Effect], after previous: Task<Void, Never>?, handlers: EffectHandlers, answers: Answers
+        _ writes: [Effect], after previous: Task<Void, Never>?, handlers: EffectHandlers, answers: Answers,
+        executor: (any TaskExecutor)?
     ) -> Task<Void, Never> {
-        Task {
+        Task(executorPreference: executor) {
             await previous?.value
             for write in writes { answers.append(await triage(write, handlers: handlers)) }
             answers.append([.saving(nil)])
