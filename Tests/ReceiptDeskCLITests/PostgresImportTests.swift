@@ -75,7 +75,8 @@ struct PostgresImportTests {
         // under it, unless the ledger steps aside; it did in about one run in twenty.)
         let arguments = ["import", "--no-verify", "--batch-size", "100", "--ledger", url, file.path]
         // A statement whose connection died must fail, not wait forever (it once did under load: PGConnection.wait).
-        let first = Task { try Binary.run(arguments, limit: .seconds(120)) }
+        // (On a thread of its own: Binary.run blocks while the import runs, and the shared pool has two threads.)
+        let first = Task(executorPreference: ThreadPerJobExecutor.shared) { try Binary.run(arguments, limit: .seconds(120)) }
         let deadline = ContinuousClock.now + .seconds(60)
         var seen = 0
         while seen == 0, ContinuousClock.now < deadline {

@@ -64,7 +64,7 @@ struct RuntimeTests {
         let locked = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         struct RolledBack: Error {}
-        let holder = Task {
+        let holder = Task(executorPreference: ThreadPerJobExecutor.shared) {
             try? await other.write { connection in
                 try connection.execute("INSERT INTO ledger_meta (key, value) VALUES ('test-lock', 'held')", [])
                 locked.signal()
@@ -95,7 +95,7 @@ struct RuntimeTests {
         // the write lands and says so, and the mark made meanwhile stays.
         await runtime.handle(.key(.char("Q")))
         #expect(runtime.state.quitting)
-        let releaser = Task {
+        let releaser = Task(executorPreference: ThreadPerJobExecutor.shared) {
             try? await Task.sleep(for: .milliseconds(200))
             release.signal()
         }
@@ -265,7 +265,7 @@ struct RuntimeTests {
         await runtime.handle(.key(.char("a")))
         #expect(runtime.state.saving != nil && runtime.state.marked.isEmpty)
         await runtime.handle(.key(.char("Q")))
-        let releaser = Task {
+        let releaser = Task(executorPreference: ThreadPerJobExecutor.shared) {
             try? await Task.sleep(for: .milliseconds(100))
             release.signal()
         }
