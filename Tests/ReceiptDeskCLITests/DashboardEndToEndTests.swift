@@ -34,7 +34,8 @@ struct DashboardEndToEndTests {
     }
 
     static func makeLedger() throws -> (directory: URL, url: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        // (Under the test process's scratch directory, removed when it exits: not every caller removes its own.)
+        let directory = cliScratchDirectory.appendingPathComponent("rd-e2e-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let lines = [
             #"{"transactionId":"5001","originalTransactionId":"5000","webOrderLineItemId":"9001","bundleId":"com.example.app","productId":"pro.monthly","subscriptionGroupIdentifier":"G1","purchaseDate":1740816000000,"originalPurchaseDate":1740816000000,"expiresDate":1743494400000,"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"aaaaaaaa-0000-4000-8000-000000000001","inAppOwnershipType":"PURCHASED","signedDate":1740816000000,"environment":"Production","transactionReason":"PURCHASE","storefront":"USA","price":9990,"currency":"USD"}"#,
