@@ -227,19 +227,11 @@ struct RuntimeTests {
 
     @Test("a triage write that fails after Q is kept to be printed (and the quit waits for it); one that lands is not")
     func triageFailsAtQuit() async throws {
-        let fixture = try DashboardEndToEndTests.makeLedger()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let now = currentTimestamp()
-        let ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
-        defer { Task { try? await ledger.close() } }
-        let opened = Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: false)
-        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
-        let themes = ThemeLoader(environment: [:])
+        let harness = try await TriageHarness()
+        defer { harness.close() }
         // A write that answers when told to, with a failure.
         let release = DispatchSemaphore(value: 0)
-        struct Refused: Error, CustomStringConvertible { var description: String { "the server went away" } }
-        var handlers = dashboard.handlers(opened, themes: themes)
-        handlers.clock = nil
+        var handlers = harness.handlers
         handlers.triage = { _, _, _, _ in
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
@@ -247,13 +239,9 @@ struct RuntimeTests {
                     done.resume()
                 }
             }
-            throw Refused()
+            throw ServerWentAway()
         }
-        let runtime = Runtime(
-            state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
-            theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
-        runtime.pollMilliseconds = 0
-        runtime.writeExecutor = ThreadPerJobExecutor.shared
+        let runtime = harness.runtime(handlers)
         runtime.writeGrace = .milliseconds(20)
         await runtime.start()
         await runtime.handle(.key(.char("5")))
@@ -286,32 +274,18 @@ struct RuntimeTests {
 
     @Test("a triage failure that answered before Q was read is still printed at the end; one saved since is not")
     func triageFailedBeforeQuit() async throws {
-        let fixture = try DashboardEndToEndTests.makeLedger()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let now = currentTimestamp()
-        let ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
-        defer { Task { try? await ledger.close() } }
-        let opened = Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: false)
-        let dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
-        let themes = ThemeLoader(environment: [:])
-        struct Refused: Error, CustomStringConvertible { var description: String { "the server went away" } }
-        var handlers = dashboard.handlers(opened, themes: themes)
-        handlers.clock = nil
+        let harness = try await TriageHarness()
+        defer { harness.close() }
+        var handlers = harness.handlers
         // The first write fails; the ones after it are the real ledger's.
         let real = handlers.triage
         let calls = Mutex(0)
         handlers.triage = { ids, action, note, expecting in
-            guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw Refused() }
+            guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw ServerWentAway() }
             return try await real(ids, action, note, expecting)
         }
-        func dashboardRun() async -> Runtime {
-            let runtime = Runtime(
-                state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
-                theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
-            runtime.pollMilliseconds = 0
-            runtime.writeExecutor = ThreadPerJobExecutor.shared
-            return runtime
-        }
+        let triage = handlers
+        func dashboardRun() async -> Runtime { harness.runtime(triage) }
         // The failure answers and is applied (on screen) before the Q typed after it is read (a resize read first, or
         // a loop busy with a slow read): the end still says it, where it stays.
         let runtime = await dashboardRun()
@@ -617,5 +591,49 @@ struct RuntimeTests {
         // Screens not on view read the ledger when they are opened.
         await runtime.handle(.key(.char("1")))
         #expect(runtime.state.overview?.counts.transactions == 4)
+    }
+}
+
+/// A write's failure as a lost server gives it.
+private struct ServerWentAway: Error, CustomStringConvertible {
+    var description: String { "the server went away" }
+}
+
+/// A fixture ledger opened as the dashboard opens it (operator ana), its handlers without a clock, and runtimes over
+/// them at 120x40 that poll by hand and write on threads of their own.
+private struct TriageHarness {
+    let fixture: (directory: URL, url: String)
+    let ledger: SQLLedger
+    let opened: Dashboard.Opened
+    let dashboard: Dashboard
+    let themes = ThemeLoader(environment: [:])
+    let handlers: EffectHandlers
+
+    init() async throws {
+        fixture = try DashboardEndToEndTests.makeLedger()
+        let now = currentTimestamp()
+        ledger = try await LedgerOptions.open(url: fixture.url, now: now, readOnly: false, mustExist: true)
+        opened = Dashboard.Opened(ledger: ledger, name: fixture.url, now: now, isDemo: false)
+        dashboard = Dashboard(data: try DataOptions.parse([]), themeName: nil, readOnly: false, operatorName: "ana", mouse: false)
+        var handlers = dashboard.handlers(opened, themes: themes)
+        handlers.clock = nil
+        self.handlers = handlers
+    }
+
+    func runtime(_ handlers: EffectHandlers) -> Runtime {
+        let runtime = Runtime(
+            state: dashboard.initialState(opened, width: 120, height: 40, themes: themes, catalog: .init()),
+            theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
+        runtime.pollMilliseconds = 0
+        runtime.writeExecutor = ThreadPerJobExecutor.shared
+        return runtime
+    }
+
+    func close() {
+        let (ledger, directory) = (ledger, fixture.directory)
+        Task {
+            try? await ledger.close()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 }
