@@ -310,7 +310,7 @@ struct BulkImportTests {
                     "SELECT COUNT(*) FROM pg_locks WHERE relation = 'customers'::regclass AND mode = 'ShareUpdateExclusiveLock' AND granted"
                 )?.int == 1
             }
-            if !held { try await Task.sleep(for: .milliseconds(50)) }
+            if !held { pause(for: .milliseconds(50)) }
         }
         try #require(held, "psql did not take the lock")
         let input = try #require(try Self.inputs().first { $0.path.contains("verify-receipt") })

@@ -81,7 +81,7 @@ struct PostgresImportTests {
         var seen = 0
         while seen == 0, ContinuousClock.now < deadline {
             seen = try await ledger.overview().transactions
-            if seen == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            if seen == 0 { pause(for: .milliseconds(20)) }
         }
         try #require(seen > 0, "the import committed nothing within 60 s")
         try await ledger.close()

@@ -44,6 +44,7 @@ struct RuntimeTests {
         // The writes on threads of their own, as the test's jobs are (.ownThreads): on two cores the shared pool's two
         // threads may be held by other suites' blocking tests for tens of seconds.
         runtime.writeExecutor = ThreadPerJobExecutor.shared
+        runtime.pause = { pause(for: $0) }
         await runtime.start()
         return (runtime, ledger)
     }
@@ -96,7 +97,7 @@ struct RuntimeTests {
         await runtime.handle(.key(.char("Q")))
         #expect(runtime.state.quitting)
         let releaser = Task(executorPreference: ThreadPerJobExecutor.shared) {
-            try? await Task.sleep(for: .milliseconds(200))
+            pause(for: .milliseconds(200))
             release.signal()
         }
         await runtime.run()
@@ -254,7 +255,7 @@ struct RuntimeTests {
         #expect(runtime.state.saving != nil && runtime.state.marked.isEmpty)
         await runtime.handle(.key(.char("Q")))
         let releaser = Task(executorPreference: ThreadPerJobExecutor.shared) {
-            try? await Task.sleep(for: .milliseconds(100))
+            pause(for: .milliseconds(100))
             release.signal()
         }
         // The wait is said over an outage's "retrying" line too (urgent): Q seemed not taken for as long as it waited.
@@ -626,6 +627,7 @@ private struct TriageHarness {
             theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: 120, height: 40), handlers: handlers)
         runtime.pollMilliseconds = 0
         runtime.writeExecutor = ThreadPerJobExecutor.shared
+        runtime.pause = { pause(for: $0) }
         return runtime
     }
 

@@ -29,6 +29,11 @@ public final class Runtime {
     /// Where the writes' task runs (nil: the shared pool). Tests whose other work blocks threads give it threads of
     /// its own, as they take for themselves: on two cores the shared pool has two threads.
     public var writeExecutor: (any TaskExecutor)?
+    /// How the key loop waits a moment (for the writes, up to ``writeGrace``): `Task.sleep` unless told otherwise.
+    /// `Task.sleep` wakes through the shared pool, whatever executor the task prefers, so its wake-up waits behind the
+    /// pool's queued work (in CI, a 20 ms grace took 23 s while other suites kept the pool busy): tests give a pause
+    /// of their own.
+    public var pause: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     /// What the writes answered, for the key loop to apply.
     private let answers = Answers()
 
@@ -174,7 +179,7 @@ public final class Runtime {
         writing = task
         let deadline = ContinuousClock.now + writeGrace
         while !answers.settled, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
+            await pause(.milliseconds(1))
         }
         if answers.settled {
             await task.value
