@@ -129,7 +129,28 @@ enum PKCS7SignatureCheck {
         trust.chains.countFailure()
         // Xcode's StoreKit Testing receipts are signed by a local self-signed certificate: unsigned by design.
         if certificates.count == 1 && leaf.issuer == leaf.subject { return Outcome(verification: .unsigned, warnings: warnings) }
-        return failed("the signer's certificate does not chain to a trusted root at \(instant.iso8601)")
+        // Named so a person can tell a chain that reaches a trusted root at the wrong instant from one signed under
+        // another CA (test data), whose root they would add with --trust-root.
+        let top = chainTop(from: leaf, in: others)
+        if trust.roots.contains(where: { $0.subject == top.issuer }) {
+            return failed(
+                "the signer's certificate does not chain to a trusted root at \(instant.iso8601) (the chain reaches the trusted root \(top.issuer): a certificate on it is not valid then)"
+            )
+        }
+        return failed(
+            "the signer's certificate does not chain to a trusted root at \(instant.iso8601) (the chain's last certificate is issued by \(top.issuer), which is no trusted root; a test CA's root is trusted with --trust-root FILE)"
+        )
+    }
+
+    /// The last certificate of the chain from `leaf` up through `certificates` by issuer (the leaf itself when none
+    /// issued it), each certificate taken once.
+    private static func chainTop(from leaf: Certificate, in certificates: [Certificate]) -> Certificate {
+        var top = leaf
+        var left = certificates
+        while top.issuer != top.subject, let index = left.firstIndex(where: { $0.subject == top.issuer }) {
+            top = left.remove(at: index)
+        }
+        return top
     }
 
     /// The serial number in a SignerInfo's `sid` (`IssuerAndSerialNumber ::= SEQUENCE { issuer Name, serialNumber
