@@ -18,8 +18,9 @@ struct Import: AsyncParsableCommand {
             its line says how many records the other run had committed (two imports of one file at once share \
             it the same way, and each line is the file's). Each file's line goes to standard error with the \
             progress, the total to standard output. Ctrl-C stops it between batches, saying what they hold \
-            (a second Ctrl-C stops it at once). Exits 1 when any record was rejected, 3 when the \
-            ledger cannot be opened.
+            (a second Ctrl-C stops it at once). With --customers and no paths it only links the accounts in \
+            the ledger (after an import that forgot them, or a mapping that grew). Exits 1 when any record was \
+            rejected, 3 when the ledger cannot be opened.
             """
     )
 
@@ -43,10 +44,13 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var verification: VerificationOptions
 
-    @Argument(help: ArgumentHelp("Files or directories to import; - reads standard input.", valueName: "PATH"))
-    var paths: [String]
+    @Argument(help: ArgumentHelp("Files or directories to import; - reads standard input (none with --customers: only link).", valueName: "PATH"))
+    var paths: [String] = []
 
     func validate() throws {
+        guard !paths.isEmpty || customers != nil else {
+            throw ValidationError("Missing expected argument '<path> ...': the files or directories to import (or --customers FILE alone, to link accounts in the ledger)")
+        }
         guard maxRecordBytes >= 1024 else { throw ValidationError("--max-record-bytes takes at least 1024") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size takes at least 1") }
     }
@@ -67,7 +71,9 @@ struct Import: AsyncParsableCommand {
             let batchSize = batchSize
             let maxRecordBytes = maxRecordBytes
             let work = Task {
-                try await ImportRun(
+                // (--customers alone: nothing to read, only the links below.)
+                if paths.isEmpty { return ImportCounts() }
+                return try await ImportRun(
                     ledger: store, decoder: decoder, rules: flagRules, batchSize: batchSize, maxRecordBytes: maxRecordBytes
                 ).run(paths: paths, now: now)
             }
@@ -104,7 +110,7 @@ struct Import: AsyncParsableCommand {
             throw error
         }
         try await store.close()
-        print("total: \(total)")
+        if !paths.isEmpty { print("total: \(total)") }
         if total.rejected > 0 { throw CLIError.rejected() }
     }
 }

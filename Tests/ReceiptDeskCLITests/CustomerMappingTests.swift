@@ -77,6 +77,26 @@ struct CustomerMappingTests {
         #expect(tokenHolder.id != person.id)
     }
 
+    @Test("import --customers with no paths links the accounts in the ledger as they stand; with neither, a usage error says both")
+    func linkOnly() throws {
+        let data = Self.data()
+        let ledger = "sqlite:" + ImportCommandTests.temporary("link-only.sqlite")
+        #expect(try Binary.run(["import", "--ledger", ledger, data]).status == 0)
+        #expect(try Binary.run(["lookup", "acct-1", "--ledger", ledger]).status == 1)
+        let mappingFile = Self.mapping(Self.goodMapping)
+        let linked = try Binary.run(["import", "--ledger", ledger, "--customers", mappingFile])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(linked.stderr.contains("\(mappingFile): linked 3 identifiers to 2 accounts"), "\(linked.stderr)")
+        #expect(linked.stdout.isEmpty, "nothing was read: no total (\(linked.stdout))")
+        let person = try Self.customer("acct-1", ["--ledger", ledger])
+        #expect(person.identifiers == ["external:acct-1", "originalTransactionId:oa", "originalTransactionId:ob"])
+        #expect(try Self.flagCustomers(["--ledger", ledger]) == ["quick-refund": person.id, "app-issue": person.id])
+
+        let neither = try Binary.run(["import", "--ledger", ledger])
+        #expect(neither.status == 2)
+        #expect(neither.stderr.contains("the files or directories to import (or --customers FILE alone"), "\(neither.stderr)")
+    }
+
     @Test("read commands with --files apply the mapping to their in-memory ledger")
     func filesLinks() throws {
         let data = Self.data()
