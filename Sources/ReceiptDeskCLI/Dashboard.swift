@@ -116,7 +116,15 @@ struct Dashboard {
         backend.end()
         try? await opened.ledger.close()
         // A triage write that was still on its way when Q was pressed, and failed: said where it can still be read.
-        if let unsaved = runtime.unsaved { throw CLIError.ledgerUnavailable(Sanitize.text(unsaved)) }
+        if let error = Self.unsavedError(runtime) { throw error }
+    }
+
+    /// What the dashboard ends with when triage writes of its session were not saved: all refused by the ledger (set
+    /// read-only meanwhile), a refused write's exit (2); any the ledger failed to take, a failed ledger's (3).
+    static func unsavedError(_ runtime: Runtime) -> CLIError? {
+        guard let unsaved = runtime.unsaved else { return nil }
+        let text = Sanitize.text(unsaved)
+        return runtime.unsavedWereRefused ? CLIError.usage(text) : CLIError.ledgerUnavailable(text)
     }
 
     /// The ledger: `--files`, `--ledger`, `$RECEIPTDESK_LEDGER` or the default file when it exists; else the demo.
@@ -173,7 +181,7 @@ struct Dashboard {
             reader: ledger,
             triage: { ids, action, note, expecting in
                 guard !readOnly else {
-                    throw LedgerOptions.refuse("triage")
+                    throw TriageRefused(reason: LedgerOptions.refuse("triage").message)
                 }
                 var changes: [TriageChange] = []
                 for id in ids {
@@ -190,9 +198,14 @@ struct Dashboard {
                         // Who did, from the flag's log (its last entry), for the line to name them.
                         let by = try? await ledger.triageLog(flagId: id, customerId: nil).last?.operatorName
                         if let target = action.target { changes.append(TriageChange(flagId: id, from: target, to: target, by: by ?? nil)) }
-                    } catch where !changes.isEmpty {
+                    } catch {
+                        // A write the ledger refused (set read-only since the dashboard read it) is told from one it
+                        // failed to take: the dashboard's exit says which (2 or 3).
+                        let refused = (error as? LedgerError)?.code == .readOnly
                         // The flags written before the failure are kept (and undoable); the rest are said not saved.
-                        throw TriageInterrupted(written: changes, reason: "\(error)")
+                        if !changes.isEmpty { throw TriageInterrupted(written: changes, reason: "\(error)", refused: refused) }
+                        if refused { throw TriageRefused(reason: "\(error)") }
+                        throw error
                     }
                 }
                 return changes

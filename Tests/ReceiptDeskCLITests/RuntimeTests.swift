@@ -302,6 +302,9 @@ struct RuntimeTests {
         await runtime.run()
         let unsaved = try #require(runtime.unsaved, "a failure seen for a moment only was not kept")
         #expect(unsaved.hasPrefix("not saved: the server went away") && unsaved.contains(flag), "\(unsaved)")
+        // A write the ledger failed to take ends the dashboard as a failed ledger does.
+        #expect(!runtime.unsavedWereRefused)
+        #expect(Dashboard.unsavedError(runtime).map { ExitStatus.of($0).code } == ExitStatus.ledgerUnavailable)
         // Failed, tried again and saved: nothing is left unsaved.
         calls.withLock { $0 = 0 }
         let again = await dashboardRun()
@@ -340,6 +343,32 @@ struct RuntimeTests {
         let left = try #require(third.unsaved, "a failed resolve was taken for saved by the ack after it")
         // (Printed after the dashboard ended, where r offers nothing: the note itself.)
         #expect(left.contains("resolve of \(open)") && left.contains("your note: refund approved") && !left.contains("r offers"), "\(left)")
+    }
+
+    @Test("a triage the ledger refused, set read-only since the dashboard read it, is said at the end with a refused write's exit (2), not a failed ledger's (3)")
+    func triageRefusedByReadOnlySetting() async throws {
+        let harness = try await TriageHarness()
+        defer { harness.close() }
+        let runtime = harness.runtime(harness.handlers)
+        await runtime.start()
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(runtime.state.flags.first?.id)
+        #expect(!runtime.state.readOnly)
+        // Another process sets the ledger read-only; the dashboard has not polled since.
+        let other = try await LedgerOptions.open(url: harness.fixture.url, now: currentTimestamp(), mustExist: true)
+        try await other.setReadOnly(true)
+        try await other.close()
+        await runtime.handle(.key(.char("a")))
+        await runtime.settle()
+        #expect(runtime.state.message?.text.hasPrefix("not saved: ") == true, "\(String(describing: runtime.state.message))")
+        await runtime.handle(.key(.char("Q")))
+        await runtime.run()
+        let unsaved = try #require(runtime.unsaved)
+        #expect(unsaved.contains(flag), "\(unsaved)")
+        #expect(runtime.unsavedWereRefused)
+        let error = try #require(Dashboard.unsavedError(runtime))
+        #expect(ExitStatus.of(error).code == ExitStatus.usage, "\(error)")
+        #expect(try await harness.ledger.triageLog(flagId: flag, customerId: nil).isEmpty)
     }
 
     @Test("files decoded with --no-verify say UNVERIFIED in the header on every screen; verified files and a ledger do not; files say IN MEMORY")

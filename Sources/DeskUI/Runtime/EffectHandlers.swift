@@ -6,11 +6,24 @@ import ReceiptModel
 public struct TriageInterrupted: Error, Sendable {
     public var written: [TriageChange]
     public var reason: String
+    /// Whether the ledger refused the rest (see ``TriageRefused``) rather than failed to take them.
+    public var refused: Bool
 
-    public init(written: [TriageChange], reason: String) {
+    public init(written: [TriageChange], reason: String, refused: Bool = false) {
         self.written = written
         self.reason = reason
+        self.refused = refused
     }
+}
+
+/// A triage write the ledger refused (set read-only, opened read-only, a role that may not write) rather than one it
+/// failed to take (unreachable, busy): the dashboard ends as a refused command does (exit 2) when such writes are all
+/// it leaves unsaved, and as a failed ledger (exit 3) otherwise.
+public struct TriageRefused: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+
+    public init(reason: String) { self.reason = reason }
 }
 
 /// The outside world as the dashboard sees it: closures the command line builds over a ledger, the

@@ -92,8 +92,13 @@ public final class Runtime {
     /// screen for a moment only (the keys typed ahead, Q among them, are read after the answer).
     public var unsaved: String? { failedWrites.isEmpty ? nil : failedWrites.map(\.text).joined(separator: "; ") }
 
-    /// The failed writes' flags not moved where they were to go since, where that was, and what the status line said.
-    private var failedWrites: [(flagIds: Set<String>, target: FlagStatus?, text: String)] = []
+    /// Whether every write in ``unsaved`` was refused by the ledger (set read-only meanwhile, a role that may not
+    /// write) rather than failed to be taken: the command then ends as a refused write does (exit 2, not 3).
+    public var unsavedWereRefused: Bool { !failedWrites.isEmpty && failedWrites.allSatisfy(\.refused) }
+
+    /// The failed writes' flags not moved where they were to go since, where that was, what the status line said,
+    /// and whether the ledger refused the write.
+    private var failedWrites: [(flagIds: Set<String>, target: FlagStatus?, text: String, refused: Bool)] = []
 
     /// Waits for every triage write on its way and applies what it answered (tests, and quitting).
     public func settle() async {
@@ -111,18 +116,18 @@ public final class Runtime {
             switch action {
             // Every write sent has answered.
             case .saving(.none): writing = nil
-            case .triageFailed(_, let action, let ids, let note, _, _) where !ids.isEmpty:
+            case .triageFailed(_, let action, let ids, let note, _, _, let refused) where !ids.isEmpty:
                 // Printed once the dashboard has ended, where `r` can offer nothing: the note itself.
                 var text = state.message?.text ?? "not saved"
                 if let note, !note.isEmpty { text = text.replacing("; r offers your note again", with: "; your note: \(note)") }
-                failedWrites.append((Set(ids), action.target, text))
+                failedWrites.append((Set(ids), action.target, text, refused))
             // A flag moved where the failed write was taking it (a retry, or someone else's change) is no longer
             // unsaved; one moved elsewhere (an ack after a resolve failed) still is.
             case .triaged(let changes, _):
                 failedWrites = failedWrites.compactMap { failed in
                     let saved = Set(changes.filter { $0.to == failed.target }.map(\.flagId))
                     let left = failed.flagIds.subtracting(saved)
-                    return left.isEmpty ? nil : (left, failed.target, failed.text)
+                    return left.isEmpty ? nil : (left, failed.target, failed.text, failed.refused)
                 }
             default: break
             }
@@ -216,8 +221,10 @@ public final class Runtime {
                 .triaged(error.written, undo: undo),
                 .triageFailed(
                     error.reason, action: action, flagIds: ids.filter { !written.contains($0) }, note: note, undo: undo,
-                    saved: error.written.count),
+                    saved: error.written.count, refused: error.refused),
             ]
+        } catch let error as TriageRefused {
+            return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo, refused: true)]
         } catch {
             return [.triageFailed(describe(error), action: action, flagIds: ids, note: note, undo: undo)]
         }

@@ -31,10 +31,11 @@ public enum Action: Sendable {
     /// Triage changes were appended to the log.
     case triaged([TriageChange], undo: Bool)
     /// A triage write failed (the ledger unavailable, the role refused): nothing of it was written for `flagIds`
-    /// (`saved` others were, before it failed); `note`, the note typed for it, is offered again at their next resolve.
-    case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0)
+    /// (`saved` others were, before it failed); `note`, the note typed for it, is offered again at their next resolve;
+    /// `refused`: the ledger refused it (``TriageRefused``) rather than failed to take it.
+    case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0, refused: Bool = false)
     /// A triage write went on to the ledger while the keys go on (what it is, "resolve of FLAG"), or (nil) every
-    /// write sent has answered, with ``triaged(_:undo:)`` or ``triageFailed(_:action:flagIds:note:undo:saved:)``.
+    /// write sent has answered, with ``triaged(_:undo:)`` or ``triageFailed(_:action:flagIds:note:undo:saved:refused:)``.
     case saving(String?)
     /// `:at` / `t` text was understood as an instant (nil: back to now).
     case instantParsed(Timestamp?)

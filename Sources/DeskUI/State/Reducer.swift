@@ -346,7 +346,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if state.message?.text.hasPrefix("saving: ") == true { state.message = nil }
         }
         return []
-    case .triageFailed(let reason, let action, let ids, let note, let undo, let saved):
+    case .triageFailed(let reason, let action, let ids, let note, let undo, let saved, _):
         // Said over the "retrying" line too: a triage lost without a word is the one thing an on-call cannot have.
         // The reason first: a long flag id pushed it past the line's end ("... may not make this ch…").
         var text = triageDescription(action, ids, undo: undo)
