@@ -679,7 +679,7 @@ struct ReducerTests {
     }
 
     @Test("the ledger back after an outage that crossed a minute: now moves in the one read that follows; what failed meanwhile said")
-    func recoveredAcrossMinute() {
+    func recoveredAcrossMinute() throws {
         var state = Fixture.state(screen: .customers)
         state.customerQuery.activeAt = state.now
         _ = reduce(&state, .failed("connection refused", unavailable: true))
@@ -700,6 +700,15 @@ struct ReducerTests {
         // Within the same minute: the read is the same, now stays.
         #expect(reduce(&state, .recovered(now: nil)) == [.loadCustomers(query, append: false)])
         #expect(state.now == later)
+        #expect(state.message?.text == "the ledger answers again: reloaded", "said once")
+        // A triage that reached the server as it came back, before the poll saw it: its line is not replaced.
+        _ = reduce(&state, .failed("connection refused", unavailable: true))
+        let flag = try #require(state.flags.first)
+        _ = reduce(&state, .triaged([TriageChange(flagId: flag.id, from: .open, to: .acknowledged)], undo: false))
+        let confirmed = try #require(state.message?.text)
+        #expect(confirmed.hasPrefix("1 flag acknowledged"), "\(confirmed)")
+        _ = reduce(&state, .recovered(now: nil))
+        #expect(state.message?.text == "\(confirmed); the ledger answers again: reloaded")
     }
 
     @Test("a triage key on the queue skips a flag shown in that status already, and says so when that is every one chosen")

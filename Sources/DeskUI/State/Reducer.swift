@@ -394,8 +394,14 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if let now { _ = moveNow(&state, to: now) }
         state.unavailable = nil
         state.unavailableSince = nil
-        // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over.
-        state.message = StatusMessage("the ledger answers again: reloaded")
+        // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over. What went
+        // well meanwhile stays said first (a triage that reached the server as it came back: "1 flag acknowledged").
+        let recovered = "the ledger answers again: reloaded"
+        if let kept = state.message, kept.kind == .info, !kept.text.hasPrefix("saving: "), !kept.text.hasSuffix(recovered) {
+            state.message = StatusMessage("\(kept.text); \(recovered)")
+        } else {
+            state.message = StatusMessage(recovered)
+        }
         return reloadEffects(state, keepSelection: true)
     case .ledgerReadOnly(let on):
         guard on != state.ledgerReadOnly else { return [] }
