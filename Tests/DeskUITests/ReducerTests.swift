@@ -895,6 +895,9 @@ struct ReducerTests {
         #expect(lines.contains("count,customers,\(data.counts.customers)") && lines.contains("count,open flags,\(data.counts.openFlags)"))
         let days = lines.filter { $0.hasPrefix("refunds per day,") }
         #expect(days.count == data.refunds90.counts.count)
+        // The tile's figure, and the last 30 days sum to it.
+        let last30 = days.suffix(30).compactMap { Int($0.split(separator: ",").last ?? "") }.reduce(0, +)
+        #expect(lines.contains("count,refunds 30d,\(last30)"), "\(lines.filter { $0.hasPrefix("count,") })")
         #expect(days.first == "refunds per day,\(data.refunds90.firstDay.iso8601.prefix(10)),\(data.refunds90.counts[0])")
         #expect(lines.filter { $0.hasPrefix("flags,") }.count == data.flagCounts.count)
         #expect(!lines.contains { $0.hasPrefix("customer,identifiers") })

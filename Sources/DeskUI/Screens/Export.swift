@@ -64,6 +64,8 @@ public func exportCSV(_ state: AppState) -> String {
             ] {
                 rows.append(["count", name, "\(value)"])
             }
+            // The tile's figure, which the days below sum to (a reader had to add 30 rows to check it).
+            rows.append(["count", "refunds 30d", "\(data.refunds30)"])
             rows.append(["last import", "", c.lastImport?.iso8601 ?? ""])
             for f in data.flagCounts { rows.append(["flags", "\(f.severity.rawValue) \(f.status.rawValue)", "\(f.count)"]) }
             for (day, count) in data.refunds90.counts.enumerated() {

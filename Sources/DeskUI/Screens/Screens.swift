@@ -19,7 +19,7 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
     let c = data.counts
     var y = body.y + 1
-    let refunds30 = data.refunds90.counts.suffix(30).reduce(0, +)
+    let refunds30 = data.refunds30
     let openFlags = data.flagCounts.filter { $0.status == .open }.reduce(0) { $0 + $1.count }
     // Each tile's label, and a shorter one for a tile too narrow for it (at 60 columns "transacti…").
     let tiles: [(label: String, short: String, value: String, role: String)] = [

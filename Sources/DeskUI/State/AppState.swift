@@ -41,6 +41,9 @@ public struct OverviewData: Sendable, Equatable {
         self.consumptionRequests = consumptionRequests
         self.consumptionPastDeadline = consumptionPastDeadline
     }
+
+    /// The refunds of the series' last 30 days (the overview's "refunds 30d" tile, and its export).
+    public var refunds30: Int { refunds90.counts.suffix(30).reduce(0, +) }
 }
 
 /// One customer as the customer screen shows it: the records, and the flags and notes about them.
