@@ -129,28 +129,43 @@ enum PKCS7SignatureCheck {
         trust.chains.countFailure()
         // Xcode's StoreKit Testing receipts are signed by a local self-signed certificate: unsigned by design.
         if certificates.count == 1 && leaf.issuer == leaf.subject { return Outcome(verification: .unsigned, warnings: warnings) }
-        // Named so a person can tell a chain that reaches a trusted root at the wrong instant from one signed under
-        // another CA (test data), whose root they would add with --trust-root.
-        let top = chainTop(from: leaf, in: others)
-        if trust.roots.contains(where: { $0.subject == top.issuer }) {
-            return failed(
-                "the signer's certificate does not chain to a trusted root at \(instant.iso8601) (the chain reaches the trusted root \(top.issuer): a certificate on it is not valid then)"
-            )
-        }
         return failed(
-            "the signer's certificate does not chain to a trusted root at \(instant.iso8601) (the chain's last certificate is issued by \(top.issuer), which is no trusted root; a test CA's root is trusted with --trust-root FILE)"
-        )
+            "the signer's certificate does not chain to a trusted root at \(instant.iso8601) ("
+                + chainFailure(leaf: leaf, others: others, roots: trust.roots, at: date) + ")")
     }
 
-    /// The last certificate of the chain from `leaf` up through `certificates` by issuer (the leaf itself when none
-    /// issued it), each certificate taken once.
-    private static func chainTop(from leaf: Certificate, in certificates: [Certificate]) -> Certificate {
-        var top = leaf
-        var left = certificates
-        while top.issuer != top.subject, let index = left.firstIndex(where: { $0.subject == top.issuer }) {
-            top = left.remove(at: index)
+    /// Why a chain did not validate, so a person can tell test data signed under another CA (whose root they would add
+    /// with --trust-root) from a chain that reaches a trusted root and fails on it (a certificate not valid at the
+    /// instant, or a signature, usage or constraint). A root reached is one of `roots` that is the chain's last
+    /// certificate or verifies its signature, not merely one of the same name.
+    private static func chainFailure(leaf: Certificate, others: [Certificate], roots: [Certificate], at date: Date) -> String {
+        let path = chainPath(from: leaf, in: others)
+        let top = path[path.count - 1]
+        let reached = roots.first { $0 == top } ?? roots.first { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) }
+        guard let root = reached else {
+            let hint = "a test CA's root is trusted with --trust-root FILE"
+            if top.issuer == top.subject { return "the chain ends at the self-signed \(top.subject), which is no trusted root; \(hint)" }
+            return "the chain ends at a certificate issued by \(top.issuer), which is neither in the envelope nor a trusted root; \(hint)"
         }
-        return top
+        if let lapsed = (path + [root]).first(where: { date < $0.notValidBefore || date > $0.notValidAfter }) {
+            return "it reaches the trusted root \(root.subject), but \(lapsed.subject) is valid only from \(iso8601(lapsed.notValidBefore)) to \(iso8601(lapsed.notValidAfter))"
+        }
+        return "it reaches the trusted root \(root.subject) and does not validate on it: a signature, a key usage or a constraint fails"
+    }
+
+    /// The chain from `leaf` up through `certificates` by issuer, leaf first, each certificate taken once; it ends at
+    /// a self-signed certificate or where none of `certificates` issued the last.
+    private static func chainPath(from leaf: Certificate, in certificates: [Certificate]) -> [Certificate] {
+        var path = [leaf]
+        var left = certificates
+        while let top = path.last, top.issuer != top.subject, let index = left.firstIndex(where: { $0.subject == top.issuer }) {
+            path.append(left.remove(at: index))
+        }
+        return path
+    }
+
+    private static func iso8601(_ date: Date) -> String {
+        Timestamp(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded())).iso8601
     }
 
     /// The serial number in a SignerInfo's `sid` (`IssuerAndSerialNumber ::= SEQUENCE { issuer Name, serialNumber
