@@ -44,12 +44,14 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var verification: VerificationOptions
 
-    @Argument(help: ArgumentHelp("Files or directories to import; - reads standard input (none with --customers: only link).", valueName: "PATH"))
+    @Argument(
+        help: ArgumentHelp("Files or directories to import; - reads standard input (none with --customers: only link).", valueName: "PATH"))
     var paths: [String] = []
 
     func validate() throws {
         guard !paths.isEmpty || customers != nil else {
-            throw ValidationError("Missing expected argument '<path> ...': the files or directories to import (or --customers FILE alone, to link accounts in the ledger)")
+            throw ValidationError(
+                "missing <PATH>: the files or directories to import (or --customers FILE alone, to link accounts in the ledger)")
         }
         guard maxRecordBytes >= 1024 else { throw ValidationError("--max-record-bytes takes at least 1024") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size takes at least 1") }
@@ -61,7 +63,8 @@ struct Import: AsyncParsableCommand {
         let flagRules = try DataOptions.loadRules(rules)
         // The mapping is checked whole before anything is written.
         let mapping = try customers.map(DataOptions.customerMapping)
-        let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now)
+        // (Links alone go into a ledger that is there: a mistyped path would have been created empty, and linked nothing.)
+        let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now, mustExist: paths.isEmpty)
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {

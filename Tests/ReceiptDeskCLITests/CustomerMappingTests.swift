@@ -92,9 +92,15 @@ struct CustomerMappingTests {
         #expect(person.identifiers == ["external:acct-1", "originalTransactionId:oa", "originalTransactionId:ob"])
         #expect(try Self.flagCustomers(["--ledger", ledger]) == ["quick-refund": person.id, "app-issue": person.id])
 
+        // Links alone go into a ledger that is there: a mistyped path is not created empty.
+        let missing = ImportCommandTests.temporary("no-such.sqlite")
+        let nowhere = try Binary.run(["import", "--ledger", "sqlite:" + missing, "--customers", mappingFile])
+        #expect(nowhere.status == 3, "\(nowhere.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+
         let neither = try Binary.run(["import", "--ledger", ledger])
         #expect(neither.status == 2)
-        #expect(neither.stderr.contains("the files or directories to import (or --customers FILE alone"), "\(neither.stderr)")
+        #expect(neither.stderr.contains("missing <PATH>: the files or directories to import (or --customers FILE alone"), "\(neither.stderr)")
     }
 
     @Test("read commands with --files apply the mapping to their in-memory ledger")
