@@ -701,6 +701,11 @@ struct ReducerTests {
         #expect(reduce(&state, .recovered(now: nil)) == [.loadCustomers(query, append: false)])
         #expect(state.now == later)
         #expect(state.message?.text == "the ledger answers again: reloaded", "said once")
+        // What was said before an outage is not said again when it ends.
+        state.message = StatusMessage("sorted by last purchase")
+        _ = reduce(&state, .failed("connection refused", unavailable: true))
+        _ = reduce(&state, .recovered(now: nil))
+        #expect(state.message?.text == "the ledger answers again: reloaded")
         // A triage that reached the server as it came back, before the poll saw it: its line is not replaced.
         _ = reduce(&state, .failed("connection refused", unavailable: true))
         let flag = try #require(state.flags.first)

@@ -374,7 +374,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.focusFlag = nil
         state.rememberOnLoad = nil
         if unavailable {
-            if state.unavailable == nil { state.unavailableSince = state.now }
+            if state.unavailable == nil {
+                state.unavailableSince = state.now
+                // The retrying line covers what was said before the outage: not said again when it ends (below).
+                if state.message?.urgent == false && state.message?.kind == .info { state.message = nil }
+            }
             state.unavailable = text
         } else if state.unavailable != nil {
             // Asked for while the ledger is away (Enter on a row, :customer): said over the "retrying" line, which hid
@@ -395,9 +399,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.unavailable = nil
         state.unavailableSince = nil
         // Whatever failed while it was away (a screen's load, a triage) said so then; this says it is over. What went
-        // well meanwhile stays said first (a triage that reached the server as it came back: "1 flag acknowledged").
+        // well meanwhile stays said first (a triage that reached the server as it came back: "1 flag acknowledged"); what
+        // was said before the outage went when it began.
         let recovered = "the ledger answers again: reloaded"
-        if let kept = state.message, kept.kind == .info, !kept.text.hasPrefix("saving: "), !kept.text.hasSuffix(recovered) {
+        if let kept = state.message, kept.kind == .info, !kept.text.hasPrefix("saving: "), !kept.text.hasSuffix(recovered)
+        {
             state.message = StatusMessage("\(kept.text); \(recovered)")
         } else {
             state.message = StatusMessage(recovered)
