@@ -349,25 +349,56 @@ struct RuntimeTests {
     func triageRefusedByReadOnlySetting() async throws {
         let harness = try await TriageHarness()
         defer { harness.close() }
-        let runtime = harness.runtime(harness.handlers)
-        await runtime.start()
-        await runtime.handle(.key(.char("5")))
-        let flag = try #require(runtime.state.flags.first?.id)
-        #expect(!runtime.state.readOnly)
-        // Another process sets the ledger read-only; the dashboard has not polled since.
+        /// Handlers whose first write fails as a lost server fails it; the ones after it are the real ledger's.
+        func failingOnce() -> EffectHandlers {
+            var handlers = harness.handlers
+            let real = handlers.triage
+            let calls = Mutex(0)
+            handlers.triage = { ids, action, note, expecting in
+                guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw ServerWentAway() }
+                return try await real(ids, action, note, expecting)
+            }
+            return handlers
+        }
+        // Three dashboards open on the queue; then another process sets the ledger read-only, and none has polled since.
+        var runtimes: [Runtime] = []
+        for handlers in [harness.handlers, failingOnce(), failingOnce()] {
+            let runtime = harness.runtime(handlers)
+            await runtime.start()
+            await runtime.handle(.key(.char("5")))
+            #expect(!runtime.state.readOnly)
+            runtimes.append(runtime)
+        }
+        let flag = try #require(runtimes[0].state.flags.first?.id)
         let other = try await LedgerOptions.open(url: harness.fixture.url, now: currentTimestamp(), mustExist: true)
         try await other.setReadOnly(true)
         try await other.close()
-        await runtime.handle(.key(.char("a")))
-        await runtime.settle()
-        #expect(runtime.state.message?.text.hasPrefix("not saved: ") == true, "\(String(describing: runtime.state.message))")
-        await runtime.handle(.key(.char("Q")))
-        await runtime.run()
-        let unsaved = try #require(runtime.unsaved)
-        #expect(unsaved.contains(flag), "\(unsaved)")
-        #expect(runtime.unsavedWereRefused)
-        let error = try #require(Dashboard.unsavedError(runtime))
-        #expect(ExitStatus.of(error).code == ExitStatus.usage, "\(error)")
+        func press(_ runtime: Runtime, _ keys: String) async {
+            for key in keys {
+                await runtime.handle(.key(.char(key)))
+                await runtime.settle()
+            }
+        }
+        func end(_ runtime: Runtime) async -> Int32? {
+            await runtime.handle(.key(.char("Q")))
+            await runtime.run()
+            return Dashboard.unsavedError(runtime).map { ExitStatus.of($0).code }
+        }
+
+        // Refused: said at the end with a refused write's exit.
+        await press(runtimes[0], "a")
+        #expect(runtimes[0].state.message?.text.hasPrefix("not saved: this ledger is set read-only") == true, "\(String(describing: runtimes[0].state.message))")
+        #expect(await end(runtimes[0]) == ExitStatus.usage)
+        #expect(runtimes[0].unsavedWereRefused)
+        #expect(runtimes[0].unsaved?.contains(flag) == true, "\(runtimes[0].unsaved ?? "")")
+        // Failed (the server), tried again and refused: the latest try is what is said.
+        await press(runtimes[1], "aa")
+        #expect(await end(runtimes[1]) == ExitStatus.usage)
+        #expect(runtimes[1].unsaved?.contains("the server went away") == false, "\(runtimes[1].unsaved ?? "")")
+        // One flag failed, another refused: a failed ledger's exit.
+        await press(runtimes[2], "aja")
+        #expect(await end(runtimes[2]) == ExitStatus.ledgerUnavailable)
+        #expect(!runtimes[2].unsavedWereRefused)
         #expect(try await harness.ledger.triageLog(flagId: flag, customerId: nil).isEmpty)
     }
 

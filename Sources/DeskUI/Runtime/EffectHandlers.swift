@@ -20,9 +20,12 @@ public struct TriageInterrupted: Error, Sendable {
 /// failed to take (unreachable, busy): the dashboard ends as a refused command does (exit 2) when such writes are all
 /// it leaves unsaved, and as a failed ledger (exit 3) otherwise.
 public struct TriageRefused: Error, Sendable, CustomStringConvertible {
+    /// The ledger's words (what refused it, and what lifts it).
     public var reason: String
+    /// The reason, as the status line says it.
     public var description: String { reason }
 
+    /// A refusal, in the ledger's words.
     public init(reason: String) { self.reason = reason }
 }
 

@@ -120,7 +120,14 @@ public final class Runtime {
                 // Printed once the dashboard has ended, where `r` can offer nothing: the note itself.
                 var text = state.message?.text ?? "not saved"
                 if let note, !note.isEmpty { text = text.replacing("; r offers your note again", with: "; your note: \(note)") }
-                failedWrites.append((Set(ids), action.target, text, refused))
+                // The latest try at taking flags to a status is the one said (a failure and then a refusal: refused).
+                let flagIds = Set(ids)
+                failedWrites = failedWrites.compactMap { failed in
+                    guard failed.target == action.target else { return failed }
+                    let left = failed.flagIds.subtracting(flagIds)
+                    return left.isEmpty ? nil : (left, failed.target, failed.text, failed.refused)
+                }
+                failedWrites.append((flagIds, action.target, text, refused))
             // A flag moved where the failed write was taking it (a retry, or someone else's change) is no longer
             // unsaved; one moved elsewhere (an ack after a resolve failed) still is.
             case .triaged(let changes, _):

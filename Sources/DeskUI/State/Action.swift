@@ -33,7 +33,8 @@ public enum Action: Sendable {
     /// A triage write failed (the ledger unavailable, the role refused): nothing of it was written for `flagIds`
     /// (`saved` others were, before it failed); `note`, the note typed for it, is offered again at their next resolve;
     /// `refused`: the ledger refused it (``TriageRefused``) rather than failed to take it.
-    case triageFailed(String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0, refused: Bool = false)
+    case triageFailed(
+        String, action: TriageAction, flagIds: [String], note: String?, undo: Bool, saved: Int = 0, refused: Bool = false)
     /// A triage write went on to the ledger while the keys go on (what it is, "resolve of FLAG"), or (nil) every
     /// write sent has answered, with ``triaged(_:undo:)`` or ``triageFailed(_:action:flagIds:note:undo:saved:refused:)``.
     case saving(String?)
