@@ -277,16 +277,8 @@ struct RuntimeTests {
     func triageFailedBeforeQuit() async throws {
         let harness = try await TriageHarness()
         defer { harness.close() }
-        var handlers = harness.handlers
-        // The first write fails; the ones after it are the real ledger's.
-        let real = handlers.triage
-        let calls = Mutex(0)
-        handlers.triage = { ids, action, note, expecting in
-            guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw ServerWentAway() }
-            return try await real(ids, action, note, expecting)
-        }
-        let triage = handlers
-        func dashboardRun() async -> Runtime { harness.runtime(triage) }
+        // Each run's first write fails; the ones after it are the real ledger's.
+        func dashboardRun() async -> Runtime { harness.runtime(harness.failingOnce()) }
         // The failure answers and is applied (on screen) before the Q typed after it is read (a resize read first, or
         // a loop busy with a slow read): the end still says it, where it stays.
         let runtime = await dashboardRun()
@@ -306,7 +298,6 @@ struct RuntimeTests {
         #expect(!runtime.unsavedWereRefused)
         #expect(Dashboard.unsavedError(runtime).map { ExitStatus.of($0).code } == ExitStatus.ledgerUnavailable)
         // Failed, tried again and saved: nothing is left unsaved.
-        calls.withLock { $0 = 0 }
         let again = await dashboardRun()
         await again.start()
         await again.handle(.key(.char("5")))
@@ -322,7 +313,6 @@ struct RuntimeTests {
         #expect(again.unsaved == nil, "\(again.unsaved ?? "")")
         // A resolve (with its note) that failed is not saved by an ack of the flag since: still said at the end, and
         // the note still offered.
-        calls.withLock { $0 = 0 }
         let third = await dashboardRun()
         await third.start()
         await third.handle(.key(.char("5")))
@@ -349,20 +339,9 @@ struct RuntimeTests {
     func triageRefusedByReadOnlySetting() async throws {
         let harness = try await TriageHarness()
         defer { harness.close() }
-        /// Handlers whose first write fails as a lost server fails it; the ones after it are the real ledger's.
-        func failingOnce() -> EffectHandlers {
-            var handlers = harness.handlers
-            let real = handlers.triage
-            let calls = Mutex(0)
-            handlers.triage = { ids, action, note, expecting in
-                guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw ServerWentAway() }
-                return try await real(ids, action, note, expecting)
-            }
-            return handlers
-        }
         // Three dashboards open on the queue; then another process sets the ledger read-only, and none has polled since.
         var runtimes: [Runtime] = []
-        for handlers in [harness.handlers, failingOnce(), failingOnce()] {
+        for handlers in [harness.handlers, harness.failingOnce(), harness.failingOnce()] {
             let runtime = harness.runtime(handlers)
             await runtime.start()
             await runtime.handle(.key(.char("5")))
@@ -679,6 +658,18 @@ private struct TriageHarness {
         var handlers = dashboard.handlers(opened, themes: themes)
         handlers.clock = nil
         self.handlers = handlers
+    }
+
+    /// The handlers with a first write that fails as a lost server fails it; the ones after it are the real ledger's.
+    func failingOnce() -> EffectHandlers {
+        var handlers = handlers
+        let real = handlers.triage
+        let calls = Mutex(0)
+        handlers.triage = { ids, action, note, expecting in
+            guard calls.withLock({ $0 += 1; return $0 }) > 1 else { throw ServerWentAway() }
+            return try await real(ids, action, note, expecting)
+        }
+        return handlers
     }
 
     func runtime(_ handlers: EffectHandlers) -> Runtime {
