@@ -122,24 +122,25 @@ public final class Runtime {
                 if let note, !note.isEmpty { text = text.replacing("; r offers your note again", with: "; your note: \(note)") }
                 // The latest try at taking flags to a status is the one said (a failure and then a refusal: refused).
                 let flagIds = Set(ids)
-                failedWrites = failedWrites.compactMap { failed in
-                    guard failed.target == action.target else { return failed }
-                    let left = failed.flagIds.subtracting(flagIds)
-                    return left.isEmpty ? nil : (left, failed.target, failed.text, failed.refused)
-                }
+                forgetFailed { $0 == action.target ? flagIds : [] }
                 failedWrites.append((flagIds, action.target, text, refused))
             // A flag moved where the failed write was taking it (a retry, or someone else's change) is no longer
             // unsaved; one moved elsewhere (an ack after a resolve failed) still is.
             case .triaged(let changes, _):
-                failedWrites = failedWrites.compactMap { failed in
-                    let saved = Set(changes.filter { $0.to == failed.target }.map(\.flagId))
-                    let left = failed.flagIds.subtracting(saved)
-                    return left.isEmpty ? nil : (left, failed.target, failed.text, failed.refused)
-                }
+                forgetFailed { target in Set(changes.filter { $0.to == target }.map(\.flagId)) }
             default: break
             }
         }
         return true
+    }
+
+    /// Takes out of the failed writes the flags `taken` gives for their target (no longer unsaved there), dropping a
+    /// write left with none.
+    private func forgetFailed(_ taken: (_ target: FlagStatus?) -> Set<String>) {
+        failedWrites = failedWrites.compactMap { failed in
+            let left = failed.flagIds.subtracting(taken(failed.target))
+            return left.isEmpty ? nil : (left, failed.target, failed.text, failed.refused)
+        }
     }
 
     /// Handles one input event and draws the result.
