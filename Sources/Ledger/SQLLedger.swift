@@ -22,11 +22,7 @@ public final class SQLLedger: Sendable {
     {
         // A ledger the role has no rights on is there all the same: that is said, rather than that there is none (or
         // an import trying to create one, which the schema's rights refuse).
-        let exists = try await database.read { connection in
-            let exists = try Schema.exists(connection)
-            if !exists { try Schema.refuseOutOfReach(connection) }
-            return exists
-        }
+        let exists = try await holdsLedger(database)
         if !creating, !exists {
             throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger (receiptdesk import into it creates one)")
         }
@@ -63,6 +59,16 @@ public final class SQLLedger: Sendable {
             }
         }
         return SQLLedger(database: database)
+    }
+
+    /// Whether the database holds a ledger (in the connection's current schema, on PostgreSQL), without opening it:
+    /// one the role has no rights on is refused as ``open(_:now:readOnly:creating:)`` refuses it.
+    public static func holdsLedger(_ database: any SQLDatabase) async throws -> Bool {
+        try await database.read { connection in
+            let exists = try Schema.exists(connection)
+            if !exists { try Schema.refuseOutOfReach(connection) }
+            return exists
+        }
     }
 
     // MARK: What the connection's role may do

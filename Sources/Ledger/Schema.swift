@@ -454,17 +454,26 @@ public enum Schema {
     /// on, so such a ledger read as none (and `import` tried to create one, which the schema's rights refused).
     /// The catalog (`pg_class`) shows every table to every role. Nothing on SQLite, or when there is no ledger.
     ///
-    /// A role without USAGE on the ledger's schema has it left out of its search path (`current_schema()` is NULL):
-    /// a `ledger_meta` in any schema of the database then counts.
+    /// A role without USAGE on the ledger's schema has it left out of its search path: `current_schema()` is the next
+    /// schema of the path it may use, so a `ledger_meta` in a schema the path names before that one counts (a role
+    /// with `search_path = team, public` and no USAGE on `team` was told there is no ledger, and an import tried to
+    /// make one in `public`), and in any schema of the database when it may use none (`current_schema()` is NULL).
     static func refuseOutOfReach(_ connection: any SQLConnection) throws {
         guard connection.dialect == .postgres else { return }
         guard
             let row = try connection.query(
                 """
+                WITH path AS (
+                    SELECT CASE WHEN btrim(entry, ' "') = '$user' THEN current_user::text ELSE btrim(entry, ' "') END AS name, position
+                    FROM unnest(string_to_array(current_setting('search_path'), ',')) WITH ORDINALITY AS entries(entry, position)
+                ), skipped AS (
+                    SELECT name FROM path WHERE position < (SELECT MIN(position) FROM path WHERE name = current_schema())
+                )
                 SELECT n.nspname::text, pg_get_userbyid(c.relowner)::text, current_user::text
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE c.relname = 'ledger_meta' AND c.relkind IN ('r', 'p')
-                AND (n.nspname = current_schema() OR (current_schema() IS NULL AND n.nspname NOT IN ('pg_catalog', 'information_schema')))
+                AND (n.nspname = current_schema() OR n.nspname IN (SELECT name FROM skipped)
+                     OR (current_schema() IS NULL AND n.nspname NOT IN ('pg_catalog', 'information_schema')))
                 AND NOT (has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT'))
                 ORDER BY n.nspname <> 'public', n.nspname LIMIT 1
                 """, []

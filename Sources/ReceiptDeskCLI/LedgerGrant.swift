@@ -58,56 +58,77 @@ struct GrantRole: AsyncParsableCommand {
             return
         }
         if source.readOnly { throw LedgerOptions.refuse("ledger grant") }
-        // Opened for writing, so that a ledger not yet at this build's schema is created or upgraded first (by
-        // the owner, who runs this) and every table granted on exists.
-        let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp(), mustExist: true)
+        let database = try await LedgerOptions.connect(url: url)
         do {
-            let role = self.role
-            let names = try await ledger.database.read { c in
-                try c.query(
-                    "SELECT current_database(), current_schema(), (SELECT COUNT(*) FROM pg_roles WHERE rolname = ?)", [.text(role)]
-                ).first ?? []
-            }
-            guard names.count == 3, let database = names[0].text, let current = names[1].text else {
-                throw CLIError.ledgerUnavailable("the server did not say which database and schema it is in")
-            }
-            guard names[2].int == 1 else {
-                let quoted = (try? PostgresRoles.quoted(role)) ?? role
-                throw CLIError.usage(
-                    "there is no PostgreSQL role \(quoted) (names are exact, case included); create it first: CREATE ROLE \(quoted) LOGIN PASSWORD '...'")
-            }
-            let portable = (ledger.database as? PostgresDatabase)?.isPortable ?? false
-            let statements = try statements(schema: schema ?? current, database: database, portable: portable)
-            try await Self.checkOwner(of: ledger, schema: schema ?? current, url: url)
-            try await ledger.database.write { c in
-                for statement in statements { try c.execute(statement) }
-            }
-            print(safe("\(redact(url)): \(role) is now a ledger \(kind.rawValue) (\(statements.count) statements)"))
-            try await ledger.close()
+            try await grant(database, url: url)
+            try await database.close()
         } catch {
-            try? await ledger.close()
+            try? await database.close()
+            if let error = error as? LedgerError { throw CLIError.ledgerUnavailable(error.message) }
             throw error
         }
+    }
+
+    private func grant(_ database: any SQLDatabase, url: String) async throws {
+        let role = self.role
+        let names = try await database.read { c in
+            try c.query(
+                "SELECT current_database(), current_schema(), (SELECT COUNT(*) FROM pg_roles WHERE rolname = ?)", [.text(role)]
+            ).first ?? []
+        }
+        guard names.count == 3, let databaseName = names[0].text else {
+            throw CLIError.ledgerUnavailable("the server did not say which database it is in")
+        }
+        let current = names[1].text
+        // Who may grant is asked first: opening the ledger for writing (below) would upgrade one of an older schema,
+        // and a login that is not its owner was refused by the upgrade's first ALTER, a message about a table.
+        if try await SQLLedger.holdsLedger(database) || schema != nil {
+            try await Self.checkOwner(of: database, schema: schema, url: url)
+        }
+        guard names[2].int == 1 else {
+            let quoted = (try? PostgresRoles.quoted(role)) ?? role
+            throw CLIError.usage(
+                "there is no PostgreSQL role \(quoted) (names are exact, case included); create it first: CREATE ROLE \(quoted) LOGIN PASSWORD '...'")
+        }
+        guard let target = schema ?? current else {
+            throw CLIError.usage("the connection has no current schema to grant on (its search_path names none it may use): give --schema")
+        }
+        if target == current {
+            // Opened for writing, so that a ledger not yet at this build's schema is created or upgraded first (by
+            // the owner, who runs this) and every table granted on exists. (A ledger in another schema than the
+            // connection's is not this connection's to create or upgrade: that schema's owner opens it.)
+            _ = try await SQLLedger.open(database, now: currentTimestamp())
+            // (Again: the ledger may have been made just now, by this login.)
+            try await Self.checkOwner(of: database, schema: target, url: url)
+        }
+        let portable = (database as? PostgresDatabase)?.isPortable ?? false
+        let statements = try statements(schema: target, database: databaseName, portable: portable)
+        try await database.write { c in
+            for statement in statements { try c.execute(statement) }
+        }
+        print(safe("\(redact(url)): \(role) is now a ledger \(kind.rawValue) (\(statements.count) statements)"))
     }
 
     /// Refuses (exit 2, before any statement runs) a login that neither owns the ledger's tables (nor is a member of
     /// their owner) nor is a superuser: PostgreSQL would refuse its first REVOKE or GRANT with a message about a
     /// column or a sequence that says nothing of who may grant.
-    static func checkOwner(of ledger: SQLLedger, schema: String, url: String) async throws {
+    /// `schema` nil is the connection's current schema.
+    static func checkOwner(of database: any SQLDatabase, schema: String?, url: String) async throws {
         let tables = PostgresRoles.tables.map { "'\($0)'" }.joined(separator: ", ")
-        let row = try await ledger.database.read { c in
+        let row = try await database.read { c in
             try c.query(
                 """
                 SELECT current_user::text, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
                 (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'ledger_meta'),
                 (SELECT COUNT(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND c.relname IN (\(tables))
                  AND NOT pg_has_role(c.relowner, 'MEMBER'))
-                FROM pg_namespace n WHERE n.nspname = ?
-                """, [.text(schema)]
+                FROM pg_namespace n WHERE n.nspname = COALESCE(?, current_schema())
+                """, [schema.map { .text($0) } ?? .null]
             ).first
         }
         guard let row, let owner = row[2].text else {
-            throw CLIError.usage("schema \(schema) of \(redact(url)) holds no ReceiptDesk ledger to grant rights on")
+            throw CLIError.usage(
+                "\(schema.map { "schema \($0)" } ?? "the current schema") of \(redact(url)) holds no ReceiptDesk ledger to grant rights on")
         }
         let login = row[0].text ?? "?"
         guard row[1].int == 1 || row[3].int == 0 else {

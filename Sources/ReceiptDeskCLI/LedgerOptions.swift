@@ -90,8 +90,23 @@ struct LedgerOptions: ParsableArguments {
     static func open(
         url: String, now: Timestamp, readOnly: Bool = false, mustExist: Bool = false, settingsOnly: Bool = false, creating: Bool = true
     ) async throws -> SQLLedger {
+        let database = try await connect(url: url, readOnly: readOnly, mustExist: mustExist)
         do {
-            let database: any SQLDatabase
+            if settingsOnly { return try await SQLLedger.openForSettings(database) }
+            return try await SQLLedger.open(database, now: now, readOnly: readOnly, creating: creating)
+        } catch let error as LedgerError {
+            try? await database.close()
+            throw CLIError.ledgerUnavailable(error.message)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    /// The database at `url`, connected and not yet opened as a ledger (``open(url:now:readOnly:mustExist:settingsOnly:creating:)``
+    /// does both); the same exit statuses.
+    static func connect(url: String, readOnly: Bool = false, mustExist: Bool = false) async throws -> any SQLDatabase {
+        do {
             if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
                 do {
                     try PostgresDatabase.check(url: url)
@@ -99,30 +114,21 @@ struct LedgerOptions: ParsableArguments {
                     // (The URL is --ledger's or $RECEIPTDESK_LEDGER's; the message names the part, or PGSSLMODE.)
                     throw CLIError.usage("the ledger: \(error.message)")
                 }
-                database = try await PostgresDatabase.connect(url: url)
+                return try await PostgresDatabase.connect(url: url)
             } else if url.hasPrefix("sqlite:") {
                 var path = String(url.dropFirst("sqlite:".count))
                 if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
                 if !(readOnly || mustExist) || FileManager.default.fileExists(atPath: path) {
-                    database = try SQLiteDatabase.open(path: path, readOnly: readOnly)
-                } else {
-                    throw LedgerError.cannotOpen(
-                        "no ledger at \(path) (receiptdesk import --ledger \(url) FILE... creates one; --files FILE... reads files "
-                            + "without one, and receiptdesk with no command shows the demo)")
+                    return try SQLiteDatabase.open(path: path, readOnly: readOnly)
                 }
+                throw LedgerError.cannotOpen(
+                    "no ledger at \(path) (receiptdesk import --ledger \(url) FILE... creates one; --files FILE... reads files "
+                        + "without one, and receiptdesk with no command shows the demo)")
             } else if url == "memory:" {
-                database = try SQLiteDatabase.open(path: nil)
-            } else {
-                // Not echoed: a mistyped URL may hold a password.
-                throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
+                return try SQLiteDatabase.open(path: nil)
             }
-            if settingsOnly { return try await SQLLedger.openForSettings(database) }
-            do {
-                return try await SQLLedger.open(database, now: now, readOnly: readOnly, creating: creating)
-            } catch {
-                try? await database.close()
-                throw error
-            }
+            // Not echoed: a mistyped URL may hold a password.
+            throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
         } catch let error as LedgerError {
             throw CLIError.ledgerUnavailable(error.message)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerPostgres
 import Testing
 
 @testable import ReceiptDeskCLI
@@ -98,5 +99,79 @@ struct PostgresGrantTests {
         #expect(try await !Self.holds(target.name, "SELECT", on: "flags", ownerURL: url))
         // The etl login's own rights are as its grant left them.
         #expect(try await Self.holds(etl.name, "INSERT", on: "transactions", ownerURL: url))
+    }
+
+    /// Runs `statements` as the cluster's superuser on `url`'s database, without opening a ledger there.
+    static func asSuperuser(_ url: String, _ statements: String...) async throws {
+        let database = try await PostgresDatabase.connect(url: url)
+        try await database.write { c in for statement in statements { try c.execute(statement) } }
+        try await database.close()
+    }
+
+    /// The schemas of `url`'s database that hold a ledger (its `ledger_meta`), asked of the catalog.
+    static func ledgerSchemas(_ url: String) async throws -> [String] {
+        let database = try await PostgresDatabase.connect(url: url)
+        let names = try await database.read { c in
+            try c.query(
+                "SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'ledger_meta' ORDER BY 1",
+                []
+            ).compactMap { $0[0].text }
+        }
+        try await database.close()
+        return names
+    }
+
+    @Test("a ledger in a schema the login's search_path names first, without USAGE on it: said to be there; the owner grants with --schema")
+    func ledgerSchemaSkippedBySearchPath() async throws {
+        let admin = try PostgresTestServer.get().createDatabase()
+        let name = String(admin.split(separator: "?")[0].split(separator: "/").last!)
+        let suffix = UInt32.random(in: 0...UInt32.max)
+        let owner = "rd_teamown_\(suffix)", reader = "rd_teamread_\(suffix)"
+        try await Self.asSuperuser(
+            admin, "CREATE ROLE \(owner) LOGIN", "CREATE SCHEMA team AUTHORIZATION \(owner)",
+            "ALTER ROLE \(owner) IN DATABASE \(name) SET search_path = team", "CREATE ROLE \(reader) LOGIN",
+            "ALTER ROLE \(reader) IN DATABASE \(name) SET search_path = team, public")
+        let made = try Binary.run(
+            ["import", "--no-verify", "--ledger", admin.replacing("postgres://postgres@", with: "postgres://\(owner)@"), "-"],
+            stdin: Data(PostgresImportTests.purchases(3).utf8), limit: .seconds(60))
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try await Self.ledgerSchemas(admin) == ["team"])
+        // The reader's current schema is public (team is skipped: no USAGE); the ledger in team is said to be there.
+        let readerURL = admin.replacing("postgres://postgres@", with: "postgres://\(reader)@")
+        for arguments in [["lookup", "C1"], ["import", "--no-verify", "-"]] {
+            let run = try Binary.run(arguments + ["--ledger", readerURL], stdin: Data(PostgresImportTests.purchases(1).utf8), limit: .seconds(60))
+            #expect(run.status == 3, "\(arguments): \(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "the PostgreSQL role \"\(reader)\" has no rights on the ReceiptDesk ledger this database holds (schema team, owned by \"\(owner)\")"),
+                "\(arguments): \(run.stderr)")
+        }
+        // A superuser whose current schema is public grants on team's ledger: no ledger is made in public.
+        let grant = try Binary.run(["ledger", "grant", "viewer", reader, "--schema", "team", "--ledger", admin], limit: .seconds(60))
+        #expect(grant.status == 0, "\(grant.stderr)")
+        #expect(try await Self.ledgerSchemas(admin) == ["team"])
+        let refunds = try Binary.run(["refunds", "--ledger", readerURL], limit: .seconds(60))
+        #expect(refunds.status == 0, "\(refunds.stderr)")
+    }
+
+    @Test("ledger grant by a login that is not the owner, on a ledger of an older schema: refused as any other, not upgraded")
+    func grantByOthersOnOlderSchema() async throws {
+        let url = try Self.ledger()
+        let etl = try await Self.login("rd_etl_old", ownerURL: url)
+        let target = try await Self.login("rd_target_old", ownerURL: url)
+        #expect(try Binary.run(["ledger", "grant", "importer", etl.name, "--ledger", url], limit: .seconds(60)).status == 0)
+        // Back to schema version 11, as a receiptdesk before v12 left it.
+        try await Self.asOwner(
+            url, "DELETE FROM ledger_migrations WHERE id = 'v12-upgraded-refunds'",
+            "UPDATE ledger_meta SET value = '11' WHERE key = 'schema_version'")
+        let run = try Binary.run(["ledger", "grant", "agent", target.name, "--ledger", etl.url], limit: .seconds(60))
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("only the ledger's owner (\"postgres\") or a superuser may grant rights on it"), "\(run.stderr)")
+        let database = try await PostgresDatabase.connect(url: url)
+        let version = try await database.read { c in try c.scalar("SELECT value FROM ledger_meta WHERE key = 'schema_version'")?.text }
+        try await database.close()
+        #expect(version == "11")
+        #expect(try await !Self.holds(target.name, "INSERT", on: "triage_log", ownerURL: url))
     }
 }
