@@ -2,6 +2,7 @@ import Foundation
 import ReceiptDecoding
 import ReceiptModel
 import Testing
+import X509
 
 @testable import Samples
 
@@ -41,16 +42,20 @@ struct ReceiptChainCacheTests {
     /// A PKCS#7 app receipt (DER) signed by the sample chain's leaf, as the generator writes them, created at
     /// `created` (attribute 12 empty, meaning absent, when nil), with one purchase.
     static func receipt(created: Int64?, bundleId: String = "com.example.cache") -> [UInt8] {
+        SignedReceiptEnvelope(signer: DeterministicES256(privateKey: SampleCA.leafKey)).sign(payload(created: created, bundleId: bundleId))
+    }
+
+    /// The receipt's payload, unsigned (the attributes' SET).
+    static func payload(created: Int64?, bundleId: String = "com.example.cache") -> [UInt8] {
         let purchase = InAppPurchaseReceipt(
             productId: "lifetime.unlock", transactionId: "4100000\(created.map { $0 % 100_000 } ?? 0)",
             purchaseDate: created ?? warmCreated, originalTransactionId: "4100000000",
             originalPurchaseDate: created ?? warmCreated, productType: .nonConsumable)
-        let payload = Samples.ReceiptAttribute.derSet([
+        return Samples.ReceiptAttribute.derSet([
             .utf8(0, "Production"), .integer(1, 1_234_567), .utf8(2, bundleId), .utf8(3, "7"),
             .octets(4, [1, 2, 3, 4], version: 2), .octets(5, Array(repeating: 9, count: 20)), .date(12, created),
             .utf8(19, "1.0"), purchase.attribute,
         ])
-        return SignedReceiptEnvelope(signer: DeterministicES256(privateKey: SampleCA.leafKey)).sign(payload)
     }
 
     /// Another test root: the sample chain does not chain to it.
@@ -179,6 +184,22 @@ struct ReceiptChainCacheTests {
             foreignText.contains("the chain ends at the self-signed C=US,O=ReceiptDesk Test (not Apple),OU=TEST DATA ONLY - NOT APPLE,CN=ReceiptDesk TEST Root CA"),
             "\(foreignText)")
         #expect(foreignText.contains("which is no trusted root; a test CA's root is trusted with --trust-root FILE"), "\(foreignText)")
+    }
+
+    @Test("an envelope that lacks the intermediate says the chain ends at a certificate whose issuer it does not carry")
+    func envelopeMissingIntermediate() async throws {
+        var envelope = SignedReceiptEnvelope(signer: DeterministicES256(privateKey: SampleCA.leafKey))
+        envelope.certificates = [SampleCA.leafDER, SampleCA.rootDER]
+        let verdict = await Self.verdict(envelope.sign(Self.payload(created: Self.warmCreated)), try Roots.sample.decoder())
+        #expect(verdict.verification == .failed)
+        let text = try #require(verdict.message)
+        let intermediate = try Certificate(derEncoded: SampleCA.intermediateDER)
+        #expect(
+            text.contains("the chain ends at a certificate issued by \(intermediate.subject), which is neither in the envelope nor a trusted root"),
+            "\(text)")
+        #expect(!text.contains("reaches the trusted root"), "\(text)")
+        // With the intermediate the same payload verifies.
+        #expect(await Self.verdict(Self.receipt(created: Self.warmCreated), try Roots.sample.decoder()).verification == .verified)
     }
 
     @Test("receipts decoded at once on several threads share one validation and get the fresh verdicts")

@@ -35,7 +35,7 @@ struct SignedReceiptEnvelope: Sendable {
 
     let signer: DeterministicES256
     /// Leaf, intermediate, root: DER.
-    let certificates: [[UInt8]]
+    var certificates: [[UInt8]]
     /// The leaf's issuer Name, DER.
     let issuer: [UInt8]
     /// The leaf's serial number: the INTEGER's content octets.
