@@ -1083,7 +1083,10 @@ struct ReducerTests {
         #expect(state.prompt?.text == "[2J>> pasted first line pasted second TAB" && state.prompt?.cursor == 6)
         _ = reduce(&state, .key(.escape))
 
-        // Outside a prompt: the command line, holding the first line as a customer to look up; Enter runs it.
+        // Outside a prompt: the command line, holding the first line as a customer to look up; Enter runs it. What
+        // the status line said before (a lookup that found no one) goes, as it does at a key.
+        _ = reduce(&state, .customerNotFound("zzz-nothing"))
+        #expect(state.message != nil)
         _ = reduce(&state, .paste("\n  150000000008001\nRegards, Ana\n"))
         #expect(state.prompt?.kind == .command && state.prompt?.text == "customer 150000000008001" && state.prompt?.offered == false)
         #expect(state.message == nil && state.screen == .refunds)

@@ -717,6 +717,8 @@ func handlePaste(_ state: inout AppState, _ pasted: String) -> [Effect] {
         text = lines.first ?? text
         state.showHelp = false
         state.rawView = nil
+        // As a key does: what was said before (a lookup that found no one) is not left under what this one finds.
+        state.message = nil
         var prompt = Prompt(kind: .command, text: "customer ")
         prompt.offered = false
         state.prompt = prompt
