@@ -1184,6 +1184,14 @@ struct ReducerTests {
         for c in "env Prod" { _ = reduce(&state, .key(.char(c))) }
         _ = reduce(&state, .key(.enter))
         #expect(state.environment == .production, "\(String(describing: state.message))")
+        #expect(state.message?.text == "environment: production")
+        // Where it filters nothing (the header there keeps saying "env all"), the message says where it applies.
+        var imports = Fixture.state(screen: .imports)
+        _ = reduce(&imports, .key(.char(":")))
+        for c in "env sandbox" { _ = reduce(&imports, .key(.char(c))) }
+        _ = reduce(&imports, .key(.enter))
+        #expect(imports.environment == .sandbox)
+        #expect(imports.message?.text == "environment: sandbox on the Overview, Customers and Refunds (the Imports screen shows every environment)")
     }
 
     @Test("a live refresh keeps the selected source, transaction row, timeline event and transaction scroll by what they are")

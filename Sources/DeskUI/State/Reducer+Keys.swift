@@ -297,7 +297,12 @@ func setEnvironment(_ state: inout AppState, _ environment: EnvironmentFilter) -
     state.environment = environment
     state.customerQuery.environment = environment
     state.customerList = ListPosition()
-    state.message = StatusMessage("environment: \(environment.rawValue)")
+    // (`:env` works on every screen, `e` on those it filters: elsewhere the header keeps saying "env all", so the
+    // message says where the choice applies rather than that this screen changed.)
+    let filtered: [ScreenID] = [.overview, .customers, .refunds]
+    state.message = StatusMessage(
+        "environment: \(environment.rawValue)"
+            + (filtered.contains(state.screen) ? "" : " on the Overview, Customers and Refunds (the \(state.screen.title) screen shows every environment)"))
     return state.screen == .customers ? [.loadCustomers(pageQuery(state), append: false)] : reloadEffects(state, keepSelection: false)
 }
 
