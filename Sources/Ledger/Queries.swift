@@ -235,11 +235,28 @@ enum Queries {
     /// around an id (`#1500…,`, `"o1"`, `(tok-A).`) taken off one character at a time, the fewest first, so that
     /// an id that itself ends in such a character (`acct-9.`) is found before a shorter one (`acct-9`). Returns
     /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
-    /// the caller to show when it is not what was pasted.
+    /// the caller to show when it is not what was pasted. Text of several words that matches none of that as a
+    /// whole is tried word by word, the longest first (at most six): "Transaction ID: 1500…" or "my token is
+    /// (tok-A)." is the customer of the id inside.
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
         if let found = try customerId(c, matching: id) { return (found, id) }
+        if let found = try customerId(c, strippingAround: id) { return found }
+        let words = id.split(whereSeparator: \.isWhitespace).enumerated()
+            .sorted { $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset }
+        guard words.count > 1 else { return nil }
+        for (_, word) in words.prefix(6) {
+            let word = String(word)
+            if let found = try customerId(c, matching: word) { return (found, word) }
+            if let found = try customerId(c, strippingAround: word) { return found }
+        }
+        return nil
+    }
+
+    /// The customer of `id` with the punctuation around it taken off, the fewest characters first (see
+    /// ``customerId(_:pasted:)``).
+    private static func customerId(_ c: any SQLConnection, strippingAround id: String) throws -> (customer: Int64, matched: String)? {
         let characters = Array(id)
         // How many characters at each end could be punctuation around the id (at most four each).
         let leading = min(4, characters.prefix { PastedId.around.contains($0) }.count)

@@ -266,6 +266,17 @@ struct LedgerConformanceTests {
         #expect(try await ledger.customerId(matching: "TOK-A") == nil)
         #expect(try await ledger.customerId(matching: "T9") == nil)
         #expect(try await ledger.customerId(pasted: "#,.") == nil)
+        // Words around an id (a label, a sentence): the id inside, the longest word first; an id of several words
+        // is found whole first.
+        for (pasted, id, customer) in [
+            ("Transaction ID: t9", "t9", stranger), ("my token is (tok-A).", "tok-A", before), ("order o1 and t9", "o1", before),
+        ] {
+            let found = try await ledger.customerId(pasted: pasted)
+            #expect(found?.customer == customer && found?.matched == id, "\(pasted)")
+        }
+        #expect(try await ledger.customerId(pasted: "no such id here") == nil)
+        try await ledger.linkExternal("acct t9", kind: .originalTransactionId, value: "o1", now: testNow)
+        #expect(try await ledger.customerId(pasted: " acct t9 ")?.customer == before)
         // The fewest characters taken off win: "(acct-9.)" is the customer of "acct-9.", not of "acct-9"; "#vip," is
         // "#vip"'s.
         try await ledger.linkExternal("acct-9.", kind: .originalTransactionId, value: "o9", now: testNow)
