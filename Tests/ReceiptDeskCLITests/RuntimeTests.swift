@@ -205,7 +205,7 @@ struct RuntimeTests {
         await runtime.handle(.key(.char(":")))
         for c in "export csv \(path)" { await runtime.handle(.key(.char(c))) }
         await runtime.handle(.key(.enter))
-        #expect(runtime.state.message?.text == "exported \(open) rows (the whole queue) to \(path)")
+        #expect(runtime.state.message?.text == "exported \(open) rows (every page of the queue: environment=all status=open) to \(path)")
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == open + 2)
         #expect(Set(flags.map(\.id)).isSubset(of: Set(lines.map { String($0.split(separator: ",").first ?? "") })))
@@ -218,7 +218,15 @@ struct RuntimeTests {
             await runtime.handle(.key(.enter))
             return runtime.state.message?.text
         }
-        #expect(await export(to: path) == "exported \(open) rows (the whole queue) to \(path) (replacing the file there)")
+        #expect(await export(to: path) == "exported \(open) rows (every page of the queue: environment=all status=open) to \(path) (replacing the file there)")
+        // A filtered queue's export says it holds what the filter keeps, not the whole queue.
+        await runtime.handle(.key(.char("/")))
+        for c in "q449" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(
+            await export(to: path)
+                == "exported 1 row (every page of the queue: environment=all status=open filter=q449) to \(path) (replacing the file there)")
+        await runtime.handle(.key(.escape))
         let missing = fixture.directory.appendingPathComponent("no/such/dir/q.csv").path
         #expect(await export(to: missing) == "cannot write \(missing): No such file or directory")
         #expect(await export(to: fixture.directory.path) == "cannot write \(fixture.directory.path): Is a directory")

@@ -353,7 +353,9 @@ public final class Runtime {
                 }
                 var whole = state
                 whole.flags = all
-                return [try write(exportCSV(whole), to: path, saying: " (the whole queue)")]
+                // (Every page, and only the flags its filters keep: said, so that a filtered queue's export is not
+                // taken for all of it.)
+                return [try write(exportCSV(whole), to: path, saying: " (every page of the queue: \(queueScope(state)))")]
             case .export(let path, let contents, let saying):
                 return [try write(contents, to: path, saying: saying)]
             case .setTheme(let name):
@@ -378,7 +380,7 @@ extension Runtime {
         // A file there already is replaced, as a shell's > does: said, so that it is not a surprise.
         let replaced = try handlers.writeFile(path, contents) ? " (replacing the file there)" : ""
         let rows = contents.split(separator: "\n").count - 2
-        return .message(StatusMessage("exported \(rows) rows\(what) to \(path)\(replaced)"))
+        return .message(StatusMessage("exported \(rows) \(rows == 1 ? "row" : "rows")\(what) to \(path)\(replaced)"))
     }
 }
 

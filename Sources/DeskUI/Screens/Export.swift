@@ -101,10 +101,7 @@ public func exportCSV(_ state: AppState) -> String {
         rows.append(["field", "value"])
         rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
     case .refunds:
-        filter = "environment=\(queueEnvironment(state).rawValue) status=\(state.flagStatus?.rawValue ?? "all")"
-        if let product = state.flagProduct { filter += " product=\(product)" }
-        if let severity = state.flagSeverity { filter += " severity=\(severity.rawValue)" }
-        if let text = state.flagFilter { filter += " filter=\(text)" }
+        filter = queueScope(state)
         rows.append(flagCSVHeader)
         rows += visibleFlags(state).map(flagCSVRow)
     case .imports:
@@ -115,6 +112,16 @@ public func exportCSV(_ state: AppState) -> String {
     }
     let header = "# receiptdesk export: view=\(state.screen.title.lowercased()) \(filter) as-of=\(state.instant.iso8601) operator=\(state.operatorName) ledger=\(state.ledgerName)\(state.isDemo ? " DEMO" : "")"
     return ([commentLine(header)] + rows.map { $0.map(csvCell).joined(separator: ",") }).joined(separator: "\n") + "\n"
+}
+
+/// What of the flag queue an export holds, as its first line and its message name it: the environment and status,
+/// and the product, severity and `/` filter when they narrow it.
+func queueScope(_ state: AppState) -> String {
+    var scope = "environment=\(queueEnvironment(state).rawValue) status=\(state.flagStatus?.rawValue ?? "all")"
+    if let product = state.flagProduct { scope += " product=\(product)" }
+    if let severity = state.flagSeverity { scope += " severity=\(severity.rawValue)" }
+    if let text = state.flagFilter { scope += " filter=\(text)" }
+    return scope
 }
 
 /// The export's first line as a comment a CSV reader can skip (`#`, one column): never quoted, so its commas are
