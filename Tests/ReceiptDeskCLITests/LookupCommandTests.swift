@@ -278,22 +278,28 @@ struct LookupCommandTests {
     @Test("SampleData's README's lookup without a ledger works as written; with no ledger, the error says what does")
     func sampleDataLookup() throws {
         let readme = try String(contentsOf: Binary.packageRoot.appendingPathComponent("SampleData/README.md"), encoding: .utf8)
-        let written = "receiptdesk lookup ID --files SampleData/data\n--trust-root SampleData/test-root.pem --at 2025-07-01T00:00:00Z"
-        #expect(readme.contains(written.replacing("\n", with: " ")) || readme.contains(written))
+        // (With the catalog the demo reads: the entitlements' names and the products' kinds are the demo's.)
+        let written =
+            "receiptdesk lookup ID --files SampleData/data --trust-root SampleData/test-root.pem --catalog SampleData/catalog.csv --at 2025-07-01T00:00:00Z"
+        #expect(readme.replacing("\n", with: " ").contains(written))
         let root = Binary.packageRoot.path
-        let result = try Binary.run([
-            "lookup", "150000000014001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
-            "--at", "2025-07-01T00:00:00Z",
-        ])
+        let catalog = ["--catalog", root + "/SampleData/catalog.csv"]
+        let result = try Binary.run(
+            [
+                "lookup", "150000000014001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
+                "--at", "2025-07-01T00:00:00Z",
+            ] + catalog)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("1 transaction, 1 refunded"), "\(result.stdout)")
         // A period that ended with renewal on: not "EXPIRED ... renews".
-        let ended = try Binary.run([
-            "lookup", "150000000002001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
-            "--at", "2025-07-01T00:00:00Z",
-        ])
+        let ended = try Binary.run(
+            [
+                "lookup", "150000000002001", "--files", root + "/SampleData/data", "--trust-root", root + "/SampleData/test-root.pem",
+                "--at", "2025-07-01T00:00:00Z",
+            ] + catalog)
         let line = try #require(ended.stdout.split(separator: "\n").first { $0.contains("EXPIRED") }, "\(ended.stdout)")
         #expect(line.hasSuffix("storage.monthly  renewal was on"), "\(line)")
+        #expect(line.hasPrefix("  storage "), "the catalog's name for the group: \(line)")
         let missing = try Binary.run(["lookup", "150000000014001", "--ledger", "sqlite:" + ImportCommandTests.temporary("none.sqlite")])
         #expect(missing.status == 3 && missing.stderr.contains("--files FILE... reads files without one"), "\(missing.stderr)")
     }
