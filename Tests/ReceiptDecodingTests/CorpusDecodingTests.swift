@@ -176,6 +176,10 @@ struct CorpusDecodingTests {
         let app = try #require(try await decodeCorpus("apple__app-store-server-library-swift/xcode/xcode-signed-app-transaction").first)
         #expect(app.kind == .appReceipt)
         #expect(app.receipt?.originalPurchaseDate?.millisecondsSince1970 == -62_135_769_600_000)
+        // Its request date (1697680122257.447 in the payload) is the receipt's, as a verifyReceipt `request_date` is, not
+        // an unknown field.
+        #expect(app.receipt?.requestDate?.millisecondsSince1970 == 1_697_680_122_257)
+        #expect(app.receipt?.extra["requestDate"] == nil)
         #expect(app.verification == .unsigned)
     }
 }

@@ -4,7 +4,7 @@ import ReceiptModel
 enum AppTransactionMapping {
     static let knownKeys: KeySet = [
         "receiptType", "appAppleId", "bundleId", "applicationVersion", "versionExternalIdentifier",
-        "receiptCreationDate", "originalPurchaseDate", "originalApplicationVersion", "preorderDate",
+        "receiptCreationDate", "requestDate", "originalPurchaseDate", "originalApplicationVersion", "preorderDate",
     ]
 
     static func receipt(_ fields: Fields) throws(RecordError) -> AppReceipt {
@@ -15,6 +15,8 @@ enum AppTransactionMapping {
         receipt.applicationVersion = try fields.string("applicationVersion")
         receipt.versionExternalIdentifier = try fields.int64("versionExternalIdentifier")
         receipt.receiptCreationDate = try fields.timestamp("receiptCreationDate")
+        // (Xcode's AppTransactions carry it, as verifyReceipt's receipts do `request_date`.)
+        receipt.requestDate = try fields.timestamp("requestDate")
         receipt.originalPurchaseDate = try fields.timestamp("originalPurchaseDate")
         receipt.originalApplicationVersion = try fields.string("originalApplicationVersion")
         receipt.preorderDate = try fields.timestamp("preorderDate")
