@@ -482,7 +482,8 @@ struct RuntimeTests {
         #expect(runtime.state.now == start.adding(milliseconds: 86_400_000))
         #expect(runtime.state.overview?.refunds90 == pinned)
         #expect(runtime.state.overview?.counts.transactions == 5)
-        // An instant the dashboard cannot show says why; one it cannot read shows the forms it takes.
+        // An instant the dashboard cannot show says why; one it cannot read shows the forms it takes. Either way the
+        // prompt opens again holding what was typed, to mend; Esc closes it and stays on the screen.
         for (typed, said) in [
             ("1900-01-01", "1900-01-01 is outside the years 1970 to 9999, which the dashboard shows"),
             ("yesterday", "not an instant: yesterday (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)"),
@@ -491,7 +492,20 @@ struct RuntimeTests {
             for c in typed { await runtime.handle(.key(.char(c))) }
             await runtime.handle(.key(.enter))
             #expect(runtime.state.message?.text == said)
+            #expect(runtime.state.prompt?.kind == .instant && runtime.state.prompt?.text == typed && runtime.state.prompt?.offered == false)
+            #expect(PostgresRuntimeTests.screen(runtime).contains(String(said.prefix(40))), "the reason shows above the prompt")
+            await runtime.handle(.key(.escape))
+            #expect(runtime.state.prompt == nil && runtime.state.screen == .overview)
         }
+        // Mended in the prompt, it is taken.
+        await runtime.handle(.key(.char("t")))
+        for c in "2025-13-01" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.prompt?.text == "2025-13-01")
+        for key in [Key.left, .left, .left, .backspace, .backspace] { await runtime.handle(.key(key)) }
+        for c in "02" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.prompt == nil && runtime.state.asOf != nil, "\(String(describing: runtime.state.message))")
     }
 
     @Test("a triage the ledger cannot take says 'not saved' over the retrying line, and the next resolve offers its note again")

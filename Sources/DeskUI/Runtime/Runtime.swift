@@ -334,8 +334,17 @@ public final class Runtime {
             case .triage:
                 return await Self.triage(effect, handlers: handlers)
             case .parseInstant(let text):
-                guard let instant = try handlers.parseInstant(text) else {
-                    return [.message(StatusMessage("not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)", kind: .error))]
+                let instant: Timestamp?
+                do {
+                    instant = try handlers.parseInstant(text)
+                } catch {
+                    return [.instantRejected(text: text, reason: describe(error))]
+                }
+                guard let instant else {
+                    return [
+                        .instantRejected(
+                            text: text, reason: "not an instant: \(text) (2025-03-01, 2025-03-01 12:00 UTC, 2025-03-01T12:00+01:00, or now)")
+                    ]
                 }
                 return [.instantParsed(instant)]
             case .copy(let text):

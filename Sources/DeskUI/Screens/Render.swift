@@ -123,7 +123,11 @@ private func crumbTitle(_ visit: Visit) -> String {
 private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     let y = state.height - 2
     if let prompt = state.prompt {
-        if !prompt.completions.isEmpty {
+        if prompt.completions.isEmpty, let message = state.message, message.kind == .error, y > 0 {
+            // Why the prompt opened again (an instant it could not read), on the line above it.
+            p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
+            _ = p.text(message.text, x: 1, y: y - 1, role: "status.danger")
+        } else if !prompt.completions.isEmpty {
             var x = 1
             p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
             for (index, completion) in prompt.completions.prefix(8).enumerated() {

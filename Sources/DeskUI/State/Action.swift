@@ -40,6 +40,8 @@ public enum Action: Sendable {
     case saving(String?)
     /// `:at` / `t` text was understood as an instant (nil: back to now).
     case instantParsed(Timestamp?)
+    /// `:at` / `t` text that is no instant the dashboard shows, and why: the `t` prompt opens again holding it, to mend.
+    case instantRejected(text: String, reason: String)
     case themeChanged(String)
     case message(StatusMessage)
     /// The ledger failed; `unavailable` when it cannot be reached at all (retrying), else a failed request.

@@ -328,6 +328,16 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // The queue as of the instant: the flags raised by then.
         if state.screen == .refunds { effects += reloadEffects(state, keepSelection: true) }
         return effects
+    case .instantRejected(let text, let reason):
+        state.message = StatusMessage(reason, kind: .error)
+        // The text typed is kept to mend (a month of 13 threw it away, and the Esc meant for the prompt left the
+        // screen), unless another prompt was opened meanwhile.
+        if state.prompt == nil {
+            var prompt = Prompt(kind: .instant, text: text)
+            prompt.offered = false
+            state.prompt = prompt
+        }
+        return []
     case .themeChanged(let name):
         state.themeName = name
         state.message = StatusMessage("theme \(name)")
