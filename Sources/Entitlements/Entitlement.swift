@@ -215,7 +215,7 @@ extension CustomerHistory {
         }
         if let renewal, renewal.isInBillingRetryPeriod == true {
             if let grace = renewal.gracePeriodExpiresDate, grace > instant {
-                var e = base(name, .gracePeriod, latest, "billing failed; grace period until \(grace.iso8601)")
+                var e = base(name, .gracePeriod, latest, "grace period until \(grace.iso8601) (billing failed)")
                 e.gracePeriodExpiresDate = grace
                 decorate(&e)
                 return e

@@ -361,7 +361,7 @@ extension CustomerHistory {
             let retry = info.isInBillingRetryPeriod == true
             if retry && inRetry[key] != true {
                 if let grace = info.gracePeriodExpiresDate {
-                    add(seen.seenAt, seen.seenAt, .gracePeriodStarted, nil, "billing failed; grace period until \(grace.iso8601)", product: product)
+                    add(seen.seenAt, seen.seenAt, .gracePeriodStarted, nil, "grace period until \(grace.iso8601) (billing failed)", product: product)
                 } else {
                     add(seen.seenAt, seen.seenAt, .billingIssue, nil, "billing failed; Apple is retrying", product: product)
                 }

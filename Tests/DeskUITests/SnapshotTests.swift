@@ -606,6 +606,20 @@ struct SnapshotTests {
         #expect(then[0].cells[30...].allSatisfy { $0 == .grace }, "\(then[0].cells[30...])")
     }
 
+    @Test("a grace period's end shows on its entitlement's row at 60 columns, the narrowest the dashboard draws")
+    func graceEndAtSixtyColumns() throws {
+        let lapsed = Fixture.transaction("5001", product: "storage.monthly", purchased: -32, expires: -2, original: "5000")
+        let records = Fixture.customer([lapsed], renewals: [(Fixture.renewal(original: "5000", retry: true, grace: Fixture.at(12)), Fixture.at(-2))])
+        for (width, height) in [(60, 16), (80, 24)] {
+            var state = Fixture.state(width: width, height: height, screen: .customer)
+            _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+            let lines = renderedLines(state)
+            let row = try #require(lines.first { $0.contains("GRACE PERIOD") }, "\(lines)")
+            // (The last line holds the selected entitlement's why whole where there is room: the row must say it itself.)
+            #expect(row.contains("until \(Format.day(Fixture.at(12)))"), "\(width)x\(height): \(row)")
+        }
+    }
+
     @Test("the overview shorter than 24 rows keeps the pending consumption request, the count past deadline and the import health")
     func shortOverview() throws {
         for (width, height) in [(80, 20), (80, 22), (60, 16), (60, 20)] {
