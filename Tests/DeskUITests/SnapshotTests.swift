@@ -899,16 +899,25 @@ struct SnapshotTests {
         #expect(raw.lines.count == 3 + 33)  // 3,000 bytes at 92 cells a line
         #expect(raw.top == 36 - 24)
 
-        // `?` shows the keys over it; closing them leaves the record open where it was.
+        // `?` says the record's own keys (the screen's help named keys that do something else here), leaving it open
+        // where it was.
         _ = reduce(&state, .key(.char("?")))
-        #expect(state.showHelp && state.rawView?.top == 36 - 24)
-        _ = reduce(&state, .key(.char("x")))
         #expect(!state.showHelp && state.rawView?.top == 36 - 24)
+        #expect(state.message?.text == "this record: j/k, PgDn/PgUp, g/G scroll it; any other key closes it")
 
         // Any other key closes it without acting on the screen below.
         _ = reduce(&state, .key(.char("a")))
         #expect(state.rawView == nil)
         #expect(state.screen == .imports)
+
+        // A record that fits closes at any key, as its footer says: j too.
+        _ = reduce(&state, .rawLoaded(id: 9, bytes: Array("short".utf8)))
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.line(buffer.height - 1).contains("any key"), "\(buffer.line(buffer.height - 1))")
+        _ = reduce(&state, .key(.char("?")))
+        #expect(state.rawView != nil && state.message?.text == "this record: any key closes it")
+        _ = reduce(&state, .key(.char("j")))
+        #expect(state.rawView == nil && state.screen == .imports)
     }
 
     @Test("the rejected list keeps a record's file name and place, and shows the selected reason whole")

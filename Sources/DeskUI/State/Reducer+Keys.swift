@@ -32,13 +32,17 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     if state.rawView != nil {
         // Moving keys scroll the record; `?` shows the keys over it; any other key closes it; Ctrl-C still quits.
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
+        let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
+        let scrolls = (state.rawView?.lines.count ?? 0) > page
         if key == .char("?") {
-            state.showHelp = true
-            state.helpTop = 0
+            // The record's own keys, as its footer gives them (the screen's help under it named keys that do
+            // something else here).
+            state.message = StatusMessage(
+                scrolls ? "this record: j/k, PgDn/PgUp, g/G scroll it; any other key closes it" : "this record: any key closes it")
             return []
         }
-        let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
-        let lines: Int? = switch key {
+        // A record that fits closes at any key, as its footer says (j, k and G were taken as scrolling it).
+        let step: Int? = switch key {
         case .char("j"), .down, .wheelDown: 1
         case .char("k"), .up, .wheelUp: -1
         case .char(" "), .pageDown, .ctrl("f"): page
@@ -47,6 +51,7 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         case .char("G"), .end: Int.max
         default: nil
         }
+        let lines = scrolls ? step : nil
         if let lines { state.rawView?.scroll(by: lines, height: page) } else { state.rawView = nil }
         return []
     }
