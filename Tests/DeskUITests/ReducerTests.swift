@@ -243,6 +243,11 @@ struct ReducerTests {
         state.screen = .imports
         _ = reduce(&state, .key(.char("A")))
         #expect(state.message?.text.hasPrefix("A (only customers covered at the instant) works on Customers; not on Imports") == true)
+        // A key bound on several rows names every screen it works on (t works on the Refunds too).
+        _ = reduce(&state, .key(.char("t")))
+        #expect(state.message?.text == "t (time travel: as of when) works on Overview, Customers, Customer, Refunds; not on Imports")
+        // ? lists / where it finds a customer.
+        #expect(state.keymap.bindings(on: .imports, readOnly: false).contains { $0.keys.contains(.char("/")) && $0.command == .findCustomer })
         #expect(state.keymap.bindings(on: .imports, readOnly: false).first { $0.keys.contains(.escape) }?.help == "back")
         #expect(state.keymap.bindings(on: .refunds, readOnly: false).first { $0.keys.contains(.escape) }?.help == "clear filter, or back")
     }

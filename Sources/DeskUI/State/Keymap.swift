@@ -3,6 +3,8 @@ public enum Command: Hashable, Sendable {
     case up, down, pageUp, pageDown, top, bottom
     case open, back, dismiss, quit
     case filter, nextMatch, previousMatch, commandLine, help
+    /// `/` where there is nothing to filter: `:customer` opened for an id.
+    case findCustomer
     case nextPane, previousPane
     case screen(ScreenID)
     case timeTravel, copyId, undo
@@ -68,6 +70,7 @@ public struct Keymap: Sendable {
         KeyBinding([.char("q")], .back, "back (quit if on top)", footer: true),
         KeyBinding([.char("Q"), .ctrl("c")], .quit, "quit"),
         KeyBinding([.char("/")], .filter, "filter", on: [.customers, .customer, .refunds], footer: true),
+        KeyBinding([.char("/")], .findCustomer, "find a customer (:customer)", on: [.overview, .transaction, .imports]),
         KeyBinding([.char("n")], .nextMatch, "next match", on: [.customers, .customer, .refunds]),
         KeyBinding([.char("N")], .previousMatch, "previous match", on: [.customers, .customer, .refunds]),
         KeyBinding([.char(":")], .commandLine, "command line", footer: true),

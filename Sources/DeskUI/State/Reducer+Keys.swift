@@ -63,19 +63,15 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
                 ? state.readOnlyReason ?? "this ledger is opened for reading"
                 : "this ledger is set read-only (receiptdesk ledger read-only off lifts it)"
             state.message = StatusMessage("read-only: \(why); triage is refused", kind: .error)
-        } else if key == .char("/") {
-            // Where there is nothing to filter, / finds a customer: what is typed after it goes into that prompt,
-            // not to the keys (the "u" of "/bug" on the Overview undid a triage).
-            var prompt = Prompt(kind: .command, text: "customer ")
-            prompt.offered = false
-            state.prompt = prompt
-            state.message = StatusMessage("nothing to filter on \(state.screen.title): / finds a customer here (Esc cancels)")
-        } else if let elsewhere = state.keymap.bindings.first(where: { $0.keys.contains(key) && $0.screens != nil }),
-            let screens = elsewhere.screens, !screens.contains(state.screen), !(state.readOnly && elsewhere.writes)
-        {
-            // A key that works on other screens says where, rather than doing nothing (`/` on the Overview).
-            let names = ScreenID.allCases.filter(screens.contains).map(\.title).joined(separator: ", ")
-            state.message = StatusMessage("\(key.label) (\(elsewhere.help)) works on \(names); not on \(state.screen.title)")
+        } else {
+            // A key that works on other screens says where (every screen any of its bindings names), rather than
+            // doing nothing.
+            let elsewhere = state.keymap.bindings.filter { $0.keys.contains(key) && $0.screens != nil && !(state.readOnly && $0.writes) }
+            let screens = elsewhere.reduce(into: Set<ScreenID>()) { $0.formUnion($1.screens ?? []) }
+            if let first = elsewhere.first, !screens.contains(state.screen) {
+                let names = ScreenID.allCases.filter(screens.contains).map(\.title).joined(separator: ", ")
+                state.message = StatusMessage("\(key.label) (\(first.help)) works on \(names); not on \(state.screen.title)")
+            }
         }
         return []
     }
@@ -127,6 +123,14 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .help:
         state.showHelp = true
         state.helpTop = 0
+        return []
+    case .findCustomer:
+        // Where there is nothing to filter, / finds a customer: what is typed after it goes into that prompt, not to
+        // the keys (the "u" of "/bug" on the Overview undid a triage).
+        var prompt = Prompt(kind: .command, text: "customer ")
+        prompt.offered = false
+        state.prompt = prompt
+        state.message = StatusMessage("nothing to filter on \(state.screen.title): / finds a customer here (Esc cancels)")
         return []
     case .commandLine:
         var prompt = Prompt(kind: .command)
