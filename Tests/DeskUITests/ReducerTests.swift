@@ -1251,6 +1251,15 @@ struct ReducerTests {
         #expect(state.message?.text == "copied \(t.originalTransactionId ?? "")")
         state.transactionScroll = ListPosition(selected: purchase, top: 0)
         #expect(reduce(&state, .key(.char("y"))) == [.copy(t.transactionId)])
+        // An id holding control characters (shown escaped) is not put on the clipboard, raw or escaped.
+        for hostile in ["2004\r\nrm -rf ~", "evil\u{1B}[31m", "abc\u{202E}fdp"] {
+            var odd = t
+            odd.originalTransactionId = hostile
+            _ = reduce(&state, .transactionLoaded(odd, id: odd.transactionId))
+            state.transactionScroll = ListPosition(selected: original, top: 0)
+            #expect(reduce(&state, .key(.char("y"))).isEmpty, "\(hostile)")
+            #expect(state.message?.text.hasPrefix("not copied:") == true, "\(String(describing: state.message))")
+        }
     }
 
     @Test("the customer screen shows the latest note and how many there are; its transactions and the flag queue name the environment")

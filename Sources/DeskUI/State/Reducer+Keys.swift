@@ -203,6 +203,13 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return nextMatch(&state, forward: command == .nextMatch)
     case .copyId:
         guard let id = selectedId(state) else { return [] }
+        // Data is not trusted on the clipboard either: an id holding what the screen shows escaped (a control
+        // character, an escape sequence, a line break, a direction override) is not copied: pasted into a shell its
+        // line break ran the line. Nor is its escaped form, which is not the id.
+        guard Sanitize.text(id) == id else {
+            state.message = StatusMessage("not copied: this value holds control or direction characters (shown escaped)", kind: .error)
+            return []
+        }
         state.message = StatusMessage("copied \(id)")
         return [.copy(id)]
     case .acknowledge, .reopen:
