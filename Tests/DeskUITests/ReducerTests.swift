@@ -1236,6 +1236,28 @@ struct ReducerTests {
         #expect(state.transactionScroll == ListPosition())
     }
 
+    @Test("with the mouse on, a click selects the list row under it; a click off the list's rows selects nothing")
+    func clickSelectsOnlyListRows() {
+        var state = Fixture.state(width: 100, height: 30, screen: .refunds)
+        state.mouse = true
+        state.flags = (0..<60).map { n in
+            var flag = Fixture.flags[0]
+            flag.id = "quick-refund:\(n)"
+            return flag
+        }
+        state.flagList = ListPosition(selected: 59, top: 36)
+        // The rows shown are 3 to 3 + listRows - 1: a click on the first selects the top one.
+        _ = reduce(&state, .key(.click(x: 5, y: 3)))
+        #expect(state.flagList.selected == 36)
+        _ = reduce(&state, .key(.click(x: 5, y: 3 + state.listRows - 1)))
+        #expect(state.flagList.selected == 59)
+        // The header, the column names, the rows under the list and the footer select nothing.
+        for y in [0, 1, 2, 3 + state.listRows, state.height - 2, state.height - 1] {
+            _ = reduce(&state, .key(.click(x: 5, y: y)))
+            #expect(state.flagList.selected == 59, "a click on row \(y)")
+        }
+    }
+
     @Test("y on the transaction screen copies the selected identifier, else the transaction's id")
     func copyOnTransaction() throws {
         var state = Fixture.state(screen: .customer)

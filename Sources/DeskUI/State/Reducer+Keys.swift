@@ -525,6 +525,9 @@ private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?, severity
 
 private func click(_ state: inout AppState, row y: Int) -> [Effect] {
     let firstRow = 3
+    // Only a click on a list's rows selects: one on the header, the column names, the detail or status line or the
+    // footer selected a row off the screen (which a triage key then acted on, unseen).
+    guard y >= firstRow, y < firstRow + state.listRows else { return [] }
     switch state.screen {
     case .customers:
         let index = state.customerList.top + y - firstRow
