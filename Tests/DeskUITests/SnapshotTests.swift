@@ -606,6 +606,34 @@ struct SnapshotTests {
         #expect(then[0].cells[30...].allSatisfy { $0 == .grace }, "\(then[0].cells[30...])")
     }
 
+    @Test("titles speak as the rest of the screen does: a transaction's verification in words, now to the minute")
+    func titlesInWords() throws {
+        var state = Fixture.state(width: 100, height: 30, screen: .customer)
+        var plain = Fixture.records.transactions[1]
+        plain.verification = .notApplicable
+        _ = reduce(&state, .transactionLoaded(plain, id: plain.transactionId))
+        #expect(renderedLines(state).contains { $0.contains("Transaction \(plain.transactionId)  plain JSON") }, "\(renderedLines(state))")
+        // Over a ledger now is the wall clock's, seconds and milliseconds and all: the title says its minute.
+        var customer = Fixture.state(width: 100, height: 30, screen: .customer)
+        customer.now = Fixture.now.adding(milliseconds: 30_505)
+        let detail = try #require(customer.customer)
+        _ = reduce(&customer, .customerLoaded(CustomerDetail(records: detail.records, flags: detail.flags, log: detail.log)))
+        #expect(renderedLines(customer).contains { $0.contains("Entitlements as of \(Format.minute(customer.now)) ") }, "\(renderedLines(customer))")
+    }
+
+    @Test("counts too wide for their column widen it rather than be cut: a figure cut with an ellipsis reads as another")
+    func countsWiden() throws {
+        var customers = Fixture.state(width: 100, height: 30, screen: .customers)
+        customers.customerPage.rows[0].transactionCount = 40_000
+        #expect(renderedLines(customers).contains { $0.contains(" 40,000 ") }, "\(renderedLines(customers))")
+        var imports = Fixture.state(width: 100, height: 30, screen: .imports)
+        imports.rejected[0].size = 4_688_924
+        imports.sources[0].counts = ImportCounts(read: 1_000_000, imported: 999_000, duplicate: 900, rejected: 100)
+        let lines = renderedLines(imports)
+        #expect(lines.contains { $0.contains("4,688,924") }, "\(lines)")
+        #expect(lines.contains { $0.contains("1,000,000") && $0.contains("999,000") }, "\(lines)")
+    }
+
     @Test("a grace period's end shows on its entitlement's row at 60 columns, the narrowest the dashboard draws")
     func graceEndAtSixtyColumns() throws {
         let lapsed = Fixture.transaction("5001", product: "storage.monthly", purchased: -32, expires: -2, original: "5000")

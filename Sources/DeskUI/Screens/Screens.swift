@@ -196,7 +196,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // the list is sorted by it).
     var columns = [
         Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5, drops: 2),
-        Column("txs", 5, right: true, drops: 3),
+        Column("txs", countWidth(page.rows.map(\.transactionCount), atLeast: 5), right: true, drops: 3),
         Column("last purchase", 13, drops: 1), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -361,7 +361,9 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let entitlementRows = min(max(1, view.entitlements.count), 4)
     let selectedEntitlement = state.customerPositions[0].selected
     let firstEntitlement = firstShownRow(selected: selectedEntitlement, count: view.entitlements.count, rows: entitlementRows)
-    var entitlementTitle = "Entitlements as of \(Format.instant(view.instant))"
+    // (Now, over a ledger, is the wall clock's instant: shown to the minute, as the header's clock is; a time-travel
+    // instant as it was typed.)
+    var entitlementTitle = "Entitlements as of \(state.asOf == nil ? Format.minute(view.instant) : Format.instant(view.instant))"
     if view.entitlements.count > entitlementRows {
         entitlementTitle += "  \(firstEntitlement + 1)-\(firstEntitlement + entitlementRows) of \(view.entitlements.count)"
     }
@@ -768,7 +770,8 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(notLoaded(state) ?? "no transaction open", x: 1, y: body.y + 1, role: "ui.text.muted")
         return
     }
-    p.section("Transaction \(t.transactionId)  \(t.verification.rawValue)", x: 0, y: body.y, width: state.width, focused: true)
+    // (Its verification in the words the customer's transactions pane uses: "plain JSON", not the enum's name.)
+    p.section("Transaction \(t.transactionId)  \(verificationCell(t.verification).text)", x: 0, y: body.y, width: state.width, focused: true)
     // A refund reversed since (a REFUND_REVERSED notification) leaves the revocation fields as Apple sent them: the
     // customer's view knows it no longer stands, and the fields say so rather than read as a refund.
     let reversed = revocationReversed(t, state)
@@ -990,7 +993,14 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         p.table(
             x: 0, y: body.y + 1, width: state.width, height: half - 1,
             // (A time cut to "2026-11-26 2…" says nothing: the source's path gives way first.)
-            columns: [Column("source", 20, flex: true, keepEnd: true), Column("first imported", 16, keepsWidth: true), Column("read", 7, right: true, drops: 1), Column("new", 7, right: true), Column("dup", 7, right: true), Column("rej", 5, right: true), Column("sum", 3)],
+            // (Counts as wide as the widest shown: a source of a million records read "1,000,…".)
+            columns: [
+                Column("source", 20, flex: true, keepEnd: true), Column("first imported", 16, keepsWidth: true),
+                Column("read", countWidth(sources.map(\.counts.read), atLeast: 7), right: true, drops: 1),
+                Column("new", countWidth(sources.map(\.counts.imported), atLeast: 7), right: true),
+                Column("dup", countWidth(sources.map(\.counts.duplicate), atLeast: 7), right: true),
+                Column("rej", countWidth(sources.map(\.counts.rejected), atLeast: 5), right: true), Column("sum", 3),
+            ],
             rows: sources.count, position: state.importPositions[0], focused: state.importsPane == 0
         ) { row, column in
             let s = sources[row]
@@ -1032,7 +1042,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // the last line holds it whole.
         columns: [
             Column("record", 24, keepEnd: true), Column("code", min(26, max(4, rejected.map { DisplayWidth.of(Sanitize.text($0.code)) }.max() ?? 4)), keepsWidth: true),
-            Column("reason", 20, flex: true), Column("bytes", 7, right: true, drops: 1),
+            Column("reason", 20, flex: true), Column("bytes", countWidth(rejected.map(\.size), atLeast: 7), right: true, drops: 1),
         ],
         rows: rejected.count, position: state.importPositions[1], focused: state.importsPane == 1
     ) { row, column in
@@ -1053,6 +1063,12 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
 /// columns.
 func drawSelectedLine(_ text: String, _ p: inout Painter, _ body: Body, width: Int, role: String = "ui.text.muted", keepEnd: Bool = false) {
     _ = p.text(text, x: 1, y: body.y + body.height - 1, role: role, width: width - 2, keepEnd: keepEnd)
+}
+
+/// A column of counts as wide as the widest of `values` written with separators (at least `atLeast`): a figure cut
+/// with an ellipsis ("40,0…") reads as another figure.
+func countWidth(_ values: [Int], atLeast: Int) -> Int {
+    max(atLeast, values.map { Format.count($0).count }.max() ?? 0)
 }
 
 /// The first row a list of `rows` rows shows so that the selected one is in view, scrolled no further than needed.
