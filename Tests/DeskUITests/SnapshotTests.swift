@@ -606,6 +606,23 @@ struct SnapshotTests {
         #expect(then[0].cells[30...].allSatisfy { $0 == .grace }, "\(then[0].cells[30...])")
     }
 
+    @Test("a transaction's field too long for the last line is shown whole on up to four, the list giving up its rows")
+    func longFieldWhole() throws {
+        var state = Fixture.state(width: 100, height: 30, screen: .customer)
+        var long = Fixture.records.transactions[1]
+        long.productId = "p" + String(repeating: "L", count: 300) + "END"
+        _ = reduce(&state, .transactionLoaded(long, id: long.transactionId))
+        let index = try #require(transactionFields(long).firstIndex { $0.key == "productId" })
+        state.transactionScroll = ListPosition(selected: index, top: 0)
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("LLLEND") }, "\(lines)")
+        // The selected row is still shown in the list above.
+        #expect(lines.contains { $0.hasPrefix("productId") || $0.contains(" productId ") || $0.contains("productId  ") }, "\(lines)")
+        // A short one keeps the one line.
+        state.transactionScroll = ListPosition(selected: 0, top: 0)
+        #expect(renderedLines(state)[state.height - 3].contains("transactionId: \(long.transactionId)"), "\(renderedLines(state))")
+    }
+
     @Test("titles speak as the rest of the screen does: a transaction's verification in words, now to the minute")
     func titlesInWords() throws {
         var state = Fixture.state(width: 100, height: 30, screen: .customer)

@@ -779,8 +779,15 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         let meaning = field.key == "revocationDate" && reversed ? "the refund was reversed: access restored" : fieldMeaning(field.key, of: t)
         return (key: field.key, value: meaning.map { "\(field.value)  (\($0))" } ?? field.value)
     }
+    // The selected field whole on the last line; a value too long for it (a long product id, a source's path) takes up
+    // to three more lines from the list's rows, so that every field can be read in full.
+    let selected = fields[safe: state.transactionScroll.selected]
+    // (Cut at the edge, not between words: a value is mostly one long word. A source keeps its one line, its end
+    // shown: what tells sources apart is the file, the record and the place.)
+    let selectedLines = selected.map { wrapped("\($0.key): \($0.value)", width: state.width - 2) } ?? []
+    let extra = selected?.key.hasPrefix("source[") == true ? 0 : max(0, min(selectedLines.count - 1, 3, body.height - 6))
     p.table(
-        x: 0, y: body.y + 1, width: state.width, height: body.height - 2,
+        x: 0, y: body.y + 1, width: state.width, height: body.height - 2 - extra,
         columns: [Column("field", 28), Column("value", 20, flex: true)], rows: fields.count, position: state.transactionScroll
     ) { row, column in
         let field = fields[row]
@@ -789,9 +796,15 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
         // A source's path is alike from row to row: what tells them apart is the record and where in it.
         return TableCell(field.value, role: danger ? "status.danger" : "ui.text", keepEnd: field.key.hasPrefix("source["))
     }
-    // The selected field whole on the last line, as far as it fits. A source (`path#record location`) too long for
-    // the line keeps its end: the file's name, the record and where in it.
-    if let field = fields[safe: state.transactionScroll.selected] {
+    if extra > 0 {
+        for index in 0...extra {
+            // The last line, with more to say than the lines hold, is cut at the edge.
+            let text = index < extra ? selectedLines[index] : selectedLines[index...].joined(separator: " ")
+            _ = p.text(text, x: 1, y: body.y + body.height - 1 - extra + index, role: "ui.text.muted", width: state.width - 2)
+        }
+    } else if let field = selected {
+        // One line: as far as it fits. A source (`path#record location`) too long for the line keeps its end: the
+        // file's name, the record and where in it.
         drawSelectedLine("\(field.key): \(field.value)", &p, body, width: state.width, keepEnd: field.key.hasPrefix("source["))
     }
 }
