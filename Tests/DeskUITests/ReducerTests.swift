@@ -1236,25 +1236,44 @@ struct ReducerTests {
         #expect(state.transactionScroll == ListPosition())
     }
 
-    @Test("with the mouse on, a click selects the list row under it; a click off the list's rows selects nothing")
+    @Test("with the mouse on, a click selects the list row drawn under it; a click off the list's rows selects nothing")
     func clickSelectsOnlyListRows() {
-        var state = Fixture.state(width: 100, height: 30, screen: .refunds)
-        state.mouse = true
-        state.flags = (0..<60).map { n in
-            var flag = Fixture.flags[0]
-            flag.id = "quick-refund:\(n)"
-            return flag
-        }
-        state.flagList = ListPosition(selected: 59, top: 36)
-        // The rows shown are 3 to 3 + listRows - 1: a click on the first selects the top one.
-        _ = reduce(&state, .key(.click(x: 5, y: 3)))
-        #expect(state.flagList.selected == 36)
-        _ = reduce(&state, .key(.click(x: 5, y: 3 + state.listRows - 1)))
-        #expect(state.flagList.selected == 59)
-        // The header, the column names, the rows under the list and the footer select nothing.
-        for y in [0, 1, 2, 3 + state.listRows, state.height - 2, state.height - 1] {
-            _ = reduce(&state, .key(.click(x: 5, y: y)))
-            #expect(state.flagList.selected == 59, "a click on row \(y)")
+        // With who last moved the selected flag on a line of its own (under 120 columns, a flag triaged) and without.
+        for triaged in [false, true] {
+            var state = Fixture.state(width: 100, height: 30, screen: .refunds)
+            state.mouse = true
+            state.flags = (0..<60).map { n in
+                var flag = Fixture.flags[0]
+                flag.id = "quick-refund:\(n)"
+                flag.customerId = Int64(1000 + n)
+                return flag
+            }
+            if triaged {
+                let entry = TriageEntry(
+                    flagId: "quick-refund:0", customerId: nil, at: Fixture.now, operatorName: "ana", action: .ack, note: nil,
+                    fromStatus: .open, toStatus: .acknowledged)
+                _ = reduce(&state, .flagTriageLoaded(["quick-refund:0": entry]))
+            }
+            // At the end of the queue, moved there by the keys (the reducer's window), then each row clicked.
+            _ = reduce(&state, .key(.char("G")))
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            var clicked = 0
+            for y in 0..<state.height {
+                let drawn = (1000..<1060).first { buffer.line(y).contains(" C\($0) ") }
+                let before = state.flagList.selected
+                _ = reduce(&state, .key(.click(x: 5, y: y)))
+                if let drawn {
+                    #expect(visibleFlags(state)[state.flagList.selected].customerId == Int64(drawn), "triaged \(triaged), row \(y)")
+                    clicked += 1
+                } else {
+                    // The header, the column names, the detail, status and footer lines select nothing.
+                    #expect(state.flagList.selected == before, "triaged \(triaged), a click on row \(y): \(buffer.line(y))")
+                }
+                // (Clicks move nothing the screen shows: the window stays where the keys left it.)
+                _ = reduce(&state, .key(.char("G")))
+            }
+            #expect(clicked == flagQueueRows(state), "triaged \(triaged)")
         }
     }
 

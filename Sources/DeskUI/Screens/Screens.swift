@@ -892,9 +892,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // From 120 columns, who last moved each flag and their note, in the room the product would have taken.
     let triageShown = state.width >= 120
     if triageShown { columns.append(Column("last triage", 24, flex: true)) }
-    // Under 120 columns, once any flag shown has been moved by someone, who last moved the selected one goes on a
-    // line of its own under its detail (after it, on one line, it was cut at 80 columns).
-    let whoOnItsOwnLine = !triageShown && !state.flagTriage.isEmpty
+    let whoOnItsOwnLine = flagQueueRows(state) < state.listRows
     // A queue of one status (the title names it) gives the rule the status column's room.
     let statusShown = state.flagStatus == nil
     if !statusShown { columns.remove(at: 3) }
@@ -1076,6 +1074,13 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
 /// columns.
 func drawSelectedLine(_ text: String, _ p: inout Painter, _ body: Body, width: Int, role: String = "ui.text.muted", keepEnd: Bool = false) {
     _ = p.text(text, x: 1, y: body.y + body.height - 1, role: role, width: width - 2, keepEnd: keepEnd)
+}
+
+/// The flag queue's rows on screen: under 120 columns, once any flag shown has been moved by someone, who last moved
+/// the selected one goes on a line of its own under its detail (after it, on one line, it was cut at 80 columns), and
+/// the list has one row fewer. (A click finds its row by this.)
+func flagQueueRows(_ state: AppState) -> Int {
+    state.width < 120 && !state.flagTriage.isEmpty ? max(1, state.listRows - 1) : state.listRows
 }
 
 /// A column of counts as wide as the widest of `values` written with separators (at least `atLeast`): a figure cut

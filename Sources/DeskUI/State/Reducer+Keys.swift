@@ -525,21 +525,26 @@ private func openFlagQueue(_ state: inout AppState, spike: RefundFlag?, severity
 
 private func click(_ state: inout AppState, row y: Int) -> [Effect] {
     let firstRow = 3
-    // Only a click on a list's rows selects: one on the header, the column names, the detail or status line or the
+    // The row under the pointer as the list is drawn: the rows it shows (the queue gives one to who last moved the
+    // selected flag under 120 columns, once any flag shown was moved) and its window, the selection inside it.
+    // Only a click on those rows selects: one on the header, the column names, the detail or status line or the
     // footer selected a row off the screen (which a triage key then acted on, unseen).
-    guard y >= firstRow, y < firstRow + state.listRows else { return [] }
+    let visible: Int
+    let count: Int
+    var window: ListPosition
     switch state.screen {
     case .customers:
-        let index = state.customerList.top + y - firstRow
-        guard state.customerPage.rows.indices.contains(index) else { return [] }
-        state.customerList.selected = index
+        (visible, count, window) = (state.listRows, state.customerPage.rows.count, state.customerList)
     case .refunds:
-        let index = state.flagList.top + y - firstRow
-        guard visibleFlags(state).indices.contains(index) else { return [] }
-        state.flagList.selected = index
+        (visible, count, window) = (flagQueueRows(state), visibleFlags(state).count, state.flagList)
     default:
-        break
+        return []
     }
+    guard y >= firstRow, y < firstRow + visible else { return [] }
+    if (0..<count).contains(window.selected) { window.move(by: 0, count: count, visible: visible) }
+    let index = window.top + y - firstRow
+    guard (0..<count).contains(index) else { return [] }
+    if state.screen == .customers { state.customerList.selected = index } else { state.flagList.selected = index }
     return []
 }
 
