@@ -237,7 +237,8 @@ enum Queries {
     /// the id that matched (the pasted text without white space around it when nothing else was taken off), for
     /// the caller to show when it is not what was pasted. Text of several words that matches none of that as a
     /// whole is tried word by word, the longest first (at most six): "Transaction ID: 1500…" or "my token is
-    /// (tok-A)." is the customer of the id inside.
+    /// (tok-A)." is the customer of the id inside. (Not by a display id among the words: "c3" in a sentence is a
+    /// word, and the display id is ReceiptDesk's own, which no customer quotes.)
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
@@ -248,15 +249,17 @@ enum Queries {
         guard words.count > 1 else { return nil }
         for (_, word) in words.prefix(6) {
             let word = String(word)
-            if let found = try customerId(c, matching: word) { return (found, word) }
-            if let found = try customerId(c, strippingAround: word) { return found }
+            if let found = try customerId(c, matching: word, displayIds: false) { return (found, word) }
+            if let found = try customerId(c, strippingAround: word, displayIds: false) { return found }
         }
         return nil
     }
 
     /// The customer of `id` with the punctuation around it taken off, the fewest characters first (see
     /// ``customerId(_:pasted:)``).
-    private static func customerId(_ c: any SQLConnection, strippingAround id: String) throws -> (customer: Int64, matched: String)? {
+    private static func customerId(
+        _ c: any SQLConnection, strippingAround id: String, displayIds: Bool = true
+    ) throws -> (customer: Int64, matched: String)? {
         let characters = Array(id)
         // How many characters at each end could be punctuation around the id (at most four each).
         let leading = min(4, characters.prefix { PastedId.around.contains($0) }.count)
@@ -267,7 +270,7 @@ enum Queries {
                 let back = total - front
                 guard front + back < characters.count else { continue }
                 let candidate = String(characters[front..<(characters.count - back)])
-                if let found = try customerId(c, matching: candidate) { return (found, candidate) }
+                if let found = try customerId(c, matching: candidate, displayIds: displayIds) { return (found, candidate) }
             }
         }
         return nil
@@ -275,7 +278,7 @@ enum Queries {
 
     /// The customer of an id of any kind, as it is: an identifier the ledger links (original transaction id,
     /// app account token, external id), a transaction or web order line item id, or the display id `C42`.
-    static func customerId(_ c: any SQLConnection, matching id: String) throws -> Int64? {
+    static func customerId(_ c: any SQLConnection, matching id: String, displayIds: Bool = true) throws -> Int64? {
         if let found = try c.scalar("SELECT customer_id FROM customer_ids WHERE value = ? LIMIT 1", [.text(id)])?.int {
             return try resolve(c, found)
         }
@@ -299,7 +302,7 @@ enum Queries {
         {
             return try resolve(c, found)
         }
-        if let number = parseDisplayId(id), try c.scalar("SELECT id FROM customers WHERE id = ?", [.int(number)]) != nil {
+        if displayIds, let number = parseDisplayId(id), try c.scalar("SELECT id FROM customers WHERE id = ?", [.int(number)]) != nil {
             return try resolve(c, number)
         }
         return nil

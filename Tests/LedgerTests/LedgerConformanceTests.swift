@@ -275,6 +275,12 @@ struct LedgerConformanceTests {
             #expect(found?.customer == customer && found?.matched == id, "\(pasted)")
         }
         #expect(try await ledger.customerId(pasted: "no such id here") == nil)
+        // The longest word first, whatever its place; at most six words are tried; a display id among words is a word.
+        #expect(try await ledger.customerId(pasted: "t9 account-42")?.matched == "account-42")
+        #expect(try await ledger.customerId(pasted: "one two three four five six t9") == nil)
+        let display = try #require(try await ledger.customerId(matching: "t9")).description
+        #expect(try await ledger.customerId(pasted: "C\(display)") != nil)
+        #expect(try await ledger.customerId(pasted: "hi from C\(display) support") == nil)
         try await ledger.linkExternal("acct t9", kind: .originalTransactionId, value: "o1", now: testNow)
         #expect(try await ledger.customerId(pasted: " acct t9 ")?.customer == before)
         // The fewest characters taken off win: "(acct-9.)" is the customer of "acct-9.", not of "acct-9"; "#vip," is
