@@ -82,7 +82,8 @@ struct GrantRole: AsyncParsableCommand {
         let current = names[1].text
         // Who may grant is asked first: opening the ledger for writing (below) would upgrade one of an older schema,
         // and a login that is not its owner was refused by the upgrade's first ALTER, a message about a table.
-        if try await SQLLedger.holdsLedger(database) || schema != nil {
+        // (A schema named that is the connection's own is as none named: a ledger not there yet is made below.)
+        if try await SQLLedger.holdsLedger(database) || (schema != nil && schema != current) {
             try await Self.checkOwner(of: database, schema: schema, url: url)
         }
         guard names[2].int == 1 else {
@@ -100,6 +101,19 @@ struct GrantRole: AsyncParsableCommand {
             _ = try await SQLLedger.open(database, now: currentTimestamp())
             // (Again: the ledger may have been made just now, by this login.)
             try await Self.checkOwner(of: database, schema: target, url: url)
+        } else {
+            // The grants name this build's tables: a ledger of another schema version there would be refused a table
+            // it lacks (or keep one this build does not know ungranted), so it is said instead.
+            let table = try PostgresRoles.quoted(target) + ".ledger_meta"
+            let stored = try await database.read { c in
+                try c.scalar("SELECT value FROM \(table) WHERE key = 'schema_version'")?.text
+            }
+            guard stored == String(Schema.version) else {
+                throw CLIError.ledgerUnavailable(
+                    "the ledger in schema \(target) has schema version \(stored ?? "unknown") and this receiptdesk grants on version "
+                        + "\(Schema.version): open it once with this receiptdesk as its owner, connected with \(target) first on the "
+                        + "search_path, then grant")
+            }
         }
         let portable = (database as? PostgresDatabase)?.isPortable ?? false
         let statements = try statements(schema: target, database: databaseName, portable: portable)

@@ -152,6 +152,18 @@ struct PostgresGrantTests {
         #expect(try await Self.ledgerSchemas(admin) == ["team"])
         let refunds = try Binary.run(["refunds", "--ledger", readerURL], limit: .seconds(60))
         #expect(refunds.status == 0, "\(refunds.stderr)")
+        // That ledger at another schema version than this build's: said, not granted table by table.
+        try await Self.asSuperuser(
+            admin, "DELETE FROM team.ledger_migrations WHERE id = 'v12-upgraded-refunds'",
+            "UPDATE team.ledger_meta SET value = '11' WHERE key = 'schema_version'")
+        let older = try Binary.run(["ledger", "grant", "viewer", reader, "--schema", "team", "--ledger", admin], limit: .seconds(60))
+        #expect(older.status == 3, "\(older.stderr)")
+        #expect(older.stderr.contains("the ledger in schema team has schema version 11"), "\(older.stderr)")
+        // --schema naming the connection's own schema is as none named: an empty database gets its ledger, then the grant.
+        let empty = try PostgresTestServer.get().createDatabase()
+        let made2 = try Binary.run(["ledger", "grant", "viewer", reader, "--schema", "public", "--ledger", empty], limit: .seconds(60))
+        #expect(made2.status == 0, "\(made2.stderr)")
+        #expect(try await Self.ledgerSchemas(empty) == ["public"])
     }
 
     @Test("ledger grant by a login that is not the owner, on a ledger of an older schema: refused as any other, not upgraded")
