@@ -46,9 +46,8 @@ public final class SQLLedger: Sendable {
     /// read-only setting alone (``setReadOnly(_:)``, ``isSetReadOnly()``), which an older ledger also keeps, so a
     /// ledger set read-only can be released before this build upgrades it.
     public static func openForSettings(_ database: any SQLDatabase) async throws -> SQLLedger {
+        let exists = try await holdsLedger(database)
         try await database.read { connection in
-            let exists = try Schema.exists(connection)
-            if !exists { try Schema.refuseOutOfReach(connection) }
             guard exists,
                 let version = try Schema.storedVersion(connection).flatMap({ Int($0) })
             else { throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger") }

@@ -389,7 +389,7 @@ extension Runtime {
         // A file there already is replaced, as a shell's > does: said, so that it is not a surprise.
         let replaced = try handlers.writeFile(path, contents) ? " (replacing the file there)" : ""
         let rows = contents.split(separator: "\n").count - 2
-        return .message(StatusMessage("exported \(rows) \(rows == 1 ? "row" : "rows")\(what) to \(path)\(replaced)"))
+        return .message(StatusMessage("exported \(Format.counted(rows, "row"))\(what) to \(path)\(replaced)"))
     }
 }
 

@@ -59,7 +59,7 @@ private func drawHeader(_ state: AppState, _ screen: inout Painter) {
     // breadcrumbs take what is left.
     // The environment filter applies to the overview, the customer list and the flag queue; every other
     // screen shows one customer, transaction or import, and says "all".
-    let environment = [.overview, .customers, .refunds].contains(state.screen) ? state.environment : .all
+    let environment = ScreenID.environmentFiltered.contains(state.screen) ? state.environment : .all
     let asOf = state.asOf.map { ("as of \(Format.instant($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
     var candidates: [(order: Int, text: String, role: String)] = []
     if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }
@@ -123,7 +123,7 @@ private func crumbTitle(_ visit: Visit) -> String {
 private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     let y = state.height - 2
     if let prompt = state.prompt {
-        if prompt.completions.isEmpty, let message = state.message, message.kind == .error, y > 0 {
+        if prompt.kind == .instant, prompt.completions.isEmpty, let message = state.message, message.kind == .error, y > 0 {
             // Why the prompt opened again (an instant it could not read), on the line above it.
             p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
             _ = p.text(message.text, x: 1, y: y - 1, role: "status.danger")
@@ -212,7 +212,7 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
     } else if state.showHelp {
         hints = [("any key", "close")]
     } else if let raw = state.rawView {
-        let scrolls = raw.lines.count > RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
+        let scrolls = raw.scrolls(screenWidth: state.width, screenHeight: state.height)
         hints = scrolls ? [("j/k PgDn PgUp g G", "scroll"), ("any other key", "close")] : [("any key", "close")]
     } else {
         // What the keys do here: q quits on the top screen; a customer without flags has none to triage.

@@ -6,6 +6,10 @@ import ReceiptModel
 public enum ScreenID: Int, CaseIterable, Hashable, Sendable {
     case overview = 1, customers, customer, transaction, refunds, imports
 
+    /// The screens the environment filter applies to (`e`, the header's "env"); the others show one customer,
+    /// transaction or import, every environment.
+    public static let environmentFiltered: Set<ScreenID> = [.overview, .customers, .refunds]
+
     public var title: String {
         switch self {
         case .overview: "Overview"
@@ -521,6 +525,12 @@ public struct RawView: Sendable {
     }
 
     /// The room for lines inside the overlay on a screen of this size.
+    /// Whether the record has more lines than the overlay shows on a screen of that size (its keys scroll it then;
+    /// otherwise any key closes it).
+    func scrolls(screenWidth: Int, screenHeight: Int) -> Bool {
+        lines.count > Self.viewport(screenWidth: screenWidth, screenHeight: screenHeight).height
+    }
+
     static func viewport(screenWidth: Int, screenHeight: Int) -> (width: Int, height: Int) {
         let size = overlaySize(screenWidth: screenWidth, screenHeight: screenHeight)
         let inside = Painter.overlayInside(width: size.width, height: size.height, screenWidth: screenWidth, screenHeight: screenHeight)

@@ -30,10 +30,10 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
         return []
     }
     if state.rawView != nil {
-        // Moving keys scroll the record; `?` shows the keys over it; any other key closes it; Ctrl-C still quits.
+        // Moving keys scroll the record; `?` says its keys; any other key closes it; Ctrl-C still quits.
         if key == .ctrl("c") || key == .char("Q") { return quit(&state) }
         let page = RawView.viewport(screenWidth: state.width, screenHeight: state.height).height
-        let scrolls = (state.rawView?.lines.count ?? 0) > page
+        let scrolls = state.rawView?.scrolls(screenWidth: state.width, screenHeight: state.height) ?? false
         if key == .char("?") {
             // The record's own keys, as its footer gives them (the screen's help under it named keys that do
             // something else here).
@@ -315,10 +315,9 @@ func setEnvironment(_ state: inout AppState, _ environment: EnvironmentFilter) -
     state.customerList = ListPosition()
     // (`:env` works on every screen, `e` on those it filters: elsewhere the header keeps saying "env all", so the
     // message says where the choice applies rather than that this screen changed.)
-    let filtered: [ScreenID] = [.overview, .customers, .refunds]
     state.message = StatusMessage(
         "environment: \(environment.rawValue)"
-            + (filtered.contains(state.screen) ? "" : " on the Overview, Customers and Refunds (the \(state.screen.title) screen shows every environment)"))
+            + (ScreenID.environmentFiltered.contains(state.screen) ? "" : " on the Overview, Customers and Refunds (the \(state.screen.title) screen shows every environment)"))
     return state.screen == .customers ? [.loadCustomers(pageQuery(state), append: false)] : reloadEffects(state, keepSelection: false)
 }
 
