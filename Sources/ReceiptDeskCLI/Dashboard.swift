@@ -27,7 +27,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(name: .customLong("operator"), help: "Who is triaging (default: $USER, else the PostgreSQL role, else the login).")
     var operatorName: String?
 
-    @Flag(help: "Mouse: a click selects a row of the Customers and Refunds lists, the wheel pages (off by default: it breaks selecting text).")
+    @Flag(help: "Mouse: a click selects a row of the Customers and Refunds lists, the wheel scrolls (off by default: it breaks selecting text).")
     var mouse = false
 
     @Flag(help: "Build the demo afresh from SampleData/: the triage and notes made in it are forgotten.")

@@ -1277,6 +1277,30 @@ struct ReducerTests {
         }
     }
 
+    @Test("a notch of the mouse wheel moves three rows, not a page")
+    func wheelScrolls() {
+        var state = Fixture.state(width: 100, height: 30, screen: .refunds)
+        state.mouse = true
+        state.flags = (0..<60).map { n in
+            var flag = Fixture.flags[0]
+            flag.id = "quick-refund:\(n)"
+            return flag
+        }
+        state.flagList = ListPosition()
+        _ = reduce(&state, .key(.wheelDown))
+        _ = reduce(&state, .key(.wheelDown))
+        #expect(state.flagList.selected == 6)
+        _ = reduce(&state, .key(.wheelUp))
+        #expect(state.flagList.selected == 3)
+        // PgDn still pages.
+        _ = reduce(&state, .key(.pageDown))
+        #expect(state.flagList.selected == 3 + state.listRows)
+        // ? lists the wheel while the mouse is on, and not otherwise.
+        #expect(helpLayout(state).bindings.contains { $0.command == .scrollDown })
+        state.mouse = false
+        #expect(!helpLayout(state).bindings.contains { $0.command == .scrollDown })
+    }
+
     @Test("y on the transaction screen copies the selected identifier, else the transaction's id")
     func copyOnTransaction() throws {
         var state = Fixture.state(screen: .customer)

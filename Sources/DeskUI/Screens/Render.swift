@@ -257,7 +257,10 @@ func shortHelp(_ command: Command) -> String {
 /// two columns when there is room, as many rows as the terminal gives them under the box's title and above the
 /// command line's commands.
 func helpLayout(_ state: AppState) -> (bindings: [KeyBinding], columns: Int, rows: Int, width: Int, height: Int) {
-    let all = state.keymap.bindings(on: state.screen, readOnly: state.readOnly)
+    // (The wheel's rows only while the mouse is on: off, no wheel reaches the dashboard.)
+    let all = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter { binding in
+        state.mouse || !binding.keys.allSatisfy { $0 == .wheelUp || $0 == .wheelDown }
+    }
     let bindings = all.filter { $0.screens != nil } + all.filter { $0.screens == nil }
     let width = min(state.width - 2, 110)
     let columns = width >= 76 ? 2 : 1

@@ -1,6 +1,8 @@
 /// What a key asks for, independent of which key it is.
 public enum Command: Hashable, Sendable {
     case up, down, pageUp, pageDown, top, bottom
+    /// The mouse wheel: a few rows at a time, as terminals scroll text (a page a notch jumped past what was read).
+    case scrollUp, scrollDown
     case open, back, dismiss, quit
     case filter, nextMatch, previousMatch, commandLine, help
     /// `/` where there is nothing to filter: `:customer` opened for an id.
@@ -60,8 +62,10 @@ public struct Keymap: Sendable {
     public static let standard = Keymap(bindings: [
         KeyBinding([.down, .char("j")], .down, "move down", footer: false),
         KeyBinding([.up, .char("k")], .up, "move up"),
-        KeyBinding([.pageDown, .ctrl("f"), .wheelDown], .pageDown, "page down"),
-        KeyBinding([.pageUp, .ctrl("b"), .wheelUp], .pageUp, "page up"),
+        KeyBinding([.pageDown, .ctrl("f")], .pageDown, "page down"),
+        KeyBinding([.pageUp, .ctrl("b")], .pageUp, "page up"),
+        KeyBinding([.wheelDown], .scrollDown, "scroll down (mouse on)"),
+        KeyBinding([.wheelUp], .scrollUp, "scroll up (mouse on)"),
         KeyBinding([.char("g"), .home], .top, "first row"),
         KeyBinding([.char("G"), .end], .bottom, "last row"),
         KeyBinding([.enter], .open, "open", on: [.overview, .customers, .customer, .refunds, .imports], footer: true),

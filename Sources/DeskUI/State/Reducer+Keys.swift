@@ -81,6 +81,9 @@ func handleKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     return run(&state, command)
 }
 
+/// Rows a notch of the mouse wheel moves.
+let wheelRows = 3
+
 private func quit(_ state: inout AppState) -> [Effect] {
     state.quitting = true
     return [.quit]
@@ -149,6 +152,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         return switchScreen(&state, to: screen)
     case .up: return move(&state, by: -1)
     case .down: return move(&state, by: 1)
+    case .scrollUp: return move(&state, by: -wheelRows)
+    case .scrollDown: return move(&state, by: wheelRows)
     case .pageUp: return move(&state, by: -state.listRows)
     case .pageDown: return move(&state, by: state.listRows)
     case .top where state.screen == .customers && state.customerOffset > 0:
