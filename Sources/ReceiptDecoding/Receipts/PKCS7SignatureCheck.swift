@@ -148,7 +148,7 @@ enum PKCS7SignatureCheck {
             return "the chain ends at a certificate issued by \(top.issuer), which is neither in the envelope nor a trusted root; \(hint)"
         }
         if let lapsed = (path + [root]).first(where: { date < $0.notValidBefore || date > $0.notValidAfter }) {
-            return "it reaches the trusted root \(root.subject), but \(lapsed.subject) is valid only from \(iso8601(lapsed.notValidBefore)) to \(iso8601(lapsed.notValidAfter))"
+            return "it reaches the trusted root \(root.subject), but \(lapsed.subject) is valid only from \(stamp(lapsed.notValidBefore)) to \(stamp(lapsed.notValidAfter))"
         }
         return "it reaches the trusted root \(root.subject) and does not validate on it: a signature, a key usage or a constraint fails"
     }
@@ -162,10 +162,6 @@ enum PKCS7SignatureCheck {
             path.append(left.remove(at: index))
         }
         return path
-    }
-
-    private static func iso8601(_ date: Date) -> String {
-        Timestamp(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded())).iso8601
     }
 
     /// The serial number in a SignerInfo's `sid` (`IssuerAndSerialNumber ::= SEQUENCE { issuer Name, serialNumber

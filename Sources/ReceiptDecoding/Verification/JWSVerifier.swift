@@ -217,10 +217,11 @@ extension JWSVerifier {
     }
 }
 
-private func stamp(ms date: Date) -> Timestamp {
+/// A certificate's instant as a timestamp (to the millisecond, down), and as the messages write it.
+func stamp(ms date: Date) -> Timestamp {
     Timestamp(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
 }
 
-private func stamp(_ date: Date) -> String {
+func stamp(_ date: Date) -> String {
     stamp(ms: date).iso8601
 }
