@@ -242,24 +242,22 @@ enum Queries {
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
-        if let found = try customerId(c, matching: id) { return (found, id) }
-        if let found = try customerId(c, strippingAround: id) { return found }
+        if let found = try customerId(c, quoted: id, displayIds: true) { return found }
         let words = id.split(whereSeparator: \.isWhitespace).enumerated()
             .sorted { $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset }
         guard words.count > 1 else { return nil }
         for (_, word) in words.prefix(6) {
-            let word = String(word)
-            if let found = try customerId(c, matching: word, displayIds: false) { return (found, word) }
-            if let found = try customerId(c, strippingAround: word, displayIds: false) { return found }
+            if let found = try customerId(c, quoted: String(word), displayIds: false) { return found }
         }
         return nil
     }
 
-    /// The customer of `id` with the punctuation around it taken off, the fewest characters first (see
-    /// ``customerId(_:pasted:)``).
+    /// The customer of `id` as it is, else with the punctuation around it taken off, the fewest characters first (see
+    /// ``customerId(_:pasted:)``), and the id that matched.
     private static func customerId(
-        _ c: any SQLConnection, strippingAround id: String, displayIds: Bool = true
+        _ c: any SQLConnection, quoted id: String, displayIds: Bool
     ) throws -> (customer: Int64, matched: String)? {
+        if let found = try customerId(c, matching: id, displayIds: displayIds) { return (found, id) }
         let characters = Array(id)
         // How many characters at each end could be punctuation around the id (at most four each).
         let leading = min(4, characters.prefix { PastedId.around.contains($0) }.count)
