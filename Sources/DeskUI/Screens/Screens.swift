@@ -890,7 +890,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
         Column("due", 6),
     ]
     // From 120 columns, who last moved each flag and their note, in the room the product would have taken.
-    let triageShown = state.width >= 120
+    let triageShown = flagQueueHasTriageColumn(state)
     if triageShown { columns.append(Column("last triage", 24, flex: true)) }
     let whoOnItsOwnLine = flagQueueRows(state) < state.listRows
     // A queue of one status (the title names it) gives the rule the status column's room.
@@ -1080,8 +1080,11 @@ func drawSelectedLine(_ text: String, _ p: inout Painter, _ body: Body, width: I
 /// the selected one goes on a line of its own under its detail (after it, on one line, it was cut at 80 columns), and
 /// the list has one row fewer. (A click finds its row by this.)
 func flagQueueRows(_ state: AppState) -> Int {
-    state.width < 120 && !state.flagTriage.isEmpty ? max(1, state.listRows - 1) : state.listRows
+    !flagQueueHasTriageColumn(state) && !state.flagTriage.isEmpty ? max(1, state.listRows - 1) : state.listRows
 }
+
+/// Whether the flag queue is wide enough (120 columns) for a "last triage" column.
+func flagQueueHasTriageColumn(_ state: AppState) -> Bool { state.width >= 120 }
 
 /// A column of counts as wide as the widest of `values` written with separators (at least `atLeast`): a figure cut
 /// with an ellipsis ("40,0…") reads as another figure.

@@ -320,9 +320,11 @@ func setEnvironment(_ state: inout AppState, _ environment: EnvironmentFilter) -
     state.customerList = ListPosition()
     // (`:env` works on every screen, `e` on those it filters: elsewhere the header keeps saying "env all", so the
     // message says where the choice applies rather than that this screen changed.)
+    let filtered = ScreenID.allCases.filter(ScreenID.environmentFiltered.contains).map(\.title)
+    let names = filtered.dropLast().joined(separator: ", ") + " and " + (filtered.last ?? "")
     state.message = StatusMessage(
         "environment: \(environment.rawValue)"
-            + (ScreenID.environmentFiltered.contains(state.screen) ? "" : " on the Overview, Customers and Refunds (the \(state.screen.title) screen shows every environment)"))
+            + (ScreenID.environmentFiltered.contains(state.screen) ? "" : " on the \(names) (the \(state.screen.title) screen shows every environment)"))
     return state.screen == .customers ? [.loadCustomers(pageQuery(state), append: false)] : reloadEffects(state, keepSelection: false)
 }
 
