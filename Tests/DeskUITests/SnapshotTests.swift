@@ -608,10 +608,9 @@ struct SnapshotTests {
 
     @Test("a transaction's field too long for the last line is shown whole on up to four, the list giving up its rows")
     func longFieldWhole() throws {
-        var state = Fixture.state(width: 100, height: 30, screen: .customer)
         var long = Fixture.records.transactions[1]
         long.productId = "p" + String(repeating: "L", count: 300) + "END"
-        _ = reduce(&state, .transactionLoaded(long, id: long.transactionId))
+        var state = transactionScreen(long, width: 100, height: 30)
         let index = try #require(transactionFields(long).firstIndex { $0.key == "productId" })
         state.transactionScroll = ListPosition(selected: index, top: 0)
         let lines = renderedLines(state)
@@ -625,10 +624,9 @@ struct SnapshotTests {
 
     @Test("titles speak as the rest of the screen does: a transaction's verification in words, now to the minute")
     func titlesInWords() throws {
-        var state = Fixture.state(width: 100, height: 30, screen: .customer)
         var plain = Fixture.records.transactions[1]
         plain.verification = .notApplicable
-        _ = reduce(&state, .transactionLoaded(plain, id: plain.transactionId))
+        let state = transactionScreen(plain, width: 100, height: 30)
         #expect(renderedLines(state).contains { $0.contains("Transaction \(plain.transactionId)  plain JSON") }, "\(renderedLines(state))")
         // Over a ledger now is the wall clock's, seconds and milliseconds and all: the title says its minute.
         var customer = Fixture.state(width: 100, height: 30, screen: .customer)
@@ -813,12 +811,10 @@ struct SnapshotTests {
 
     @Test("the transaction's selected field shows whole on the last line; a long source keeps its file, record and place")
     func selectedFieldLine() throws {
-        var state = Fixture.state(width: 80, height: 24, screen: .transaction)
         var t = Fixture.records.transactions[4]
         let directory = String(repeating: "/exports/by-month", count: 5)
         t.sources = [Provenance(path: directory + "/notifications-v2.ndjson", index: 20, location: "data.signedTransactionInfo")]
-        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
-        state.screen = .transaction
+        var state = transactionScreen(t, width: 80, height: 24)
         _ = reduce(&state, .key(.char("G")))
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(state, theme: .builtin, into: &buffer)
@@ -1002,11 +998,9 @@ struct SnapshotTests {
 
     @Test("the transaction screen says what a revocation reason and an offer type code mean, beside the code")
     func codedFields() throws {
-        var state = Fixture.state(width: 100, height: 40, screen: .transaction)
         var t = Fixture.records.transactions[3]
         t.offerType = .winBack
-        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
-        state.screen = .transaction
+        let state = transactionScreen(t, width: 100, height: 40)
         let lines = renderedLines(state)
         let reason = try #require(lines.first { $0.hasPrefix("revocationReason ") }).trimmingCharacters(in: .whitespaces)
         #expect(reason.hasSuffix(" 1  (an issue in the app)"), "\(reason)")
@@ -1018,12 +1012,10 @@ struct SnapshotTests {
 
     @Test("a yen price has no decimals on the transaction screen and in its export")
     func yenPrice() throws {
-        var state = Fixture.state(width: 100, height: 40, screen: .transaction)
         var t = Fixture.records.transactions[3]
         t.price = 1_500_000
         t.currency = "JPY"
-        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
-        state.screen = .transaction
+        let state = transactionScreen(t, width: 100, height: 40)
         let price = try #require(renderedLines(state).first { $0.hasPrefix("price ") }).trimmingCharacters(in: .whitespaces)
         #expect(price.hasSuffix(" 1500"), "\(price)")
         #expect(transactionFields(t).first { $0.key == "price" }?.value == "1500")
@@ -1197,6 +1189,14 @@ struct SnapshotTests {
     }
 
     /// The screen `state` draws, line by line.
+    /// The Transaction screen showing `t`, over the fixture's state.
+    private func transactionScreen(_ t: Transaction, width: Int, height: Int) -> AppState {
+        var state = Fixture.state(width: width, height: height, screen: .transaction)
+        _ = reduce(&state, .transactionLoaded(t, id: t.transactionId))
+        state.screen = .transaction
+        return state
+    }
+
     private func renderedLines(_ state: AppState) -> [String] {
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(state, theme: .builtin, into: &buffer)
