@@ -38,13 +38,8 @@ public final class CursesBackend: TerminalBackend {
     /// Takes over the terminal.
     /// - Throws: ``TerminalError`` when there is no terminal, or `TERM` is unknown or cannot address the cursor.
     public init(environment: [String: String]) throws {
-        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-            throw TerminalError(message: "the dashboard needs a terminal (standard input and output are not one); use the subcommands (see --help) in scripts")
-        }
+        try Self.checkTerminal(environment: environment)
         let term = environment["TERM"] ?? ""
-        guard !term.isEmpty, term != "dumb" else {
-            throw TerminalError(message: "TERM is \(term.isEmpty ? "not set" : "dumb"): the dashboard needs a terminal that can move the cursor (TERM=xterm-256color, screen, tmux...)")
-        }
         outputIsTerminal = true
         inTmux = environment["TMUX"] != nil || term.hasPrefix("tmux") || term.hasPrefix("screen")
         setlocale(LC_ALL, "")
@@ -87,6 +82,20 @@ public final class CursesBackend: TerminalBackend {
         Self.current = self
         installSignalHandlers()
         Self.bracketedPaste(true)
+    }
+
+    /// What can be known of the terminal without taking it: standard input and output are one, and `TERM` names a
+    /// terminal that can move the cursor. The dashboard asks before it reads files or builds the demo, so a script
+    /// without a terminal hears so at once rather than after that work.
+    /// - Throws: ``TerminalError`` when there is no terminal, or `TERM` is unset or `dumb`.
+    public static func checkTerminal(environment: [String: String]) throws {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw TerminalError(message: "the dashboard needs a terminal (standard input and output are not one); use the subcommands (see --help) in scripts")
+        }
+        let term = environment["TERM"] ?? ""
+        guard !term.isEmpty, term != "dumb" else {
+            throw TerminalError(message: "TERM is \(term.isEmpty ? "not set" : "dumb"): the dashboard needs a terminal that can move the cursor (TERM=xterm-256color, screen, tmux...)")
+        }
     }
 
     /// Asks the terminal to mark pasted text (`ESC [200~` ... `ESC [201~`), so that a line break in it is not

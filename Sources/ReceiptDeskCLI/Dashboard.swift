@@ -91,6 +91,9 @@ struct Dashboard {
 
     func run() async throws {
         let now = currentTimestamp()
+        try refuseResetOfALedger()
+        // No terminal is said next: reading --files or building the demo would be work thrown away.
+        try CursesBackend.checkTerminal(environment: environment)
         // Everything that can fail for a reason a person must read happens before the screen is taken.
         let opened = try await open(now: now)
         var catalogOptions = data
@@ -129,14 +132,7 @@ struct Dashboard {
 
     /// The ledger: `--files`, `--ledger`, `$RECEIPTDESK_LEDGER` or the default file when it exists; else the demo.
     func open(now: Timestamp) async throws -> Opened {
-        let configured = !data.source.files.isEmpty || data.source.ledger != nil
-            || !(environment["RECEIPTDESK_LEDGER"] ?? "").isEmpty
-        let defaultPath = LedgerOptions.defaultLedgerPath(environment: environment)
-        if configured || FileManager.default.fileExists(atPath: defaultPath) {
-            if resetDemo {
-                throw CLIError.usage(
-                    "--reset-demo is for the demo, and a ledger is configured (--ledger, --files, $RECEIPTDESK_LEDGER or \(defaultPath)): nothing was reset")
-            }
+        if opensALedger {
             let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
             let ledger: SQLLedger
             if data.source.files.isEmpty {
@@ -148,6 +144,21 @@ struct Dashboard {
             return Opened(ledger: ledger, name: name, now: now, isDemo: false, role: try await ledger.role())
         }
         return try await openDemo()
+    }
+
+    /// Whether a ledger is configured (`--files`, `--ledger`, `$RECEIPTDESK_LEDGER`) or the default file exists:
+    /// else the dashboard shows the demo.
+    var opensALedger: Bool {
+        !data.source.files.isEmpty || data.source.ledger != nil || !(environment["RECEIPTDESK_LEDGER"] ?? "").isEmpty
+            || FileManager.default.fileExists(atPath: LedgerOptions.defaultLedgerPath(environment: environment))
+    }
+
+    /// `--reset-demo` over a ledger resets nothing: a usage error, said before anything else.
+    func refuseResetOfALedger() throws {
+        guard resetDemo, opensALedger else { return }
+        throw CLIError.usage(
+            "--reset-demo is for the demo, and a ledger is configured (--ledger, --files, $RECEIPTDESK_LEDGER or "
+                + "\(LedgerOptions.defaultLedgerPath(environment: environment))): nothing was reset")
     }
 
     /// The demo: SampleData/ (or `$RECEIPTDESK_SAMPLE_DATA`) imported into a cached ledger of its own.

@@ -549,8 +549,20 @@ struct DashboardEndToEndTests {
 
     @Test("no terminal, a dumb TERM and an unopenable ledger exit with a message before the screen is taken")
     func refusals() throws {
+        // No terminal is said before anything is opened, read or built: the ledger's own trouble would come next.
         let noTerminal = try Binary.run(["--ledger", "sqlite:/nonexistent/x.sqlite"])
-        #expect(noTerminal.status == 3, "\(noTerminal.stderr)")
+        #expect(noTerminal.status == 2, "\(noTerminal.stderr)")
+        #expect(noTerminal.stderr.contains("needs a terminal"), "\(noTerminal.stderr)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rd-e2e-noterm-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let home = [
+            "HOME": scratch.path, "XDG_CACHE_HOME": scratch.appendingPathComponent("cache").path,
+            "XDG_DATA_HOME": scratch.appendingPathComponent("data").path, "RECEIPTDESK_LEDGER": "",
+        ]
+        let demo = try Binary.run([], environment: home)
+        #expect(demo.status == 2, "\(demo.stderr)")
+        #expect(demo.stderr.contains("needs a terminal") && !demo.stderr.contains("building the demo"), "\(demo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("cache").path), "the demo was built for nothing")
         let ledger = try Self.makeLedger()
         defer { try? FileManager.default.removeItem(at: ledger.directory) }
         let piped = try Binary.run(["--ledger", ledger.url])
