@@ -915,6 +915,18 @@ struct ReducerTests {
         #expect(exportCSV(state).split(separator: "\n").count == 2)
     }
 
+    @Test(":export csv names the environment the screen shows: the filter on the lists, all on a customer or transaction")
+    func exportEnvironment() {
+        var state = Fixture.state(screen: .customers)
+        state.environment = .production
+        #expect(exportCSV(state).hasPrefix("# receiptdesk export: view=customers environment=production"))
+        for screen in [ScreenID.customer, .transaction, .imports] {
+            state.screen = screen
+            let first = exportCSV(state).split(separator: "\n")[0]
+            #expect(first.hasPrefix("# receiptdesk export: view=\(screen.title.lowercased()) environment=all "), "\(first)")
+        }
+    }
+
     @Test("Esc cancels a prompt, a second Esc goes back, and on the top screen Esc never quits")
     func escape() {
         var state = Fixture.state(screen: .overview)

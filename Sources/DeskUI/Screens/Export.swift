@@ -48,7 +48,7 @@ public func flagCSVRow(_ f: RefundFlag) -> [String] {
 
 /// The current view as CSV: a header line naming the view, filter, instant and operator, then the rows.
 public func exportCSV(_ state: AppState) -> String {
-    var filter = "environment=\(state.environment.rawValue)"
+    var filter = "environment=\(state.screenEnvironment.rawValue)"
     var rows: [[String]] = []
     switch state.screen {
     case .overview:

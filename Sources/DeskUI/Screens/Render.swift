@@ -59,7 +59,7 @@ private func drawHeader(_ state: AppState, _ screen: inout Painter) {
     // breadcrumbs take what is left.
     // The environment filter applies to the overview, the customer list and the flag queue; every other
     // screen shows one customer, transaction or import, and says "all".
-    let environment = ScreenID.environmentFiltered.contains(state.screen) ? state.environment : .all
+    let environment = state.screenEnvironment
     let asOf = state.asOf.map { ("as of \(Format.instant($0))", "status.warn") } ?? ("now \(Format.minute(state.now))", "ui.badge")
     var candidates: [(order: Int, text: String, role: String)] = []
     if state.unavailable != nil { candidates.append((0, "LEDGER UNAVAILABLE", "status.danger")) }

@@ -358,6 +358,9 @@ public struct AppState: Sendable {
     /// lists were moved by someone else, and are said to be unmarked (not those the user's own keys leave out).
     public var refreshingMarks = false
     public var environment: EnvironmentFilter = .all
+    /// The environment the screen shown applies: ``environment`` on the screens it filters, else all (the header's
+    /// "env" and an export's first line say this one).
+    var screenEnvironment: EnvironmentFilter { ScreenID.environmentFiltered.contains(screen) ? environment : .all }
     public var quitting = false
 
     // Screens.
