@@ -62,6 +62,31 @@ struct SnapshotTests {
         try match(ascii, name: "customer-ascii-80x24")
     }
 
+    @Test("drawn in ASCII, every screen's own text is ASCII: arrows named in words in help and footers, … as dots")
+    func asciiScreens() {
+        for screen in ScreenID.allCases {
+            for help in [false, true] {
+                var state = Fixture.state(width: 120, height: 40, screen: screen)
+                state.ascii = true
+                state.showHelp = help
+                var buffer = ScreenBuffer(width: 0, height: 0)
+                render(state, theme: .builtin, into: &buffer)
+                // (The fixture's data holds Japanese and emoji, which the backend draws as `?`; the screens' own
+                // punctuation, arrows, lines, blocks and shapes must not be among what it draws so.)
+                let ours: [ClosedRange<UInt32>] = [0xB7...0xB7, 0x2000...0x206F, 0x2190...0x21FF, 0x2500...0x25FF]
+                let strange = Set(buffer.text.unicodeScalars.filter { s in ours.contains { $0.contains(s.value) } }.map { String($0) })
+                #expect(strange.isEmpty, "\(screen) help=\(help): \(strange.sorted())")
+            }
+        }
+        var prompt = Fixture.state(screen: .customers)
+        prompt.ascii = true
+        _ = reduce(&prompt, .key(.char("/")))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(prompt, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("Left Right ^A ^E move"), "\(buffer.text)")
+        #expect(Key.up.label(ascii: true) == "Up" && Key.up.label == "↑")
+    }
+
     @Test("the overview's open flags by severity add up to its tile, every severity shown, bars to scale")
     func severities() throws {
         var state = Fixture.state(width: 100, height: 30)

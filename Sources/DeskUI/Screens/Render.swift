@@ -207,7 +207,9 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
     if let prompt = state.prompt {
         switch prompt.kind {
         case .command: hints = [("Enter", "run"), ("Tab", "complete"), ("Esc", "cancel")]
-        default: hints = [("Enter", "done"), ("Esc", "cancel"), ("←→ ^A ^E", "move"), ("^W", "delete word"), ("^U", "clear")]
+        default:
+            let arrows = state.ascii ? "Left Right" : "←→"
+            hints = [("Enter", "done"), ("Esc", "cancel"), ("\(arrows) ^A ^E", "move"), ("^W", "delete word"), ("^U", "clear")]
         }
     } else if state.showHelp {
         hints = [("any key", "close")]
@@ -224,7 +226,7 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
             : queue == .open ? [.reopen] : queue == .resolved ? [.acknowledge, .resolve] : state.screen == .customer ? [.reopen] : []
         hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer)
             .filter { !useless.contains($0.command) }
-            .map { ($0.keys[0].label, $0.command == .back && state.history.isEmpty ? "quit" : shortHelp($0.command)) }
+            .map { ($0.keys[0].label(ascii: state.ascii), $0.command == .back && state.history.isEmpty ? "quit" : shortHelp($0.command)) }
     }
     for (key, help) in hints {
         let w = DisplayWidth.of(key) + DisplayWidth.of(help) + 3
@@ -302,14 +304,14 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     let columnWidth = box.width / columns
     // The keys' column as wide as the widest keys shown (at most 12), so the descriptions have the rest: at 100
     // columns "only customers covered at the instant" was cut.
-    let keysWidth = min(12, layout.bindings.map { DisplayWidth.of($0.keys.prefix(2).map(\.label).joined(separator: " ")) }.max() ?? 0)
+    let keysWidth = min(12, layout.bindings.map { DisplayWidth.of($0.keys.prefix(2).map { $0.label(ascii: state.ascii) }.joined(separator: " ")) }.max() ?? 0)
     let bindingRows = max(0, box.height - commandLines.count - 1)
     let shown = min(bindings.count, bindingRows * columns)
     for (index, binding) in bindings.prefix(shown).enumerated() {
         let column = index / max(1, bindingRows)
         let x = box.x + column * columnWidth
         let y = box.y + index % max(1, bindingRows)
-        let keys = binding.keys.prefix(2).map(\.label).joined(separator: " ")
+        let keys = binding.keys.prefix(2).map { $0.label(ascii: state.ascii) }.joined(separator: " ")
         _ = p.text(keys, x: x, y: y, role: "ui.footer.key", width: keysWidth)
         _ = p.text(binding.help, x: x + keysWidth + 1, y: y, role: "ui.text", width: columnWidth - keysWidth - 2)
     }

@@ -11,8 +11,23 @@ public enum Key: Hashable, Sendable {
     case wheelUp, wheelDown
 
     /// How the help overlay and footer name the key.
-    public var label: String {
-        switch self {
+    public var label: String { label(ascii: false) }
+
+    /// How the help overlay and footer name the key; on a terminal drawn in ASCII the arrows are words (an arrow
+    /// drawn as `?` read as the help key, and `^` is Ctrl's).
+    public func label(ascii: Bool) -> String {
+        if ascii {
+            switch self {
+            case .up: return "Up"
+            case .down: return "Down"
+            case .left: return "Left"
+            case .right: return "Right"
+            case .wheelUp: return "wheel-up"
+            case .wheelDown: return "wheel-down"
+            default: break
+            }
+        }
+        return switch self {
         case .char(" "): "space"
         case .char(let c): String(c)
         case .ctrl(let c): "^" + String(c).uppercased()

@@ -3,6 +3,12 @@
 /// escaped as text
 /// (`ESC [2J` becomes `\e[2J`), never passed to the terminal.
 public enum Sanitize {
+    /// ``text(_:)`` as a screen drawn in ASCII shows it: the screens' own "…" (loading…, a date span) as three dots,
+    /// not the `?` a terminal that is not UTF-8 gets for every other character that is not ASCII.
+    public static func text(_ text: String, ascii: Bool) -> String {
+        ascii ? Self.text(text).replacing("…", with: "...") : Self.text(text)
+    }
+
     /// The text with every control, bidi-control and invisible format scalar replaced by a visible escape.
     public static func text(_ text: String) -> String {
         // Fast path: plain printable ASCII needs no work.

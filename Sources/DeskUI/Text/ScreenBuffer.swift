@@ -96,7 +96,7 @@ public struct ScreenBuffer: Sendable, Equatable {
     public mutating func putFitted(
         _ text: String, x: Int, y: Int, width w: Int, style: Style, alignRight: Bool = false, ascii: Bool = false, keepEnd: Bool = false
     ) {
-        let fitted = DisplayWidth.fit(Sanitize.text(text), to: w, alignRight: alignRight, ellipsis: ascii ? "~" : "…", keepEnd: keepEnd)
+        let fitted = DisplayWidth.fit(Sanitize.text(text, ascii: ascii), to: w, alignRight: alignRight, ellipsis: ascii ? "~" : "…", keepEnd: keepEnd)
         put(fitted, x: x, y: y, style: style, width: w)
     }
 

@@ -90,7 +90,7 @@ public struct Painter {
         _ text: String, x: Int, y: Int, role: String = "ui.text", width: Int? = nil, keepEnd: Bool = false
     ) -> Int {
         let room = min(width ?? buffer.width - x, buffer.width - max(0, x))
-        let safe = Sanitize.text(text)
+        let safe = Sanitize.text(text, ascii: glyphs == .ascii)
         let shown =
             DisplayWidth.of(safe) <= room
             ? safe
