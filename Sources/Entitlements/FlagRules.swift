@@ -326,8 +326,7 @@ public struct FlagEvaluation: Sendable {
                     revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
-                let hours = purchase.distance(to: revoked) / 3_600_000
-                raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(hours) h after purchase")
+                raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(FlagRules.elapsed(purchase.distance(to: revoked))) after purchase")
             }
             if t.revocationReason == .appIssue {
                 raise("app-issue", revoked, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
@@ -415,4 +414,14 @@ private func format2(_ value: Double) -> String {
 
 extension String {
     func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
+
+extension FlagRules {
+    /// A quick refund's delay as a person says it: whole hours from an hour, else minutes, else seconds ("0 h" said
+    /// nothing of a refund 50 seconds after purchase).
+    static func elapsed(_ milliseconds: Int64) -> String {
+        if milliseconds >= 3_600_000 { return "\(milliseconds / 3_600_000) h" }
+        if milliseconds >= 60_000 { return "\(milliseconds / 60_000) min" }
+        return "\(max(0, milliseconds) / 1_000) s"
+    }
 }

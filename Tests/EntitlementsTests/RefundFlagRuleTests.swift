@@ -92,6 +92,18 @@ struct RefundFlagRuleTests {
             ("partial-refund", "partial refund of 25%"),
         ])
 
+    @Test("a quick refund says how soon in hours, else minutes, else seconds")
+    func quickRefundDelay() {
+        for (delay, said) in [(50_000, "50 s"), (59_999, "59 s"), (60_000, "1 min"), (1_800_000, "30 min"), (3_600_000, "1 h"), (86_400_000, "24 h")] {
+            var t = Transaction(transactionId: "T1")
+            t.productId = "pro.monthly"
+            t.purchaseDate = Self.t0
+            t.revocationDate = Self.t0.adding(milliseconds: Int64(delay))
+            let flags = FlagRules().evaluate(refunds: [RefundFact(transaction: t, customerId: 7)], notifications: [], now: Self.at(400))
+            #expect(flags.filter { $0.rule == "quick-refund" }.map(\.detail) == ["refunded \(said) after purchase"], "\(delay) ms")
+        }
+    }
+
     @Test("each rule fires at its threshold and not below it", arguments: cases)
     func thresholds(_ c: Case) {
         let flags = FlagRules().evaluate(
