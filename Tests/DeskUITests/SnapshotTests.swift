@@ -547,6 +547,26 @@ struct SnapshotTests {
         #expect(strips.first?.cells[0..<60].allSatisfy { $0 == .paid } == true, "\(strips.first?.cells ?? [])")
     }
 
+    @Test("the coverage strip: a refunded period, upgraded or not, is marked refunded, and no billing retry follows it")
+    func coverageRefundThenRetry() throws {
+        for upgraded in [false, true] {
+            var refunded = Fixture.transaction("9001", product: "pro.monthly", purchased: -60, expires: -30, original: "9000")
+            refunded.revocationDate = Fixture.at(-40)
+            refunded.revocationReason = .appIssue
+            if upgraded {
+                refunded.isUpgraded = true
+                refunded.revocationType = .refundFull
+            }
+            // A renewal info seen after the period's end says billing is being retried (Apple's own sample data does).
+            let records = Fixture.customer([refunded], renewals: [(Fixture.renewal(original: "9000", retry: true), Fixture.at(-29))])
+            let strip = try #require(try Self.dailyStrips(records, at: Fixture.now).first)
+            // Days -60...0: paid to day -40, refunded to the period's end, then a gap.
+            #expect(strip.cells[0..<20].allSatisfy { $0 == .paid }, "upgraded \(upgraded): \(strip.cells)")
+            #expect(strip.cells[21..<30].allSatisfy { $0 == .refund }, "upgraded \(upgraded): \(strip.cells)")
+            #expect(strip.cells[31...].allSatisfy { $0 == .gap }, "upgraded \(upgraded): \(strip.cells)")
+        }
+    }
+
     @Test("the coverage strip: a family revoke ends access (it showed paid to the period's end); a retry since recovered stays a retry at any instant")
     func coverageRevokeAndRetry() throws {
         var shared = Fixture.transaction("6001", product: "pro.monthly", purchased: -30, expires: 30, original: "6000")

@@ -730,9 +730,11 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             // five-minute months) cover the cells they fall in, or a strip of gaps sat under an active entitlement.
             let cellEnd = min(cellStart + slice, clampedSum(instant, 1))
             if cellEnd <= firstPurchase { return nil }
+            // (An upgraded period covers nothing past the upgrade, unless Apple refunded it: then its refund is marked
+            // where it fell, as the entitlement above says "refunded".)
             let covering = transactions.filter {
                 ($0.purchaseDate?.millisecondsSince1970 ?? .max) < cellEnd && cellStart < ($0.expiresDate?.millisecondsSince1970 ?? .min)
-                    && $0.isUpgraded != true
+                    && ($0.isUpgraded != true || (view.revocations[$0.transactionId] ?? nil) != nil)
             }
             // A refund standing in this span of the strip (not one Apple reversed); a family revoke, no refund, ends
             // access all the same.
@@ -745,6 +747,11 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
                 return paid.offerDiscountType == .freeTrial ? .trial : .paid
             }
             let expired = expiries.last { $0 <= t }
+            // A period whose access was taken back (refunded, revoked) is followed by no grace and no billing retry,
+            // whatever a renewal info says: the entitlement reads "refunded", and the strip ran two months of retry.
+            let ended = transactions.filter { ($0.expiresDate?.millisecondsSince1970 ?? .max) <= t }
+                .max { ($0.expiresDate?.millisecondsSince1970 ?? .min) < ($1.expiresDate?.millisecondsSince1970 ?? .min) }
+            if let ended, let taken = view.revocations[ended.transactionId] ?? nil, taken.date.millisecondsSince1970 <= t { return .gap }
             if let expired, groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace }) {
                 return .grace
             }
