@@ -1248,6 +1248,28 @@ struct ReducerTests {
         #expect(state.transactionScroll == ListPosition())
     }
 
+    @Test("back from a transaction opened from the customer's transactions pane: that pane, on that row")
+    func backFromTransactionKeepsPane() {
+        var state = Fixture.state(screen: .customer)
+        state.customerPane = 2
+        _ = reduce(&state, .key(.down))
+        _ = reduce(&state, .key(.down))
+        let row = state.customerPositions[2]
+        let selected = state.customer!.records.transactions.reversed()[row.selected]
+        let opened = reduce(&state, .key(.enter))
+        #expect(opened.contains(.loadTransaction(selected.transactionId)), "\(opened)")
+        _ = reduce(&state, .transactionLoaded(selected, id: selected.transactionId))
+        #expect(state.screen == .transaction)
+        let back = reduce(&state, .key(.char("q")))
+        // The customer is read again (it may have changed meanwhile) and arrives as the same customer.
+        for effect in back {
+            if case .loadCustomer = effect { _ = reduce(&state, .customerLoaded(state.customer!)) }
+        }
+        #expect(state.screen == .customer)
+        #expect(state.customerPane == 2, "pane \(state.customerPane)")
+        #expect(state.customerPositions[2].selected == row.selected)
+    }
+
     @Test("with the mouse on, a click selects the list row drawn under it; a click off the list's rows selects nothing")
     func clickSelectsOnlyListRows() {
         // With who last moved the selected flag on a line of its own (under 120 columns, a flag triaged) and without.
