@@ -23,8 +23,9 @@ struct ImportRun {
         let progress = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         // Into an empty SQLite ledger, indexes only reading uses are built once after the load.
         let deferred = try await ledger.deferIndexesForFirstLoad()
+        var committed = false
         do {
-            let total = try await importAll(files, progress: progress, now: now)
+            let total = try await importAll(files, progress: progress, now: now, committed: &committed)
             if deferred { try await ledger.buildDeferredIndexes() }
             try await ledger.refreshStatistics(afterImporting: total.imported)
             try await ledger.refreshFlags(rules: rules, now: now)
@@ -32,11 +33,27 @@ struct ImportRun {
         } catch {
             // What the load committed is kept: its indexes are built now, or at the next open for writing.
             if deferred { try? await ledger.buildDeferredIndexes() }
+            if committed { await refreshFlagsAfterCut(now: now) }
             throw error
         }
     }
 
-    private func importAll(_ files: [String], progress: ProgressBar, now: Timestamp) async throws -> ImportCounts {
+    /// An import cut short (Ctrl-C, a lost connection) flags the refunds its committed batches hold, as a whole import
+    /// does: they were in the ledger, counted on the Overview, and in no queue until someone ran it again. Run outside
+    /// the cancelled import's task; when the ledger does not answer, said with what raises them.
+    private func refreshFlagsAfterCut(now: Timestamp) async {
+        let ledger = ledger
+        let rules = rules
+        let refreshed = await Task { try await ledger.refreshFlags(rules: rules, now: now) }.result
+        if case .failure = refreshed {
+            FileHandle.standardError.write(
+                Data(
+                    ("receiptdesk: the refund flags do not yet include what was committed (the ledger did not answer): the same "
+                        + "import again, or receiptdesk refunds --refresh, raises them\n").utf8))
+        }
+    }
+
+    private func importAll(_ files: [String], progress: ProgressBar, now: Timestamp, committed: inout Bool) async throws -> ImportCounts {
         var total = ImportCounts()
         for path in files {
             // Standard input is read twice like a file (its hash names the source, so piping the same data
@@ -76,6 +93,7 @@ struct ImportRun {
                 }
             } catch let error as ImportInterrupted {
                 // What is committed stays committed: say how far it came, then why it stopped.
+                if error.committed.imported > 0 { committed = true }
                 progress.clear()
                 FileHandle.standardError.write(
                     Data(
@@ -94,6 +112,7 @@ struct ImportRun {
                             + (quiet ? "(receiptdesk decode FILE names each)\n" : "(the dashboard's Imports screen lists them all)\n")).utf8))
             }
             total = total + counts
+            if counts.imported > 0 { committed = true }
             if !quiet || counts.rejected > 0 {
                 // The file's reconciliation, another run's records in it: said, so that a resumed run's figures are not
                 // read as its own. (That run may have been cut, or be importing the same file still: two importers of

@@ -52,11 +52,14 @@ struct ImportCommandTests {
     }
 
     /// NDJSON of decoded transaction payloads: small records, many of them.
-    static func writeTransactions(count: Int, to path: String, prefix: String = "k") {
+    /// - Parameter refundedEvery: every so many transactions one is refunded an hour after purchase (a quick refund).
+    static func writeTransactions(count: Int, to path: String, prefix: String = "k", refundedEvery: Int? = nil) {
         var text = ""
         text.reserveCapacity(count * 200)
         for i in 0..<count {
-            text += #"{"transactionId":"\#(prefix)\#(i)","originalTransactionId":"\#(prefix)o\#(i / 10)","productId":"pro.monthly","purchaseDate":\#(1_700_000_000_000 + Int64(i) * 1000),"expiresDate":\#(1_702_592_000_000 + Int64(i) * 1000),"type":"Auto-Renewable Subscription","quantity":1}"#
+            let purchase = 1_700_000_000_000 + Int64(i) * 1000
+            let refund = refundedEvery.map { i % $0 == 0 } == true ? #","revocationDate":\#(purchase + 3_600_000),"revocationReason":0"# : ""
+            text += #"{"transactionId":"\#(prefix)\#(i)","originalTransactionId":"\#(prefix)o\#(i / 10)","productId":"pro.monthly","purchaseDate":\#(purchase),"expiresDate":\#(1_702_592_000_000 + Int64(i) * 1000),"type":"Auto-Renewable Subscription","quantity":1\#(refund)}"#
             text += "\n"
         }
         writeTestFile(path, Data(text.utf8))
@@ -308,7 +311,7 @@ struct ImportCommandTests {
     func interruptMidImport() async throws {
         let input = Self.temporary("ctrl-c.ndjson")
         let count = 50_000
-        Self.writeTransactions(count: count, to: input, prefix: "c")
+        Self.writeTransactions(count: count, to: input, prefix: "c", refundedEvery: 100)
         let ledgerPath = Self.temporary("ctrl-c.sqlite")
         let batch = 500
         let process = Process()
@@ -336,6 +339,16 @@ struct ImportCommandTests {
         #expect(stderr.contains("receiptdesk: interrupted (Ctrl-C); the same command again resumes"), "\(stderr)")
         let committed = try #require(PostgresImportTests.counts(in: line), "\(line)")
         #expect(committed.reconciles && committed.read > 0 && committed.read < count && committed.read % batch == 0, "\(line)")
+        // The refunds the committed batches hold are in the queue (they were counted, and flagged by no one).
+        let cut = try SQLiteDatabase.open(path: ledgerPath)
+        let (refunds, flagged) = try await cut.read { c in
+            (
+                try c.scalar("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL")?.int ?? -1,
+                try c.scalar("SELECT COUNT(*) FROM flags WHERE rule = 'quick-refund'")?.int ?? -2
+            )
+        }
+        try await cut.close()
+        #expect(refunds > 0 && flagged == refunds, "\(refunds) refunds committed, \(flagged) flagged")
 
         let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
         #expect(rerun.status == 0 && rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"), "\(rerun.stderr)")
