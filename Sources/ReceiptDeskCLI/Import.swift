@@ -123,7 +123,9 @@ struct Import: AsyncParsableCommand {
 enum Interrupt {
     static func onFirst(_ action: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
         signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        // A queue of its own: the global queue's threads are the decoding tasks' (Swift's executor on Linux), and a
+        // verified import kept them all busy, so Ctrl-C was said seconds late and a second one did not stop it.
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "receiptdesk.interrupt"))
         source.setEventHandler {
             source.cancel()
             FileHandle.standardError.write(Data("\nreceiptdesk: stopping after the batch being written (Ctrl-C again stops at once)\n".utf8))

@@ -355,6 +355,40 @@ struct ImportCommandTests {
         #expect(rerun.stderr.contains("resumed after its first \(committed.read) records"), "\(rerun.stderr)")
     }
 
+    @Test("Ctrl-C while verification keeps every core busy is said at once, and a second one stops the import at once")
+    func interruptWhileVerifying() async throws {
+        let directory = Self.temporary("busy-ctrl-c")
+        let sample = try Binary.run(["sample", "--customers", "800", "--seed", "ctrl-c", "--out", directory])
+        #expect(sample.status == 0, "\(sample.stderr)")
+        let ledgerPath = Self.temporary("busy-ctrl-c.sqlite")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        // One batch of every record: its verification takes seconds on both cores, and it commits only at the end.
+        process.arguments = [
+            "import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "100000", "--trust-root", "\(directory)/test-root.pem",
+            "\(directory)/data/notifications-v2.ndjson",
+        ]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+        pause(for: .seconds(1))
+        kill(pid, SIGINT)
+        pause(for: .seconds(1))
+        kill(pid, SIGINT)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        watchdog.cancel()
+        // The first was answered while the batch was still being verified (its handler's queue is its own: on the
+        // global queue it waited for the decoding to end), so the second found Ctrl-C's default and ended it there.
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT, "\(process.terminationStatus) \(stderr)")
+        #expect(stderr.contains("stopping after the batch being written"), "\(stderr)")
+        #expect(!stderr.contains("its committed batches hold") && !stderr.contains("total:"), "the batch ran to its end: \(stderr)")
+    }
+
     @Test("two importers at once both finish: the second waits for the first's batches")
     func concurrentImporters() throws {
         let ledgerPath = Self.temporary("concurrent.sqlite")
