@@ -23,6 +23,16 @@ public final class SQLLedger: Sendable {
         // A ledger the role has no rights on is there all the same: that is said, rather than that there is none (or
         // an import trying to create one, which the schema's rights refuse).
         let exists = try await holdsLedger(database)
+        if !exists {
+            // Another application's tables of the ledger's names: a ledger cannot be made beside them (the import said
+            // PostgreSQL's "relation "sources" already exists", after being told it would create one).
+            let taken = try await database.read { connection in try Schema.takenTableNames(connection) }
+            if !taken.isEmpty {
+                throw LedgerError.cannotOpen(
+                    "this database holds no ReceiptDesk ledger, and tables of the names a ledger uses (\(taken.joined(separator: ", "))) "
+                        + "that are not one: give the ledger a database of its own, or on PostgreSQL a schema of its own, first on the role's search_path")
+            }
+        }
         if !creating, !exists {
             throw LedgerError.cannotOpen("this database holds no ReceiptDesk ledger (receiptdesk import into it creates one)")
         }

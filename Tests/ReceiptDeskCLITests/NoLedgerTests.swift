@@ -1,5 +1,7 @@
 import Foundation
 import Ledger
+import LedgerPostgres
+import LedgerSQLite
 import Testing
 
 @testable import ReceiptDeskCLI
@@ -27,6 +29,55 @@ struct NoLedgerTests {
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         try Self.refusals("sqlite:" + path)
         await Self.holdsNoLedger("sqlite:" + path)
+    }
+
+    /// `import` and a reading command into a database holding another application's tables of the ledger's names:
+    /// both say so (the import said it would create a ledger, then failed on PostgreSQL's "already exists"), and the
+    /// tables stay as they were.
+    static func foreignTables(_ url: String, tables: () async throws -> [String]) async throws {
+        let input = Data(PostgresImportTests.purchases(2).utf8)
+        for arguments in [["import", "--no-verify", "-"], ["lookup", "C1"]] {
+            let run = try Binary.run(arguments + ["--ledger", url], stdin: input, limit: .seconds(60))
+            #expect(run.status == 3, "\(arguments): \(run.stderr)")
+            #expect(
+                run.stderr.contains("tables of the names a ledger uses (flags, sources) that are not one") && !run.stderr.contains("creates one"),
+                "\(arguments): \(run.stderr)")
+        }
+        #expect(try await tables() == ["flags", "sources"])
+    }
+
+    @Test("a SQLite file holding another application's flags and sources tables is said to, and left as it was")
+    func foreignSQLiteTables() async throws {
+        let path = cliScratchDirectory.appendingPathComponent("foreign-\(UUID().uuidString).sqlite").path
+        let database = try SQLiteDatabase.open(path: path)
+        try await database.write { c in
+            try c.execute("CREATE TABLE flags (id INTEGER)")
+            try c.execute("CREATE TABLE sources (x TEXT)")
+        }
+        try await database.close()
+        try await Self.foreignTables("sqlite:" + path) {
+            let database = try SQLiteDatabase.open(path: path, readOnly: true)
+            let names = try await database.read { c in
+                try c.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", []).compactMap { $0[0].text }
+            }
+            try await database.close()
+            return names
+        }
+    }
+
+    @Test("a PostgreSQL database holding another application's flags and sources tables is said to, and left as it was")
+    func foreignPostgresTables() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let url = try PostgresTestServer.get().createDatabase()
+        try await PostgresGrantTests.asSuperuser(url, "CREATE TABLE flags (id INT)", "CREATE TABLE sources (x TEXT)")
+        try await Self.foreignTables(url) {
+            let database = try await PostgresDatabase.connect(url: url)
+            let names = try await database.read { c in
+                try c.query("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", []).compactMap { $0[0].text }
+            }
+            try await database.close()
+            return names
+        }
     }
 
     @Test("an empty PostgreSQL database is refused by lookup and refunds, and stays without the ledger's tables")
