@@ -70,6 +70,12 @@ public final class SQLLedger: Sendable {
         return SQLLedger(database: database)
     }
 
+    /// Every table of a ledger's schema (a portable ledger's writers' table besides: ``PortableSQL/writersTable``).
+    public static let tables = [
+        "ledger_meta", "ledger_migrations", "sources", "raw_records", "customers", "customer_ids", "transactions",
+        "renewal_infos", "notifications", "flags", "triage_log", "customer_stats", "ledger_counters",
+    ]
+
     /// Whether the database holds a ledger (in the connection's current schema, on PostgreSQL), without opening it:
     /// one the role has no rights on is refused as ``open(_:now:readOnly:creating:)`` refuses it.
     public static func holdsLedger(_ database: any SQLDatabase) async throws -> Bool {
@@ -89,11 +95,47 @@ public final class SQLLedger: Sendable {
         try await database.read { c in
             guard c.dialect == .postgres else { return nil }
             let row = try c.query(
-                "SELECT current_user::text, has_table_privilege('triage_log', 'INSERT') AND has_column_privilege('flags', 'status', 'UPDATE')", []
+                "SELECT current_user::text, \(Self.mayTriageSQL)", []
             ).first
             guard let name = row?[0].text else { return nil }
             return (name, row?[1].int == 1)
         }
+    }
+
+    /// Whether the connection's role may add to the triage log and move a flag (PostgreSQL).
+    static let mayTriageSQL = "has_table_privilege('triage_log', 'INSERT') AND has_column_privilege('flags', 'status', 'UPDATE')"
+
+    /// What a command writes, for ``refuseUnlessRoleMay(_:)``.
+    public enum Work: Sendable {
+        /// `import` (and `refunds --refresh`, account links): rows in and flags refreshed, an importer's rights.
+        case importing
+        /// `triage`: the triage log and a flag's status, an agent's rights.
+        case triaging
+    }
+
+    /// Refuses, before any work, a PostgreSQL role whose rights do not cover `work` (a `readOnly` error, exit 2, naming
+    /// the role and the grant that gives them): a viewer's import ran to its end as if it could write, and an
+    /// importer's triage of a resolved flag was told to reopen it first, which it may not either. Nothing on SQLite.
+    public func refuseUnlessRoleMay(_ work: Work) async throws {
+        let (check, kind, what) =
+            switch work {
+            case .importing:
+                (
+                    "has_table_privilege('raw_records', 'INSERT') AND has_table_privilege('transactions', 'INSERT') "
+                        + "AND has_table_privilege('flags', 'INSERT')", "importer", "import into"
+                )
+            case .triaging:
+                (Self.mayTriageSQL, "agent", "triage")
+            }
+        let refused: String? = try await database.read { c in
+            guard c.dialect == .postgres, let row = try c.query("SELECT current_user::text, \(check)", []).first else { return nil }
+            return row[1].int == 1 ? nil : row[0].text ?? "?"
+        }
+        guard let role = refused else { return }
+        throw LedgerError(
+            code: .readOnly,
+            message: "the PostgreSQL role \"\(role)\" may not \(what) this ledger: nothing was written (receiptdesk ledger grant "
+                + "\(kind) \(role), run by the ledger's owner, gives it the rights)")
     }
 
     // MARK: The stored read-only setting

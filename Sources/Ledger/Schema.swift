@@ -437,16 +437,10 @@ public enum Schema {
         ),
     ]
 
-    /// Every table a ledger makes, by name.
-    static let tableNames = [
-        "ledger_meta", "ledger_migrations", "sources", "raw_records", "transactions", "renewal_infos", "notifications", "customers",
-        "customer_ids", "customer_stats", "flags", "triage_log", "ledger_counters", PortableSQL.writersTable,
-    ]
-
     /// The ledger's table names already taken in the database (SQLite) or the current schema (PostgreSQL) that holds no
     /// ledger: another application's tables, which creating a ledger there would collide with.
     static func takenTableNames(_ connection: any SQLConnection) throws -> [String] {
-        let list = tableNames.map { "'\($0)'" }.joined(separator: ", ")
+        let list = (SQLLedger.tables + [PortableSQL.writersTable]).map { "'\($0)'" }.joined(separator: ", ")
         let sql =
             switch connection.dialect {
             case .sqlite: "SELECT name FROM sqlite_master WHERE name IN (\(list)) ORDER BY name"

@@ -21,10 +21,7 @@ public enum LedgerRole: String, CaseIterable, Sendable {
 /// only with the triage log entry that records it (a trigger, schema v7), so the agent cannot move one unrecorded.
 public enum PostgresRoles {
     /// Every table of the ledger's schema (a test compares this with what the migrations create).
-    public static let tables = [
-        "ledger_meta", "ledger_migrations", "sources", "raw_records", "customers", "customer_ids", "transactions",
-        "renewal_infos", "notifications", "flags", "triage_log", "customer_stats", "ledger_counters",
-    ]
+    public static let tables = SQLLedger.tables
 
     /// The identity sequences behind the tables' `id` columns (PostgreSQL names them `TABLE_id_seq`).
     public static let sequences = [

@@ -65,6 +65,12 @@ struct Import: AsyncParsableCommand {
         let mapping = try customers.map(DataOptions.customerMapping)
         // (Links alone go into a ledger that is there: a mistyped path would have been created empty, and linked nothing.)
         let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now, mustExist: paths.isEmpty)
+        do {
+            try await store.refuseUnlessRoleMay(.importing)
+        } catch {
+            try? await store.close()
+            throw error
+        }
         let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {

@@ -101,6 +101,7 @@ struct Triage: AsyncParsableCommand {
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let action: TriageAction = acknowledge ? .ack : resolve ? .resolve : .reopen
+        try await ledger.refuseUnlessRoleMay(.triaging)
         let who = try await OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, ledger: ledger)
         // A flag that is not there exits 1, one already in that status 2 (ExitStatus).
         let flag = try await ledger.triage(flagId: flagId, action: action, operatorName: who, note: note, now: now)

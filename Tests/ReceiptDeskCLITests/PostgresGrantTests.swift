@@ -76,6 +76,39 @@ struct PostgresGrantTests {
         #expect(lookup.status == 0, "\(lookup.stderr)")
     }
 
+    @Test("a write beyond a role's grant is refused before any work, naming the role and the grant: import, refresh, triage")
+    func writesBeyondTheGrant() async throws {
+        let url = try Self.ledger()
+        let viewer = try await Self.login("rd_view", ownerURL: url)
+        let etl = try await Self.login("rd_etl", ownerURL: url)
+        let ana = try await Self.login("rd_ana", ownerURL: url)
+        for (kind, role) in [("viewer", viewer.name), ("importer", etl.name), ("agent", ana.name)] {
+            #expect(try Binary.run(["ledger", "grant", kind, role, "--ledger", url], limit: .seconds(60)).status == 0)
+        }
+        func refused(_ arguments: [String], as login: (name: String, url: String), kind: String, _ what: String) throws {
+            // (A file of records all rejected: the viewer's import of it exited 1, as if it had been recorded.)
+            let run = try Binary.run(arguments + ["--ledger", login.url], stdin: Data("not json\n".utf8), limit: .seconds(60))
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "the PostgreSQL role \"\(login.name)\" may not \(what) this ledger: nothing was written (receiptdesk ledger grant \(kind) \(login.name)"),
+                "\(arguments): \(run.stderr)")
+        }
+        try refused(["import", "--no-verify", "-"], as: viewer, kind: "importer", "import into")
+        try refused(["refunds", "--refresh"], as: viewer, kind: "importer", "import into")
+        try refused(["import", "--no-verify", "-"], as: ana, kind: "importer", "import into")
+        // An importer's triage was answered about the flag ("no flag", "reopen it first"), which it may not triage at all.
+        try refused(["triage", "quick-refund:nosuch", "--ack"], as: etl, kind: "agent", "triage")
+        try refused(["triage", "quick-refund:nosuch", "--ack"], as: viewer, kind: "agent", "triage")
+        // Within the grant, the command goes on to its own answer.
+        let triage = try Binary.run(["triage", "quick-refund:nosuch", "--ack", "--ledger", ana.url], limit: .seconds(60))
+        #expect(triage.status == 1 && triage.stderr.contains("no flag"), "\(triage.stderr)")
+        let imported = try Binary.run(
+            ["import", "--no-verify", "--ledger", etl.url, "-"], stdin: Data(PostgresImportTests.purchases(2).utf8), limit: .seconds(60))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try Binary.run(["refunds", "--refresh", "--ledger", etl.url], limit: .seconds(60)).status == 0)
+    }
+
     @Test("ledger grant by a login that is not the ledger's owner nor a superuser is refused up front: exit 2, nothing changed")
     func grantByOthersRefused() async throws {
         let url = try Self.ledger()
