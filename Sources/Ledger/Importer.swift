@@ -25,6 +25,8 @@ public struct ImportInterrupted: Error, CustomStringConvertible {
     public var committed: ImportCounts
     /// Why the import stopped.
     public var underlying: any Error
+    /// The records before this run's, committed by another run of the source, which this one began after.
+    public var resumed = 0
 
     public var description: String { "\(path): interrupted after \(committed): \(underlying)" }
 }
@@ -166,7 +168,7 @@ public struct Importer: Sendable {
             // A batch still being written may yet commit: it is counted if it does, and the first failure is
             // the one reported.
             try? await settle()
-            throw ImportInterrupted(path: info.path, committed: committed, underlying: error)
+            throw ImportInterrupted(path: info.path, committed: committed, underlying: error, resumed: resumed)
         }
     }
 

@@ -95,10 +95,16 @@ struct ImportRun {
                 // What is committed stays committed: say how far it came, then why it stopped.
                 if error.committed.imported > 0 { committed = true }
                 progress.clear()
+                // A run that itself resumed says so: its figures are this run's, not the file's (a loop of cut runs
+                // read as the file's records 200, 800, 200...).
+                let before = error.resumed
+                let earlier =
+                    before > 0
+                    ? "; this run began after the first \(before) \(before == 1 ? "record" : "records"), committed by another run of this file" : ""
                 FileHandle.standardError.write(
                     Data(
                         ("\(safe(path)): interrupted; its committed batches hold \(error.committed) "
-                            + "(the same import again resumes after them)\n").utf8))
+                            + "(the same import again resumes after them\(earlier))\n").utf8))
                 throw Self.named(error.underlying, path: path)
             } catch {
                 progress.clear()

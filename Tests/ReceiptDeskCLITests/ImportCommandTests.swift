@@ -350,9 +350,34 @@ struct ImportCommandTests {
         try await cut.close()
         #expect(refunds > 0 && flagged == refunds, "\(refunds) refunds committed, \(flagged) flagged")
 
+        // Cut again: this run's figures are its own, and it says where it began.
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: Binary.path)
+        second.arguments = process.arguments
+        let secondErrors = Pipe()
+        second.standardOutput = FileHandle.nullDevice
+        second.standardError = secondErrors
+        try second.run()
+        _ = await Self.stopOnceCommitted(second, ledgerPath: ledgerPath, rows: Int64(committed.read + batch * 4))
+        #expect(second.isRunning, "the import finished before it could be interrupted; make the input larger")
+        kill(second.processIdentifier, SIGINT)
+        kill(second.processIdentifier, SIGCONT)
+        let secondPID = second.processIdentifier
+        let secondWatchdog = DispatchWorkItem { kill(secondPID, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: secondWatchdog)
+        let secondStderr = String(decoding: secondErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        second.waitUntilExit()
+        secondWatchdog.cancel()
+        let secondLine = try #require(
+            secondStderr.split(separator: "\n").last { $0.contains("interrupted; its committed batches hold") }, "\(secondStderr)")
+        #expect(
+            secondLine.contains("this run began after the first \(committed.read) records, committed by another run of this file"), "\(secondLine)")
+        let both = try #require(PostgresImportTests.counts(in: secondLine), "\(secondLine)")
+        let resumedAt = committed.read + both.read
+
         let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
         #expect(rerun.status == 0 && rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"), "\(rerun.stderr)")
-        #expect(rerun.stderr.contains("resumed after its first \(committed.read) records"), "\(rerun.stderr)")
+        #expect(rerun.stderr.contains("resumed after its first \(resumedAt) records"), "\(rerun.stderr)")
     }
 
     @Test("Ctrl-C while verification keeps every core busy is said at once, and a second one stops the import at once")
