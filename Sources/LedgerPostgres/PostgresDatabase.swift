@@ -175,8 +175,13 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             // Not awaited: the caller learns of the failure now, not after the event loop winds down.
             database.lock.withLock { database.isClosed = true }
             DispatchQueue.global().async { group.shutdownGracefully { _ in } }
+            let reason = Self.reason(error)
+            // A role the database refuses CONNECT to: the grant that gives it (it said only PostgreSQL's refusal).
+            let grant =
+                reason.contains("permission denied for database")
+                ? " (receiptdesk ledger grant viewer|agent|importer \(target.user) --ledger URL, run by the ledger's owner, gives it CONNECT)" : ""
             throw LedgerError.cannotOpen(
-                "cannot connect to the PostgreSQL ledger at \(target.redacted): \(Self.reason(error))"
+                "cannot connect to the PostgreSQL ledger at \(target.redacted): \(reason)\(grant)"
                     + (target.passwordFileRefused.map { "; \($0)" } ?? ""))
         }
         // The ledger says how it is written; the URL's `portable` only chooses for a ledger not yet created.
@@ -1138,7 +1143,13 @@ struct PostgresURL {
     /// - Throws: `LedgerError.cannotOpen` naming the parameter (a name is echoed only when it is one of libpq's or
     ///   looks like a parameter name: lower-case letters, digits and `_`, at most 32).
     static func checkParameters(_ parameters: [String: String]) throws {
-        let reads = "it reads host, port, dbname, user, password, passfile, sslmode, sslrootcert and its own portable"
+        // Every parameter it takes, from the sets it takes them by (the list said nothing of the keepalives or
+        // application_name, which are taken).
+        let order = ["host", "port", "dbname", "user", "password", "passfile", "sslmode", "sslrootcert"]
+        let others = readParameters.subtracting(order + ["portable"]).sorted()
+        let reads =
+            "it reads \((order + others).joined(separator: ", ")) and its own portable, and takes "
+            + "\(ignoredParameters.sorted().joined(separator: ", ")) without acting on them"
         for name in parameters.keys.sorted() where !readParameters.contains(name) && !ignoredParameters.contains(name) {
             if let value = parameters[name], harmlessValues[name]?.contains(value) == true { continue }
             if unsupportedParameters.contains(name) {

@@ -146,8 +146,10 @@ struct PostgresURLTests {
             _ = try PostgresURL(url, environment: Self.bare)
         } throws: { error in
             guard let error = error as? LedgerError else { return false }
+            // Every parameter taken is named: the keepalives and application_name were taken and not listed.
             return error.code == .cannotOpen && error.message.contains(named) && error.message.contains("it reads host, port")
-                && !error.message.contains("pw s3cret") && !error.message.contains("SSLMODE")
+                && error.message.contains("keepalives_idle") && error.message.contains("tcp_user_timeout")
+                && error.message.contains("application_name") && !error.message.contains("pw s3cret") && !error.message.contains("SSLMODE")
         }
         let harmless = "postgres://bo@db.example/ledger?application_name=desk&connect_timeout=5&keepalives=1&sslmode=require"
             + "&gssencmode=disable&channel_binding=prefer&target_session_attrs=any"

@@ -76,6 +76,23 @@ struct PostgresGrantTests {
         #expect(lookup.status == 0, "\(lookup.stderr)")
     }
 
+    @Test("a login the database refuses CONNECT to is told the grant that gives it; after it, the login reads")
+    func loginWithoutConnect() async throws {
+        let url = try Self.ledger()
+        let database = try #require(url.split(separator: "?")[0].split(separator: "/").last.map(String.init))
+        try await Self.asOwner(url, "REVOKE CONNECT ON DATABASE \(database) FROM PUBLIC")
+        let reader = try await Self.login("rd_noconnect", ownerURL: url)
+        let run = try Binary.run(["lookup", "C1", "--ledger", reader.url], limit: .seconds(60))
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("permission denied for database")
+                && run.stderr.contains("(receiptdesk ledger grant viewer|agent|importer \(reader.name) --ledger URL, run by the ledger's owner, gives it CONNECT)"),
+            "\(run.stderr)")
+        #expect(try Binary.run(["ledger", "grant", "viewer", reader.name, "--ledger", url], limit: .seconds(60)).status == 0)
+        let after = try Binary.run(["refunds", "--ledger", reader.url], limit: .seconds(60))
+        #expect(after.status == 0, "\(after.stderr)")
+    }
+
     @Test("a write beyond a role's grant is refused before any work, naming the role and the grant: import, refresh, triage")
     func writesBeyondTheGrant() async throws {
         let url = try Self.ledger()
