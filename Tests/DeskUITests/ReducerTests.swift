@@ -427,6 +427,28 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("time travel: the transactions pane lists what was bought by the instant, says how many later, keeps its row")
+    func timeTravelTransactions() {
+        var state = Fixture.state(width: 100, height: 30, screen: .customer)
+        state.customerPane = 2
+        // Newest first: 2006, 2005, 2004, 2003, 2002, 2001; the selection on 2003 (bought day -58).
+        for _ in 0..<3 { _ = reduce(&state, .key(.down)) }
+        #expect(state.customerView?.transactions[state.customerPositions[2].selected].transactionId == "2003")
+        _ = reduce(&state, .instantParsed(Fixture.at(-45)))
+        #expect(state.customerView?.transactions.map(\.transactionId) == ["2003", "2002", "2001"])
+        #expect(state.customerView?.transactionsLater == 3)
+        #expect(state.customerView?.transactions[state.customerPositions[2].selected].transactionId == "2003")
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("Transactions (newest first)  3 bought later not listed"), "\(buffer.text)")
+        #expect(!buffer.text.contains("2004"), "\(buffer.text)")
+        // Enter opens the row shown, not the one at its index among them all.
+        #expect(reduce(&state, .key(.enter)).contains(.loadTransaction("2003")))
+        _ = reduce(&state, .instantParsed(nil))
+        #expect(state.customerView?.transactions.count == 6 && state.customerView?.transactionsLater == 0)
+        #expect(state.customerView?.transactions[state.customerPositions[2].selected].transactionId == "2003")
+    }
+
     @Test("a Tab typed in a resolve note is the space it stands for, not dropped")
     func tabInNote() {
         var state = Fixture.state(screen: .refunds)

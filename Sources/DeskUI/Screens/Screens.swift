@@ -433,8 +433,10 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         drawCustomerFlags(state, detail, &p, body, y: y, rows: rows)
     } else if state.customerPane == 2 {
         let next = detail.flags.isEmpty ? "entitlements" : "flags"
-        p.section("Transactions (newest first)  Tab: \(next)", x: 0, y: y, width: state.width, focused: true)
-        let transactions = Array(records.transactions.reversed())
+        // Under time travel, those bought by the instant, and how many after it are not listed.
+        let later = view.transactionsLater > 0 ? "  \(Format.count(view.transactionsLater)) bought later not listed" : ""
+        p.section("Transactions (newest first)\(later)  Tab: \(next)", x: 0, y: y, width: state.width, focused: true)
+        let transactions = view.transactions
         // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
         // less than the day alone.
         // Narrow, the price leaves first, then the environment (the header says it when there is one).

@@ -486,6 +486,10 @@ public struct CustomerView: Sendable {
     /// `CustomerHistory.revocation(of:at:)`): a refund, a family revoke, or none (an upgrade's prorated
     /// cancellation, a refund Apple reversed), by transaction id.
     public var revocations: [String: Revocation?]
+    /// The transactions pane's rows, newest first: those bought by the instant (under time travel a pane of every
+    /// transaction listed purchases after it, beside a header and timeline that left them out), and how many later.
+    public var transactions: [Transaction]
+    public var transactionsLater: Int
 
     public init(detail: CustomerDetail, at instant: Timestamp, catalog: Catalog) {
         let history = detail.records.history
@@ -498,6 +502,9 @@ public struct CustomerView: Sendable {
         timeline = history.timeline(upTo: instant, catalog: catalog)
         facts = history.facts(at: instant)
         self.instant = instant
+        // (As the header counts them: CustomerRecords.transactionCount(at:).)
+        transactions = detail.records.transactions.reversed().filter { ($0.purchaseDate ?? instant) <= instant }
+        transactionsLater = detail.records.transactions.count - transactions.count
     }
 }
 

@@ -437,7 +437,7 @@ private func open(_ state: inout AppState) -> [Effect] {
             guard let id = view.timeline[safe: position]?.transactionId else { return [] }
             return [.loadTransaction(id)]
         case 2:
-            guard let t = detail.records.transactions.reversed()[safe: position] else { return [] }
+            guard let t = view.transactions[safe: position] else { return [] }
             return [.loadTransaction(t.transactionId)]
         case 3:
             // A flag opens the timeline on what it is about, as Enter on the queue does.
@@ -572,7 +572,7 @@ func selectedId(_ state: AppState) -> String? {
         let position = state.customerPositions[state.customerPane].selected
         switch state.customerPane {
         case 1: return view.timeline[safe: position]?.transactionId
-        case 2: return detail.records.transactions.reversed()[safe: position]?.transactionId
+        case 2: return view.transactions[safe: position]?.transactionId
         case 3: return detail.flags[safe: position]?.id
         default: return view.entitlements[safe: position]?.transactionId ?? "C\(detail.records.id)"
         }

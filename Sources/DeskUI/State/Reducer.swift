@@ -447,7 +447,11 @@ private func moveNow(_ state: inout AppState, to now: Timestamp) -> Bool {
 /// The open customer's entitlements, coverage and timeline computed again at the instant shown (after it moved).
 private func viewCustomerAtInstant(_ state: inout AppState) {
     guard let detail = state.customer else { return }
+    // Each pane stays on the row it was on when that row is still listed (the transactions pane lists fewer back in
+    // time, so its indices move).
+    let kept = customerRowKeys(state)
     state.customerView = CustomerView(detail: detail, at: state.instant, catalog: state.catalog)
+    restoreCustomerRows(&state, kept)
     clampPositions(&state)
 }
 
@@ -601,7 +605,7 @@ private func clampPositions(_ state: inout AppState) {
 /// The rows of each customer pane: entitlements, timeline events, transactions, flags.
 func customerPaneCounts(_ state: AppState) -> [Int] {
     guard let view = state.customerView, let detail = state.customer else { return [0, 0, 0, 0] }
-    return [view.entitlements.count, view.timeline.count, detail.records.transactions.count, detail.flags.count]
+    return [view.entitlements.count, view.timeline.count, view.transactions.count, detail.flags.count]
 }
 
 extension Array {
@@ -623,7 +627,7 @@ func customerRowKeys(_ state: AppState) -> CustomerRowKeys {
     return CustomerRowKeys(
         entitlement: view?.entitlements[safe: state.customerPositions[0].selected]?.name,
         event: event.map { ($0.at, $0.kind, $0.transactionId) },
-        transactionId: state.customer?.records.transactions.reversed()[safe: state.customerPositions[2].selected]?.transactionId,
+        transactionId: view?.transactions[safe: state.customerPositions[2].selected]?.transactionId,
         flagId: state.customer?.flags[safe: state.customerPositions[3].selected]?.id)
 }
 
@@ -633,7 +637,7 @@ func restoreCustomerRows(_ state: inout AppState, _ kept: CustomerRowKeys) {
     let indices: [Int?] = [
         kept.entitlement.flatMap { name in view.entitlements.firstIndex { $0.name == name } },
         kept.event.flatMap { key in view.timeline.firstIndex { $0.at == key.at && $0.kind == key.kind && $0.transactionId == key.transactionId } },
-        kept.transactionId.flatMap { id in detail.records.transactions.reversed().firstIndex { $0.transactionId == id } },
+        kept.transactionId.flatMap { id in view.transactions.firstIndex { $0.transactionId == id } },
         kept.flagId.flatMap { id in detail.flags.firstIndex { $0.id == id } },
     ]
     for (pane, index) in indices.enumerated() {
