@@ -427,6 +427,24 @@ struct ReducerTests {
         #expect(state.asOf == nil && state.customerView?.entitlements.first { $0.name == "group G1" }?.state == .revoked)
     }
 
+    @Test("time travel says what is not of the instant: the customer list's figures are now's; an empty queue, raised by then")
+    func timeTravelSaysNow() {
+        var customers = Fixture.state(width: 120, height: 30, screen: .customers)
+        customers.asOf = Fixture.at(-45)
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(customers, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("figures: the ledger's now"), "\(buffer.text)")
+        var queue = Fixture.state(width: 120, height: 30, screen: .refunds)
+        queue.asOf = Fixture.at(-45)
+        queue.flags = []
+        queue.flagStatus = .open
+        render(queue, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 are open now (f changes the status; t now shows every flag)"), "\(buffer.text)")
+        queue.flagStatus = nil
+        render(queue, theme: .builtin, into: &buffer)
+        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 (t now shows every flag)"), "\(buffer.text)")
+    }
+
     @Test("time travel: the transactions pane lists what was bought by the instant, says how many later, keeps its row")
     func timeTravelTransactions() {
         var state = Fixture.state(width: 100, height: 30, screen: .customer)

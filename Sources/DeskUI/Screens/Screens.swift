@@ -191,6 +191,8 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // What A and F narrowed it to (an empty list said nothing of why).
     if let at = state.customerQuery.activeAt { title += "  covered at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
+    // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
+    if state.asOf != nil { title += "  figures: the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
@@ -859,6 +861,12 @@ private func emptyQueueText(_ state: AppState) -> String {
         let severity = state.flagSeverity.map { "\($0.rawValue) " } ?? ""
         if let product = state.flagProduct { return "no \(status)\(severity)flags of \(product) here (5 shows every product's)" }
         if !severity.isEmpty { return "no \(status)\(severity)flags here (5 shows every severity)" }
+        // Back in time the queue holds the flags raised by then, in their statuses now: said, or "none here" read as
+        // none at all while the Overview counted hundreds.
+        if let asOf = state.asOf {
+            let now = status.isEmpty ? "" : " are \(status)now (f changes the status;"
+            return "no flags raised by \(Format.instant(asOf))\(now)\(now.isEmpty ? " (" : " ")t now shows every flag)"
+        }
         return "no flags \(status)here (f changes the status shown)"
     }
     let text = "none of the \(Format.count(state.flags.count)) flags read matches the filter"
