@@ -776,6 +776,18 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.hasPrefix("─ 0 customers  sorted by") })
     }
 
+    @Test("a flag queue not read yet (the ledger unavailable) gives no count, not '0 shown of 988'")
+    func queueUnread() throws {
+        var state = Fixture.state(width: 120, height: 30, screen: .refunds)
+        state.flags = []
+        state.flagTotal = 988
+        state.unavailable = "cannot reach the PostgreSQL ledger: no server is listening there"
+        let lines = renderedLines(state)
+        #expect(lines.contains { $0.hasPrefix("─ Refund flags: open ─") } && !lines.contains { $0.contains("shown") }, "\(lines)")
+        state.unavailable = nil
+        #expect(renderedLines(state).contains { $0.hasPrefix("─ Refund flags: open  0 shown of 988") }, "\(renderedLines(state))")
+    }
+
     @Test("Imports opened during an outage says it was not read (not 'none'), and the retrying line says since when")
     func importsUnread() throws {
         var state = Fixture.state(width: 200, height: 40, screen: .imports)
@@ -785,6 +797,8 @@ struct SnapshotTests {
         let lines = renderedLines(state)
         #expect(!lines.contains { $0.contains("none: every record was imported") }, "\(lines)")
         #expect(lines.filter { $0.contains("the ledger is unavailable: this screen is read again when it answers") }.count == 2, "\(lines)")
+        // No counts for lists not read (the Overview's, read before, are of then).
+        #expect(lines.contains { $0.hasPrefix("─ Sources (newest first)") } && lines.contains { $0.hasPrefix("─ Rejected records; Enter") }, "\(lines)")
         let since = String(Format.minute(state.now).suffix(5))
         #expect(
             lines.contains {

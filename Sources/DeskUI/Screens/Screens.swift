@@ -884,8 +884,10 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls); under
     // a `/` filter, which reads the loaded flags, of how many loaded.
     let filtered = !(state.flagFilter ?? "").isEmpty
-    title += "  \(flags.count) shown"
-    if let total = state.flagTotal, total > state.flags.count {
+    // Not read (the ledger went away before the queue could be): no count, which would read as none ("0 shown of 988").
+    let unread = state.flags.isEmpty && notLoaded(state) != nil
+    if !unread { title += "  \(flags.count) shown" }
+    if !unread, let total = state.flagTotal, total > state.flags.count {
         title += filtered ? " of \(Format.count(state.flags.count)) loaded (\(Format.count(total)) in all)" : " of \(Format.count(total))"
     }
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
@@ -1013,7 +1015,10 @@ func importsCount(_ state: AppState, pane: Int) -> String {
 
 func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let half = max(3, body.height / 2)
-    p.section("Sources (\(importsCount(state, pane: 0)), newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
+    // A list not read before the ledger went away has no count (the Overview's, read earlier, is of then).
+    let unread = notLoaded(state) != nil
+    let sourcesCount = unread && state.sources.isEmpty ? "" : "\(importsCount(state, pane: 0)), "
+    p.section("Sources (\(sourcesCount)newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
     let sources = state.sources
     if sources.isEmpty {
         _ = p.text(notLoaded(state) ?? "nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
@@ -1051,7 +1056,8 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         }
     }
     let y = body.y + half
-    p.section("Rejected records (\(importsCount(state, pane: 1))); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
+    let rejectedCount = unread && state.rejected.isEmpty ? "" : " (\(importsCount(state, pane: 1)))"
+    p.section("Rejected records\(rejectedCount); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
     let rejected = state.rejected
     if rejected.isEmpty {
         // (Not read, during an outage: not "none", which would say something of the ledger that was never read.)
