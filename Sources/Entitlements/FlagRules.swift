@@ -326,7 +326,10 @@ public struct FlagEvaluation: Sendable {
                     revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
-                raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(FlagRules.elapsed(purchase.distance(to: revoked))) after purchase")
+                let delay = purchase.distance(to: revoked)
+                // (A refund dated before its purchase, which data can hold, is said so rather than "0 s after".)
+                let when = delay < 0 ? "\(FlagRules.elapsed(-delay)) before its purchase date" : "\(FlagRules.elapsed(delay)) after purchase"
+                raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(when)")
             }
             if t.revocationReason == .appIssue {
                 raise("app-issue", revoked, t, customer: fact.customerId, "refunded because the product misbehaved (revocationReason 1)")
@@ -357,9 +360,14 @@ public struct FlagEvaluation: Sendable {
                 if end - start + 1 >= rules.serialRefundCount {
                     let window = sorted[start...end].map(\.transactionId)
                     let last = sorted[end]
+                    // The refunds after it within the same window from the first, named too: the flag is raised at the
+                    // count-th, and "3 refunds" under a timeline of four in 41 days understated it.
+                    let first = sorted[start].revoked
+                    let since = sorted[(end + 1)...].prefix { first.distance(to: $0.revoked) <= rules.serialRefundWindow }.map(\.transactionId)
+                    let more = since.isEmpty ? "" : "; \(since.count) more since: \(since.joined(separator: ", "))"
                     raise("serial-refunder", last.revoked, "C\(customer):\(window[0])", customer: customer, transactionId: last.transactionId,
                           product: last.productId, amount: last.price, currency: last.currency, environment: last.environment,
-                          "\(window.count) refunds within \(rules.serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))")
+                          "\(window.count) refunds within \(rules.serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))\(more)")
                     break
                 }
             }
@@ -422,6 +430,6 @@ extension FlagRules {
     static func elapsed(_ milliseconds: Int64) -> String {
         if milliseconds >= 3_600_000 { return "\(milliseconds / 3_600_000) h" }
         if milliseconds >= 60_000 { return "\(milliseconds / 60_000) min" }
-        return "\(max(0, milliseconds) / 1_000) s"
+        return "\(milliseconds.magnitude / 1_000) s"
     }
 }

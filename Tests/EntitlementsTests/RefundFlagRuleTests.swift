@@ -94,14 +94,35 @@ struct RefundFlagRuleTests {
 
     @Test("a quick refund says how soon in hours, else minutes, else seconds")
     func quickRefundDelay() {
-        for (delay, said) in [(50_000, "50 s"), (59_999, "59 s"), (60_000, "1 min"), (1_800_000, "30 min"), (3_600_000, "1 h"), (86_400_000, "24 h")] {
+        for (delay, said) in [
+            (50_000, "50 s after purchase"), (59_999, "59 s after purchase"), (60_000, "1 min after purchase"),
+            (1_800_000, "30 min after purchase"), (3_600_000, "1 h after purchase"), (86_400_000, "24 h after purchase"),
+            (-120_000, "2 min before its purchase date"),
+        ] {
             var t = Transaction(transactionId: "T1")
             t.productId = "pro.monthly"
             t.purchaseDate = Self.t0
             t.revocationDate = Self.t0.adding(milliseconds: Int64(delay))
             let flags = FlagRules().evaluate(refunds: [RefundFact(transaction: t, customerId: 7)], notifications: [], now: Self.at(400))
-            #expect(flags.filter { $0.rule == "quick-refund" }.map(\.detail) == ["refunded \(said) after purchase"], "\(delay) ms")
+            #expect(flags.filter { $0.rule == "quick-refund" }.map(\.detail) == ["refunded \(said)"], "\(delay) ms")
         }
+    }
+
+    @Test("serial-refunder is raised at the third refund within 90 days and names the ones after it in that window")
+    func serialRefunderNamesLaterRefunds() {
+        func refund(_ id: String, day: Double) -> RefundFact {
+            var t = Transaction(transactionId: id)
+            t.productId = "pro.monthly"
+            t.purchaseDate = Self.at(day - 5)
+            t.revocationDate = Self.at(day)
+            return RefundFact(transaction: t, customerId: 62)
+        }
+        let refunds = [refund("A", day: 0), refund("B", day: 10), refund("C", day: 20), refund("D", day: 41), refund("E", day: 95)]
+        let flags = FlagRules().evaluate(refunds: refunds, notifications: [], now: Self.at(400)).filter { $0.rule == "serial-refunder" }
+        #expect(flags.map(\.id) == ["serial-refunder:C62:A"])
+        #expect(flags.first?.at == Self.at(20) && flags.first?.transactionId == "C")
+        // E is 95 days after A: outside the window the flag is about.
+        #expect(flags.first?.detail == "3 refunds within 90 days: A, B, C; 1 more since: D", "\(flags.first?.detail ?? "")")
     }
 
     @Test("each rule fires at its threshold and not below it", arguments: cases)
