@@ -24,32 +24,48 @@ struct ImportRun {
         // Into an empty SQLite ledger, indexes only reading uses are built once after the load.
         let deferred = try await ledger.deferIndexesForFirstLoad()
         var committed = false
+        let total: ImportCounts
         do {
-            let total = try await importAll(files, progress: progress, now: now, committed: &committed)
-            if deferred { try await ledger.buildDeferredIndexes() }
-            try await ledger.refreshStatistics(afterImporting: total.imported)
-            try await ledger.refreshFlags(rules: rules, now: now)
-            return total
+            total = try await importAll(files, progress: progress, now: now, committed: &committed)
         } catch {
             // What the load committed is kept: its indexes are built now, or at the next open for writing.
             if deferred { try? await ledger.buildDeferredIndexes() }
-            if committed { await refreshFlagsAfterCut(now: now) }
+            if committed, Self.wasCut(error) { await refreshFlagsAfterCut(now: now) }
             throw error
         }
+        do {
+            if deferred { try await ledger.buildDeferredIndexes() }
+            try await ledger.refreshStatistics(afterImporting: total.imported)
+            try await ledger.refreshFlags(rules: rules, now: now)
+        } catch {
+            if deferred { try? await ledger.buildDeferredIndexes() }
+            throw error
+        }
+        return total
+    }
+
+    /// Whether an import stopped for Ctrl-C or a lost connection (its batches so far committed, the ledger as it
+    /// was), not because the ledger refused it.
+    static func wasCut(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        guard let error = error as? LedgerError else { return false }
+        return error.code == .unavailable || error.code == .closed
     }
 
     /// An import cut short (Ctrl-C, a lost connection) flags the refunds its committed batches hold, as a whole import
     /// does: they were in the ledger, counted on the Overview, and in no queue until someone ran it again. Run outside
-    /// the cancelled import's task; when the ledger does not answer, said with what raises them.
+    /// the cancelled import's task (a second Ctrl-C still ends the process at once); when it fails, said with why and
+    /// what raises them.
     private func refreshFlagsAfterCut(now: Timestamp) async {
         let ledger = ledger
         let rules = rules
         let refreshed = await Task { try await ledger.refreshFlags(rules: rules, now: now) }.result
-        if case .failure = refreshed {
+        if case .failure(let error) = refreshed {
+            let why = (error as? LedgerError)?.message ?? "\(error)"
             FileHandle.standardError.write(
                 Data(
-                    ("receiptdesk: the refund flags do not yet include what was committed (the ledger did not answer): the same "
-                        + "import again, or receiptdesk refunds --refresh, raises them\n").utf8))
+                    ("receiptdesk: the refund flags do not yet include what was committed (\(lineSafe(why))): the same import "
+                        + "again, or receiptdesk refunds --refresh, raises them\n").utf8))
         }
     }
 
