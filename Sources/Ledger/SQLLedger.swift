@@ -92,14 +92,7 @@ public final class SQLLedger: Sendable {
     /// role, and whether its rights let it add to the triage log and move a flag (a viewer's do not). The dashboard
     /// hides the triage keys for a role that may not, as it does for a ledger opened read-only.
     public func role() async throws -> (name: String, mayTriage: Bool)? {
-        try await database.read { c in
-            guard c.dialect == .postgres else { return nil }
-            let row = try c.query(
-                "SELECT current_user::text, \(Self.mayTriageSQL)", []
-            ).first
-            guard let name = row?[0].text else { return nil }
-            return (name, row?[1].int == 1)
-        }
+        try await roleCheck(Self.mayTriageSQL).map { ($0.role, $0.may) }
     }
 
     /// Whether the connection's role may add to the triage log and move a flag (PostgreSQL).
@@ -107,14 +100,18 @@ public final class SQLLedger: Sendable {
 
     /// What a command writes, for ``refuseUnlessRoleMay(_:)``.
     public enum Work: Sendable {
-        /// `import` (and `refunds --refresh`, account links): rows in and flags refreshed, an importer's rights.
+        /// `import` and account links: rows in and flags refreshed, an importer's rights.
         case importing
+        /// `refunds --refresh`: the flags written again, an importer's rights.
+        case refreshingFlags
         /// `triage`: the triage log and a flag's status, an agent's rights.
         case triaging
+        /// `note`: the triage log, an agent's rights.
+        case noting
     }
 
     /// Refuses, before any work, a PostgreSQL role whose rights do not cover `work` (a `readOnly` error, exit 2, naming
-    /// the role and the grant that gives them): a viewer's import ran to its end as if it could write, and an
+    /// the role and the kind of role that may): a viewer's import ran to its end as if it could write, and an
     /// importer's triage of a resolved flag was told to reopen it first, which it may not either. Nothing on SQLite.
     public func refuseUnlessRoleMay(_ work: Work) async throws {
         let (check, kind, what) =
@@ -124,18 +121,36 @@ public final class SQLLedger: Sendable {
                     "has_table_privilege('raw_records', 'INSERT') AND has_table_privilege('transactions', 'INSERT') "
                         + "AND has_table_privilege('flags', 'INSERT')", "importer", "import into"
                 )
-            case .triaging:
-                (Self.mayTriageSQL, "agent", "triage")
+            case .refreshingFlags:
+                ("has_table_privilege('flags', 'INSERT') AND has_table_privilege('flags', 'UPDATE')", "importer", "refresh the flags of")
+            case .triaging: (Self.mayTriageSQL, "agent", "triage")
+            case .noting: ("has_table_privilege('triage_log', 'INSERT')", "agent", "write notes in")
             }
-        let refused: String? = try await database.read { c in
-            guard c.dialect == .postgres, let row = try c.query("SELECT current_user::text, \(check)", []).first else { return nil }
-            return row[1].int == 1 ? nil : row[0].text ?? "?"
-        }
-        guard let role = refused else { return }
+        guard let (role, may) = try await roleCheck(check), !may else { return }
+        // (A grant makes a role one kind, in place of the one it had: said, or following it took the other rights away.)
         throw LedgerError(
             code: .readOnly,
-            message: "the PostgreSQL role \"\(role)\" may not \(what) this ledger: nothing was written (receiptdesk ledger grant "
-                + "\(kind) \(role), run by the ledger's owner, gives it the rights)")
+            message: "the PostgreSQL role \"\(role)\" may not \(what) this ledger: nothing was written. An \(kind) may: "
+                + "\(Self.grantCommand(kind, role: role)), run by the ledger's owner, makes it one in place of the kind it is now "
+                + "(a role is one kind; another login can be the \(kind))")
+    }
+
+    /// The connection's role and the answer to a privilege check, or nil on SQLite.
+    private func roleCheck(_ check: String) async throws -> (role: String, may: Bool)? {
+        try await database.read { c in
+            guard c.dialect == .postgres, let row = try c.query("SELECT current_user::text, \(check)", []).first,
+                let name = row[0].text
+            else { return nil }
+            return (name, row[1].int == 1)
+        }
+    }
+
+    /// The `ledger grant` command for `role`, quoted for a shell when it is more than a plain lower-case name (the
+    /// grant takes it exactly), as the messages that name it give it.
+    public static func grantCommand(_ kinds: String, role: String) -> String {
+        let plain = !role.isEmpty && role.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }
+        let argument = plain ? role : "'" + role.replacing("'", with: "'\\''") + "'"
+        return "receiptdesk ledger grant \(kinds) \(argument) --ledger URL"
     }
 
     // MARK: The stored read-only setting

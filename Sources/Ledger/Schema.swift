@@ -443,7 +443,8 @@ public enum Schema {
         let list = (SQLLedger.tables + [PortableSQL.writersTable]).map { "'\($0)'" }.joined(separator: ", ")
         let sql =
             switch connection.dialect {
-            case .sqlite: "SELECT name FROM sqlite_master WHERE name IN (\(list)) ORDER BY name"
+            // (SQLite's names are the same in any case: a foreign `Flags` collides with `flags`.)
+            case .sqlite: "SELECT name FROM sqlite_master WHERE lower(name) IN (\(list)) ORDER BY lower(name)"
             case .postgres:
                 """
                 SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -496,14 +497,11 @@ public enum Schema {
             ).first,
             let schema = row[0].text, let owner = row[1].text, let role = row[2].text
         else { return }
-        // (Quoted for a shell when it is more than a plain lower-case name: the grant takes it exactly.)
-        let plain = role.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }
-        let argument = plain ? role : "'" + role.replacing("'", with: "'\\''") + "'"
         throw LedgerError(
             code: .permissionDenied,
             message: "the PostgreSQL role \"\(role)\" has no rights on the ReceiptDesk ledger this database holds (schema \(schema), "
-                + "owned by \"\(owner)\"): its owner, or a superuser, gives them, connected as itself: receiptdesk ledger grant "
-                + "viewer|agent|importer \(argument) --ledger URL")
+                + "owned by \"\(owner)\"): its owner, or a superuser, gives them, connected as itself: "
+                + SQLLedger.grantCommand("viewer|agent|importer", role: role))
     }
 
     /// The schema version a ledger stores, as stored (nil before one is written).

@@ -179,7 +179,8 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             // A role the database refuses CONNECT to: the grant that gives it (it said only PostgreSQL's refusal).
             let grant =
                 reason.contains("permission denied for database")
-                ? " (receiptdesk ledger grant viewer|agent|importer \(target.user) --ledger URL, run by the ledger's owner, gives it CONNECT)" : ""
+                ? " (\(SQLLedger.grantCommand("viewer|agent|importer", role: target.user)), run by the database's owner or a superuser, "
+                    + "gives it CONNECT)" : ""
             throw LedgerError.cannotOpen(
                 "cannot connect to the PostgreSQL ledger at \(target.redacted): \(reason)\(grant)"
                     + (target.passwordFileRefused.map { "; \($0)" } ?? ""))

@@ -38,6 +38,7 @@ struct Note: AsyncParsableCommand {
         if !data.source.files.isEmpty { throw LedgerOptions.refuseInMemory("note") }
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in
+            try await ledger.refuseUnlessRoleMay(.noting)
             guard let customer = try await ledger.customerId(matching: id) else {
                 throw CLIError.notFound("no customer matches \(safe(id))")
             }

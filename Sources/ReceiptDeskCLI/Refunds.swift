@@ -74,7 +74,7 @@ struct Refunds: AsyncParsableCommand {
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let rules = try data.loadRules()
-        if refresh { try await ledger.refuseUnlessRoleMay(.importing) }
+        if refresh { try await ledger.refuseUnlessRoleMay(.refreshingFlags) }
         let outcomes =
             refresh
             ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : try await ledger.refundOutcomes(rules: rules, now: now)

@@ -86,7 +86,8 @@ struct PostgresGrantTests {
         #expect(run.status == 3, "\(run.stderr)")
         #expect(
             run.stderr.contains("permission denied for database")
-                && run.stderr.contains("(receiptdesk ledger grant viewer|agent|importer \(reader.name) --ledger URL, run by the ledger's owner, gives it CONNECT)"),
+                && run.stderr.contains(
+                    "(receiptdesk ledger grant viewer|agent|importer \(reader.name) --ledger URL, run by the database's owner or a superuser, gives it CONNECT)"),
             "\(run.stderr)")
         #expect(try Binary.run(["ledger", "grant", "viewer", reader.name, "--ledger", url], limit: .seconds(60)).status == 0)
         let after = try Binary.run(["refunds", "--ledger", reader.url], limit: .seconds(60))
@@ -108,11 +109,13 @@ struct PostgresGrantTests {
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
             #expect(
                 run.stderr.contains(
-                    "the PostgreSQL role \"\(login.name)\" may not \(what) this ledger: nothing was written (receiptdesk ledger grant \(kind) \(login.name)"),
+                    "the PostgreSQL role \"\(login.name)\" may not \(what) this ledger: nothing was written. An \(kind) may: "
+                        + "receiptdesk ledger grant \(kind) \(login.name) --ledger URL, run by the ledger's owner, makes it one in place of the kind it is now"),
                 "\(arguments): \(run.stderr)")
         }
         try refused(["import", "--no-verify", "-"], as: viewer, kind: "importer", "import into")
-        try refused(["refunds", "--refresh"], as: viewer, kind: "importer", "import into")
+        try refused(["refunds", "--refresh"], as: viewer, kind: "importer", "refresh the flags of")
+        try refused(["note", "C1", "called back"], as: viewer, kind: "agent", "write notes in")
         try refused(["import", "--no-verify", "-"], as: ana, kind: "importer", "import into")
         // An importer's triage was answered about the flag ("no flag", "reopen it first"), which it may not triage at all.
         try refused(["triage", "quick-refund:nosuch", "--ack"], as: etl, kind: "agent", "triage")
