@@ -225,8 +225,12 @@ public struct CustomerRecords: Sendable {
     /// The transactions bought by `instant` (one without a purchase date counts): what the dashboard's header, the
     /// customer list and `lookup` count as the customer's transactions.
     public func transactionCount(at instant: Timestamp) -> Int {
-        transactions.count { ($0.purchaseDate ?? instant) <= instant }
+        transactions.count { Self.bought($0, by: instant) }
     }
+
+    /// Whether a transaction was bought by `instant` (one without a purchase date counts as bought): what the customer
+    /// screen counts and lists at an instant.
+    public static func bought(_ t: Transaction, by instant: Timestamp) -> Bool { (t.purchaseDate ?? instant) <= instant }
 
     public init(
         id: Int64, identifiers: [CustomerIdentifier], transactions: [Transaction], firstSeen: [String: Timestamp],

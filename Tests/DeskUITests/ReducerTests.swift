@@ -433,16 +433,16 @@ struct ReducerTests {
         customers.asOf = Fixture.at(-45)
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(customers, theme: .builtin, into: &buffer)
-        #expect(buffer.text.contains("figures: the ledger's now"), "\(buffer.text)")
+        #expect(buffer.text.contains("figures are the ledger's now"), "\(buffer.text)")
         var queue = Fixture.state(width: 120, height: 30, screen: .refunds)
         queue.asOf = Fixture.at(-45)
         queue.flags = []
         queue.flagStatus = .open
         render(queue, theme: .builtin, into: &buffer)
-        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 are open now (f changes the status; t now shows every flag)"), "\(buffer.text)")
+        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 are open now (f changes the status; t, then now, shows every flag)"), "\(buffer.text)")
         queue.flagStatus = nil
         render(queue, theme: .builtin, into: &buffer)
-        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 (t now shows every flag)"), "\(buffer.text)")
+        #expect(buffer.text.contains("no flags raised by 2025-01-15 08:00 (t, then now, shows every flag)"), "\(buffer.text)")
     }
 
     @Test("time travel: the transactions pane lists what was bought by the instant, says how many later, keeps its row")
@@ -1295,7 +1295,10 @@ struct ReducerTests {
         _ = reduce(&state, .key(.down))
         _ = reduce(&state, .key(.down))
         let row = state.customerPositions[2]
-        let selected = state.customer!.records.transactions.reversed()[row.selected]
+        guard let selected = state.customerView?.transactions[safe: row.selected] else {
+            Issue.record("no transaction at row \(row.selected)")
+            return
+        }
         let opened = reduce(&state, .key(.enter))
         #expect(opened.contains(.loadTransaction(selected.transactionId)), "\(opened)")
         _ = reduce(&state, .transactionLoaded(selected, id: selected.transactionId))

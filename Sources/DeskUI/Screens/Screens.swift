@@ -192,7 +192,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let at = state.customerQuery.activeAt { title += "  covered at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
     // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
-    if state.asOf != nil { title += "  figures: the ledger's now" }
+    if state.asOf != nil { title += "  figures are the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
@@ -734,11 +734,9 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             // five-minute months) cover the cells they fall in, or a strip of gaps sat under an active entitlement.
             let cellEnd = min(cellStart + slice, clampedSum(instant, 1))
             if cellEnd <= firstPurchase { return nil }
-            // (An upgraded period covers nothing past the upgrade, unless Apple refunded it: then its refund is marked
-            // where it fell, as the entitlement above says "refunded".)
             let covering = transactions.filter {
                 ($0.purchaseDate?.millisecondsSince1970 ?? .max) < cellEnd && cellStart < ($0.expiresDate?.millisecondsSince1970 ?? .min)
-                    && ($0.isUpgraded != true || (view.revocations[$0.transactionId] ?? nil) != nil)
+                    && $0.isUpgraded != true
             }
             // A refund standing in this span of the strip (not one Apple reversed); a family revoke, no refund, ends
             // access all the same.
@@ -865,7 +863,7 @@ private func emptyQueueText(_ state: AppState) -> String {
         // none at all while the Overview counted hundreds.
         if let asOf = state.asOf {
             let now = status.isEmpty ? "" : " are \(status)now (f changes the status;"
-            return "no flags raised by \(Format.instant(asOf))\(now)\(now.isEmpty ? " (" : " ")t now shows every flag)"
+            return "no flags raised by \(Format.instant(asOf))\(now)\(now.isEmpty ? " (" : " ")t, then now, shows every flag)"
         }
         return "no flags \(status)here (f changes the status shown)"
     }

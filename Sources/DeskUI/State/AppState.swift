@@ -503,7 +503,7 @@ public struct CustomerView: Sendable {
         facts = history.facts(at: instant)
         self.instant = instant
         // (As the header counts them: CustomerRecords.transactionCount(at:).)
-        transactions = detail.records.transactions.reversed().filter { ($0.purchaseDate ?? instant) <= instant }
+        transactions = detail.records.transactions.reversed().filter { CustomerRecords.bought($0, by: instant) }
         transactionsLater = detail.records.transactions.count - transactions.count
     }
 }
