@@ -547,7 +547,7 @@ struct DashboardEndToEndTests {
         #expect(tmux.exitStatus() == 0)
     }
 
-    @Test("no terminal, a dumb TERM and an unopenable ledger exit with a message before the screen is taken")
+    @Test("no terminal (said before a ledger is opened or the demo built), a dumb TERM and an unknown one exit with a message before the screen is taken")
     func refusals() throws {
         // No terminal is said before anything is opened, read or built: the ledger's own trouble would come next.
         let noTerminal = try Binary.run(["--ledger", "sqlite:/nonexistent/x.sqlite"])

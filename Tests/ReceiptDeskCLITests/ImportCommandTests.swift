@@ -307,6 +307,40 @@ struct ImportCommandTests {
         try await again.close()
     }
 
+    /// A running `receiptdesk` whose standard output and error are read once it ends, killed after two minutes (a
+    /// handler that never ends the import fails the test instead of hanging the suite).
+    struct Running {
+        let process = Process()
+        private let output = Pipe()
+        private let errors = Pipe()
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: Binary.path)
+            process.arguments = arguments
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+        }
+
+        var pid: pid_t { process.processIdentifier }
+
+        /// Waits for the end: (standard output, standard error).
+        func finish() -> (stdout: String, stderr: String) {
+            let pid = pid
+            let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+            // (Standard output after standard error: an import writes a line or two there, never enough to fill a pipe.)
+            let err = errors.fileHandleForReading.readDataToEndOfFile()
+            let out = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            watchdog.cancel()
+            return (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        }
+
+        /// Whether it died of SIGINT, as Ctrl-C kills.
+        var diedOfInterrupt: Bool { process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT }
+    }
+
     @Test("Ctrl-C mid-import stops between batches, says what they hold and dies of SIGINT; running it again completes it")
     func interruptMidImport() async throws {
         let input = Self.temporary("ctrl-c.ndjson")
@@ -314,68 +348,44 @@ struct ImportCommandTests {
         Self.writeTransactions(count: count, to: input, prefix: "c", refundedEvery: 100)
         let ledgerPath = Self.temporary("ctrl-c.sqlite")
         let batch = 500
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
+        let arguments = ["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input]
+        /// Runs the import, interrupts it once `rows` raw records are committed, and reads the line saying what it holds.
+        func cut(atLeast rows: Int64) async throws -> (line: Substring, stderr: String) {
+            let run = try Running(arguments)
+            _ = await Self.stopOnceCommitted(run.process, ledgerPath: ledgerPath, rows: rows)
+            #expect(run.process.isRunning, "the import finished before it could be interrupted; make the input larger")
+            kill(run.pid, SIGINT)
+            kill(run.pid, SIGCONT)
+            let (_, stderr) = run.finish()
+            // It dies of SIGINT, as without the handler (a shell's loop over files stops), after saying what it committed.
+            #expect(run.diedOfInterrupt, "\(run.process.terminationStatus) \(stderr)")
+            #expect(stderr.contains("receiptdesk: interrupted (Ctrl-C); the same command again resumes"), "\(stderr)")
+            let line = try #require(stderr.split(separator: "\n").last { $0.contains("interrupted; its committed batches hold") }, "\(stderr)")
+            return (line, stderr)
+        }
         // The signal comes once some batches are in.
-        _ = await Self.stopOnceCommitted(process, ledgerPath: ledgerPath, rows: Int64(batch * 4))
-        #expect(process.isRunning, "the import finished before it could be interrupted; make the input larger")
-        kill(process.processIdentifier, SIGINT)
-        kill(process.processIdentifier, SIGCONT)
-        // (A handler that never ends the import fails the test instead of hanging the suite.)
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
-        // It dies of SIGINT, as without the handler (a shell's loop over files stops), after saying what it committed.
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT, "\(process.terminationStatus) \(stderr)")
-        let line = try #require(stderr.split(separator: "\n").last { $0.contains("interrupted; its committed batches hold") }, "\(stderr)")
-        #expect(stderr.contains("receiptdesk: interrupted (Ctrl-C); the same command again resumes"), "\(stderr)")
-        let committed = try #require(PostgresImportTests.counts(in: line), "\(line)")
-        #expect(committed.reconciles && committed.read > 0 && committed.read < count && committed.read % batch == 0, "\(line)")
+        let first = try await cut(atLeast: Int64(batch * 4))
+        let committed = try #require(PostgresImportTests.counts(in: first.line), "\(first.line)")
+        #expect(committed.reconciles && committed.read > 0 && committed.read < count && committed.read % batch == 0, "\(first.line)")
         // The refunds the committed batches hold are in the queue (they were counted, and flagged by no one).
-        let cut = try SQLiteDatabase.open(path: ledgerPath)
-        let (refunds, flagged) = try await cut.read { c in
+        let cutLedger = try SQLiteDatabase.open(path: ledgerPath)
+        let (refunds, flagged) = try await cutLedger.read { c in
             (
                 try c.scalar("SELECT COUNT(*) FROM transactions WHERE revocation_date IS NOT NULL")?.int ?? -1,
                 try c.scalar("SELECT COUNT(*) FROM flags WHERE rule = 'quick-refund'")?.int ?? -2
             )
         }
-        try await cut.close()
+        try await cutLedger.close()
         #expect(refunds > 0 && flagged == refunds, "\(refunds) refunds committed, \(flagged) flagged")
 
         // Cut again: this run's figures are its own, and it says where it began.
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: Binary.path)
-        second.arguments = process.arguments
-        let secondErrors = Pipe()
-        second.standardOutput = FileHandle.nullDevice
-        second.standardError = secondErrors
-        try second.run()
-        _ = await Self.stopOnceCommitted(second, ledgerPath: ledgerPath, rows: Int64(committed.read + batch * 4))
-        #expect(second.isRunning, "the import finished before it could be interrupted; make the input larger")
-        kill(second.processIdentifier, SIGINT)
-        kill(second.processIdentifier, SIGCONT)
-        let secondPID = second.processIdentifier
-        let secondWatchdog = DispatchWorkItem { kill(secondPID, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: secondWatchdog)
-        let secondStderr = String(decoding: secondErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        second.waitUntilExit()
-        secondWatchdog.cancel()
-        let secondLine = try #require(
-            secondStderr.split(separator: "\n").last { $0.contains("interrupted; its committed batches hold") }, "\(secondStderr)")
+        let second = try await cut(atLeast: Int64(committed.read + batch * 4))
         #expect(
-            secondLine.contains("this run began after the first \(committed.read) records, committed by another run of this file"), "\(secondLine)")
-        let both = try #require(PostgresImportTests.counts(in: secondLine), "\(secondLine)")
+            second.line.contains("this run began after the first \(committed.read) records, committed by another run of this file"), "\(second.line)")
+        let both = try #require(PostgresImportTests.counts(in: second.line), "\(second.line)")
         let resumedAt = committed.read + both.read
 
-        let rerun = try Binary.run(["import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "\(batch)", input])
+        let rerun = try Binary.run(arguments)
         #expect(rerun.status == 0 && rerun.stdout.contains("total: read \(count) = imported \(count) + duplicate 0 + rejected 0"), "\(rerun.stderr)")
         #expect(rerun.stderr.contains("resumed after its first \(resumedAt) records"), "\(rerun.stderr)")
     }
@@ -386,32 +396,34 @@ struct ImportCommandTests {
         let sample = try Binary.run(["sample", "--customers", "800", "--seed", "ctrl-c", "--out", directory])
         #expect(sample.status == 0, "\(sample.stderr)")
         let ledgerPath = Self.temporary("busy-ctrl-c.sqlite")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
         // One batch of every record: its verification takes seconds on both cores, and it commits only at the end.
-        process.arguments = [
+        let run = try Running([
             "import", "--ledger", "sqlite:\(ledgerPath)", "--batch-size", "100000", "--trust-root", "\(directory)/test-root.pem",
             "\(directory)/data/notifications-v2.ndjson",
-        ]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
-        pause(for: .seconds(1))
-        kill(pid, SIGINT)
-        pause(for: .seconds(1))
-        kill(pid, SIGINT)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
-        // The first was answered while the batch was still being verified (its handler's queue is its own: on the
-        // global queue it waited for the decoding to end), so the second found Ctrl-C's default and ended it there.
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT, "\(process.terminationStatus) \(stderr)")
+        ])
+        // Once its source is recorded, the import has begun (its Ctrl-C handler is in place a moment before): then
+        // the file is read and the batch verified.
+        var begun = false
+        for _ in 0..<600 where !begun && run.process.isRunning {
+            if let database = try? SQLiteDatabase.open(path: ledgerPath, readOnly: true) {
+                begun = (try? await database.read { c in try c.scalar("SELECT COUNT(*) FROM sources")?.int ?? 0 }) ?? 0 > 0
+                try? await database.close()
+            }
+            if !begun { pause(for: .milliseconds(50)) }
+        }
+        #expect(begun, "the import never recorded its source")
+        pause(for: .milliseconds(300))
+        kill(run.pid, SIGINT)
+        pause(for: .milliseconds(500))
+        kill(run.pid, SIGINT)
+        let (stdout, stderr) = run.finish()
+        // The first was answered while the batch was being verified (on the global queue its handler waited for the
+        // decoding to end), so the second found Ctrl-C's default and ended it there: nothing of the batch committed.
+        #expect(run.diedOfInterrupt, "\(run.process.terminationStatus) \(stderr)")
         #expect(stderr.contains("stopping after the batch being written"), "\(stderr)")
-        #expect(!stderr.contains("its committed batches hold") && !stderr.contains("total:"), "the batch ran to its end: \(stderr)")
+        #expect(!stdout.contains("total:"), "the import ran to its end: \(stdout)")
+        let held = stderr.split(separator: "\n").last { $0.contains("its committed batches hold") }.flatMap { PostgresImportTests.counts(in: $0) }
+        #expect((held?.read ?? 0) == 0, "the batch ran to its end: \(stderr)")
     }
 
     @Test("two importers at once both finish: the second waits for the first's batches")
