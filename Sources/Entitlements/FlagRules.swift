@@ -328,7 +328,7 @@ public struct FlagEvaluation: Sendable {
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let delay = purchase.distance(to: revoked)
                 // (A refund dated before its purchase, which data can hold, is said so rather than "0 s after".)
-                let when = delay < 0 ? "\(FlagRules.elapsed(-delay)) before its purchase date" : "\(FlagRules.elapsed(delay)) after purchase"
+                let when = "\(FlagRules.elapsed(delay.magnitude)) " + (delay < 0 ? "before its purchase date" : "after purchase")
                 raise("quick-refund", revoked, t, customer: fact.customerId, "refunded \(when)")
             }
             if t.revocationReason == .appIssue {
@@ -427,9 +427,10 @@ extension String {
 extension FlagRules {
     /// A quick refund's delay as a person says it: whole hours from an hour, else minutes, else seconds ("0 h" said
     /// nothing of a refund 50 seconds after purchase).
-    static func elapsed(_ milliseconds: Int64) -> String {
+    /// (A magnitude: negating the most negative distance would trap.)
+    static func elapsed(_ milliseconds: UInt64) -> String {
         if milliseconds >= 3_600_000 { return "\(milliseconds / 3_600_000) h" }
         if milliseconds >= 60_000 { return "\(milliseconds / 60_000) min" }
-        return "\(milliseconds.magnitude / 1_000) s"
+        return "\(milliseconds / 1_000) s"
     }
 }

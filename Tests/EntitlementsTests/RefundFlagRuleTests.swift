@@ -106,6 +106,13 @@ struct RefundFlagRuleTests {
             let flags = FlagRules().evaluate(refunds: [RefundFact(transaction: t, customerId: 7)], notifications: [], now: Self.at(400))
             #expect(flags.filter { $0.rule == "quick-refund" }.map(\.detail) == ["refunded \(said)"], "\(delay) ms")
         }
+        // A refund at the start of time of a purchase at its end: the distance saturates at Int64.min, whose negation
+        // would trap.
+        var t = Transaction(transactionId: "T1")
+        t.purchaseDate = Timestamp(millisecondsSince1970: .max)
+        t.revocationDate = Timestamp(millisecondsSince1970: .min)
+        let flags = FlagRules().evaluate(refunds: [RefundFact(transaction: t, customerId: 7)], notifications: [], now: Self.at(400))
+        #expect(flags.first { $0.rule == "quick-refund" }?.detail.hasSuffix("h before its purchase date") == true)
     }
 
     @Test("serial-refunder is raised at the third refund within 90 days and names the ones after it in that window")
