@@ -1143,14 +1143,17 @@ struct PostgresURL {
     /// (libpq refuses those too: "invalid URI query parameter"). A misspelt `sslmode` must not connect without TLS.
     /// - Throws: `LedgerError.cannotOpen` naming the parameter (a name is echoed only when it is one of libpq's or
     ///   looks like a parameter name: lower-case letters, digits and `_`, at most 32).
-    static func checkParameters(_ parameters: [String: String]) throws {
-        // Every parameter it takes, from the sets it takes them by (the list said nothing of the keepalives or
-        // application_name, which are taken).
+    /// Every parameter this client takes, from the sets it takes them by, for a refusal to name (the list said nothing
+    /// of the keepalives or application_name, which are taken); made once, for a refusal only.
+    static let parametersTaken: String = {
         let order = ["host", "port", "dbname", "user", "password", "passfile", "sslmode", "sslrootcert"]
         let others = readParameters.subtracting(order + ["portable"]).sorted()
-        let reads =
-            "it reads \((order + others).joined(separator: ", ")) and its own portable, and takes "
+        return "it reads \((order + others).joined(separator: ", ")) and its own portable, and takes "
             + "\(ignoredParameters.sorted().joined(separator: ", ")) without acting on them"
+    }()
+
+    static func checkParameters(_ parameters: [String: String]) throws {
+        let reads = parametersTaken
         for name in parameters.keys.sorted() where !readParameters.contains(name) && !ignoredParameters.contains(name) {
             if let value = parameters[name], harmlessValues[name]?.contains(value) == true { continue }
             if unsupportedParameters.contains(name) {

@@ -10,6 +10,10 @@ func notLoaded(_ state: AppState) -> String? {
     state.unavailable == nil ? nil : "the ledger is unavailable: this screen is read again when it answers"
 }
 
+/// Whether a list shows nothing because it was not read (the ledger went away first): its title then gives no count,
+/// which would read as none.
+func notRead(_ state: AppState, empty: Bool) -> Bool { empty && notLoaded(state) != nil }
+
 // MARK: Overview
 
 func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
@@ -183,7 +187,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let count = max(page.total, page.rows.count)
     // Not read yet (loading, or the ledger unavailable): no count, which would read as none.
-    let unread = page.rows.isEmpty && (notLoaded(state) != nil || state.customersLoading)
+    let unread = notRead(state, empty: page.rows.isEmpty) || (page.rows.isEmpty && state.customersLoading)
     var title =
         (unread ? "Customers" : page.totalIsLowerBound ? "\(Format.count(count))+ customers" : Format.counted(count, "customer"))
         + "  sorted by \(state.customerQuery.sort.label)"
@@ -724,7 +728,10 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             seen.seenAt.millisecondsSince1970 <= instant && transactions.contains { $0.originalTransactionId == seen.info.originalTransactionId }
         }
         let groupGraceEnds = renewals.compactMap(\.info.gracePeriodExpiresDate?.millisecondsSince1970)
-        let expiries = transactions.compactMap(\.expiresDate?.millisecondsSince1970).sorted()
+        // The group's periods by their end, once (a cell asks which ended last before it).
+        let byExpiry = transactions.filter { $0.expiresDate != nil }
+            .sorted { ($0.expiresDate?.millisecondsSince1970 ?? 0) < ($1.expiresDate?.millisecondsSince1970 ?? 0) }
+        let expiries = byExpiry.compactMap(\.expiresDate?.millisecondsSince1970)
         let lastExpiry = expiries.last ?? start
         let firstPurchase = transactions.compactMap(\.purchaseDate?.millisecondsSince1970).min() ?? start
         let cells: [CoverageKind?] = (0..<width).map { index in
@@ -751,8 +758,7 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             let expired = expiries.last { $0 <= t }
             // A period whose access was taken back (refunded, revoked) is followed by no grace and no billing retry,
             // whatever a renewal info says: the entitlement reads "refunded", and the strip ran two months of retry.
-            let ended = transactions.filter { ($0.expiresDate?.millisecondsSince1970 ?? .max) <= t }
-                .max { ($0.expiresDate?.millisecondsSince1970 ?? .min) < ($1.expiresDate?.millisecondsSince1970 ?? .min) }
+            let ended = byExpiry.last { ($0.expiresDate?.millisecondsSince1970 ?? .max) <= t }
             if let ended, let taken = view.revocations[ended.transactionId] ?? nil, taken.date.millisecondsSince1970 <= t { return .gap }
             if let expired, groupGraceEnds.contains(where: { t < $0 && clampedDifference($0, expired) <= longestGrace }) {
                 return .grace
@@ -883,7 +889,7 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // a `/` filter, which reads the loaded flags, of how many loaded.
     let filtered = !(state.flagFilter ?? "").isEmpty
     // Not read (the ledger went away before the queue could be): no count, which would read as none ("0 shown of 988").
-    let unread = state.flags.isEmpty && notLoaded(state) != nil
+    let unread = notRead(state, empty: state.flags.isEmpty)
     if !unread { title += "  \(flags.count) shown" }
     if !unread, let total = state.flagTotal, total > state.flags.count {
         title += filtered ? " of \(Format.count(state.flags.count)) loaded (\(Format.count(total)) in all)" : " of \(Format.count(total))"
@@ -1014,8 +1020,7 @@ func importsCount(_ state: AppState, pane: Int) -> String {
 func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let half = max(3, body.height / 2)
     // A list not read before the ledger went away has no count (the Overview's, read earlier, is of then).
-    let unread = notLoaded(state) != nil
-    let sourcesCount = unread && state.sources.isEmpty ? "" : "\(importsCount(state, pane: 0)), "
+    let sourcesCount = notRead(state, empty: state.sources.isEmpty) ? "" : "\(importsCount(state, pane: 0)), "
     p.section("Sources (\(sourcesCount)newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
     let sources = state.sources
     if sources.isEmpty {
@@ -1054,7 +1059,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         }
     }
     let y = body.y + half
-    let rejectedCount = unread && state.rejected.isEmpty ? "" : " (\(importsCount(state, pane: 1)))"
+    let rejectedCount = notRead(state, empty: state.rejected.isEmpty) ? "" : " (\(importsCount(state, pane: 1)))"
     p.section("Rejected records\(rejectedCount); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
     let rejected = state.rejected
     if rejected.isEmpty {
