@@ -272,6 +272,10 @@ public struct FlagQuery: Sendable, Equatable {
     public var severity: Severity?
     /// Only flags about refunds in this environment (a flag whose environment is unknown is in none).
     public var environment: EnvironmentFilter
+    /// Only flags whose id, rule, product, customer (`C` and its number) or detail holds this text, letters in
+    /// either case (the dashboard's `/`); an instant typed as the screen shows it, `2025-07-01 02:00`, also finds
+    /// the detail's `2025-07-01T02:00:00Z`.
+    public var text: String?
     /// Continue after this flag (the last row of the previous page); read backward, the flags before it (the
     /// last flags of the queue without it), in the queue's order either way.
     public var after: FlagCursor?
@@ -281,9 +285,10 @@ public struct FlagQuery: Sendable, Equatable {
     public init(
         status: FlagStatus? = nil, rule: String? = nil, since: Timestamp? = nil, customerId: Int64? = nil,
         productId: String? = nil, severity: Severity? = nil, environment: EnvironmentFilter = .all, after: FlagCursor? = nil,
-        direction: PageDirection = .forward, limit: Int = 100, until: Timestamp? = nil
+        direction: PageDirection = .forward, limit: Int = 100, until: Timestamp? = nil, text: String? = nil
     ) {
         self.until = until
+        self.text = text
         self.direction = direction
         self.productId = productId
         self.severity = severity

@@ -1013,8 +1013,8 @@ struct ReducerTests {
         queue.flagFilter = "C96"
         _ = reduce(&queue, .key(.char("/")))
         _ = reduce(&queue, .key(.char("a")))
-        #expect(queue.flagFilter == "a")
-        _ = reduce(&queue, .key(.enter))
+        #expect(shownFlagFilter(queue) == "a" && queue.flagFilter == "C96", "shown as typed, read by the ledger at Enter")
+        #expect(reduce(&queue, .key(.enter)) == [.loadFlags(flagQuery(queue), append: false)] && flagQuery(queue).text == "a")
         _ = reduce(&queue, .key(.escape))
         #expect(queue.flagFilter == nil && queue.screen == .refunds && queue.message?.text == "filter cleared")
         _ = reduce(&queue, .key(.escape))
@@ -1033,6 +1033,10 @@ struct ReducerTests {
         _ = reduce(&kept, .key(.char("/")))
         _ = reduce(&kept, .key(.backspace))
         _ = reduce(&kept, .key(.escape))
+        #expect(kept.flagFilter == "C42", "Esc at the prompt takes back what was typed")
+        _ = reduce(&kept, .key(.char("/")))
+        _ = reduce(&kept, .key(.backspace))
+        _ = reduce(&kept, .key(.enter))
         #expect(kept.flagFilter == nil)
         _ = reduce(&kept, .key(.escape))
         #expect(kept.screen == .overview, "no filter left for Esc to clear: it goes back")
@@ -1159,7 +1163,8 @@ struct ReducerTests {
         state.flagFilter = "late"
         _ = reduce(&state, .key(.char("/")))
         _ = reduce(&state, .paste("app-issue"))
-        #expect(state.prompt?.text == "app-issue" && state.flagFilter == "app-issue", "the queue filters as a paste is typed")
+        #expect(state.prompt?.text == "app-issue" && shownFlagFilter(state) == "app-issue", "the queue filters as a paste is typed")
+        #expect(visibleFlags(state).allSatisfy { $0.rule == "app-issue" } && !visibleFlags(state).isEmpty)
     }
 
     @Test(":export csv of the customer list says when it holds the pages loaded, not the whole list")
@@ -1227,6 +1232,34 @@ struct ReducerTests {
             state.flagFilter = text
             #expect(visibleFlags(state).map(\.id) == [flag.id], "\(text)")
         }
+    }
+
+    @Test("/ on the flag queue has the ledger read it: what it read is shown as read, a typed filter previews the loaded flags and Esc takes it back")
+    func flagFilterReadByLedger() {
+        var state = Fixture.state(screen: .refunds)
+        _ = reduce(&state, .key(.char("/")))
+        for c in "2004" { _ = reduce(&state, .key(.char(c))) }
+        #expect(visibleFlags(state).map(\.id) == ["quick-refund:2004", "app-issue:2004"], "the loaded flags it keeps, as typed")
+        // Esc at the prompt takes the typed filter back: the queue as the ledger read it.
+        _ = reduce(&state, .key(.escape))
+        #expect(visibleFlags(state).count == Fixture.flags.count && state.flagFilter == nil)
+        _ = reduce(&state, .key(.char("/")))
+        for c in "2004" { _ = reduce(&state, .key(.char(c))) }
+        let effects = reduce(&state, .key(.enter))
+        #expect(effects == [.loadFlags(FlagQuery(status: .open, environment: .all, limit: 200, text: "2004"), append: false)])
+        // What the ledger read under the filter is the queue, not filtered again here (its match is the ledger's):
+        // a flag whose detail the ledger matched and this side would not is shown.
+        var far = Fixture.flags[2]
+        far.id = "quick-refund:9"
+        far.detail = "matched by the ledger"
+        _ = reduce(&state, .flagsLoaded([Fixture.flags[0], far], next: FlagCursor(after: far), append: false, filter: "2004"))
+        #expect(visibleFlags(state).map(\.id) == ["quick-refund:2004", "quick-refund:9"])
+        // A page of the unfiltered queue arriving late is not added to the filtered one.
+        _ = reduce(&state, .flagsLoaded([Fixture.flags[2]], next: nil, append: true, filter: nil))
+        #expect(state.flags.map(\.id) == ["quick-refund:2004", "quick-refund:9"])
+        // Esc clears the filter: the ledger reads the queue without it.
+        #expect(reduce(&state, .key(.escape)) == [.loadFlags(FlagQuery(status: .open, environment: .all, limit: 200), append: false)])
+        #expect(state.flagFilter == nil && state.message?.text == "filter cleared")
     }
 
     @Test("the environment filter applies to the customer list")
@@ -1548,25 +1581,23 @@ struct ReducerTests {
         #expect(state.flagList.selected == 0 && state.flagList.top == 0)
     }
 
-    @Test("a / filter that matches none of the flags read says so, and how to read more, not that there are none")
+    @Test("a / filter typed that keeps none of the flags loaded says Enter searches the queue; one the ledger found none for says so, not that there are none")
     func filterMatchingNothingRead() {
         var state = Fixture.state(screen: .refunds)
-        let next = FlagCursor(at: Fixture.at(-9), id: "x")
-        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: next, append: false))
-        state.flagFilter = "no such text"
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: FlagCursor(at: Fixture.at(-9), id: "x"), append: false))
         func body() -> String {
             var buffer = ScreenBuffer(width: 0, height: 0)
             render(state, theme: .builtin, into: &buffer)
             return buffer.line(3)
         }
-        let expected = "none of the \(Fixture.flags.count) flags read matches the filter; j reads more of the queue"
-        #expect(body().contains(expected), "\(body())")
-        // j with nothing shown reads the next part of the queue.
-        #expect(
-            reduce(&state, .key(.char("j"))) == [.loadFlags(FlagQuery(status: .open, after: next, limit: 200), append: true)])
-        state.flagsNext = nil
-        #expect(body().trimmingCharacters(in: .whitespaces).hasSuffix("matches the filter"), "\(body())")
-        state.flags = []
+        _ = reduce(&state, .key(.char("/")))
+        for c in "no such text" { _ = reduce(&state, .key(.char(c))) }
+        #expect(body().contains("none of the \(Fixture.flags.count) flags loaded matches; Enter searches the whole queue"), "\(body())")
+        #expect(reduce(&state, .key(.enter)) == [.loadFlags(FlagQuery(status: .open, limit: 200, text: "no such text"), append: false)])
+        _ = reduce(&state, .flagsLoaded([], next: nil, append: false, filter: "no such text"))
+        #expect(body().contains("no flags of the queue match \"no such text\" (Esc clears the filter)"), "\(body())")
+        state.flagFilter = nil
+        state.flagsReadFilter = nil
         #expect(body().contains("no flags open here"))
         state.flagProduct = "coins.500"
         #expect(body().contains("no open flags of coins.500 here (5 shows every product's)"), "\(body())")

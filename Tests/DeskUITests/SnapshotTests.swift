@@ -316,14 +316,21 @@ struct SnapshotTests {
         }
     }
 
-    @Test("the queue's title says of how many: the query's total, or under a / filter the flags loaded and the total")
+    @Test("the queue's title says of how many: the query's total, its / filter's as the ledger read it, or while one is typed the flags loaded")
     func queueTitleTotal() throws {
         var state = Fixture.state(width: 120, height: 24, screen: .refunds)
-        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: FlagCursor(after: Fixture.flags[2]), append: false))
         _ = reduce(&state, .flagTotalLoaded(533))
         #expect(renderedLines(state).contains { $0.contains("3 shown of 533 ") }, "\(renderedLines(state))")
-        state.flagFilter = "quick"
-        #expect(renderedLines(state).contains { $0.contains("1 shown of 3 loaded (533 in all)") }, "\(renderedLines(state))")
+        _ = reduce(&state, .key(.char("/")))
+        for c in "quick" { _ = reduce(&state, .key(.char(c))) }
+        #expect(renderedLines(state).contains { $0.contains("1 shown of 3 loaded (Enter searches the queue)  filter \"quick\"") }, "\(renderedLines(state))")
+        _ = reduce(&state, .key(.enter))
+        var found = Fixture.flags[0]
+        found.id = "quick-refund:1"
+        _ = reduce(&state, .flagsLoaded(Array(repeating: found, count: 200), next: FlagCursor(after: found), append: false, filter: "quick"))
+        _ = reduce(&state, .flagTotalLoaded(250))
+        #expect(renderedLines(state).contains { $0.contains("200 shown of 250  filter \"quick\"") }, "\(renderedLines(state))")
     }
 
     @Test("the queue's severity and customer columns are as wide as the widest shown, and the product has the rest")

@@ -179,6 +179,50 @@ extension LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("the queue's text filter finds every flag whose id, rule, product, customer or detail holds it, in either case, paged and counted", arguments: Backend.available)
+    func flagText(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        func flag(_ id: String, _ rule: String, product: String?, customer: Int64?, minutes: Int64, _ detail: String) -> RefundFlag {
+            RefundFlag(
+                id: id, rule: rule, severity: .high, customerId: customer, transactionId: id, productId: product, amount: 990,
+                currency: "USD", at: testNow.adding(milliseconds: minutes * 60_000), detail: detail)
+        }
+        let a = flag("quick-refund:t1", "quick-refund", product: "Pro.Monthly", customer: 96, minutes: 5, "refunded 3 min after purchase at 2025-07-01T02:00:00Z")
+        let b = flag("app-issue:t2", "app-issue", product: "coins_500", customer: 12, minutes: 4, "reason 1: 100% broken")
+        let c = flag("high-value:t3", "high-value", product: nil, customer: nil, minutes: 3, "119.99 USD refund on 2025-07-02T10:30:15.123Z")
+        let d = flag("serial-refunder:c960", "serial-refunder", product: nil, customer: 960, minutes: 2, "4 refunds")
+        let e = flag("app-issue:t5", "app-issue", product: "p", customer: 5, minutes: 1, #"reason: see C:\logs"#)
+        try await ledger.saveFlags([a, b, c, d, e], now: testNow)
+        let cases: [(text: String, expected: [RefundFlag])] = [
+            ("pro.MONTHLY", [a]), ("C96", [a, d]), ("c12", [b]), ("100%", [b]), ("%", [b]), ("_", [b]), (#"\"#, [e]),
+            ("2025-07-01 02:00", [a]), ("2025-07-01T02:00", [a]), ("2025-07-02 10:30:15.123", [c]), ("REFUND", [a, c, d]),
+            ("APP-issue", [b, e]), ("no such text", []),
+        ]
+        for (text, expected) in cases {
+            #expect(try await ledger.flags(FlagQuery(text: text)).map(\.id) == expected.map(\.id), "\(text)")
+            #expect(try await ledger.flagCount(FlagQuery(text: text)) == expected.count, "\(text)")
+        }
+        // With the other filters, and a page at a time either way.
+        #expect(try await ledger.flags(FlagQuery(rule: "high-value", text: "refund")).map(\.id) == [c.id])
+        var forward: [String] = []
+        var query: FlagQuery? = FlagQuery(limit: 1, text: "refund")
+        while let page = query {
+            let rows = try await ledger.flags(page)
+            forward += rows.map(\.id)
+            query = rows.count == page.limit ? rows.last.map { last in var next = page; next.after = FlagCursor(after: last); return next } : nil
+        }
+        #expect(forward == [a, c, d].map(\.id))
+        var backward: [String] = []
+        query = FlagQuery(direction: .backward, limit: 2, text: "refund")
+        while let page = query {
+            let rows = try await ledger.flags(page)
+            backward = rows.map(\.id) + backward
+            query = rows.count == page.limit ? rows.first.map { first in var next = page; next.after = FlagCursor(after: first); return next } : nil
+        }
+        #expect(backward == [a, c, d].map(\.id))
+        try await ledger.close()
+    }
+
     @Test("overview counters and customer figures equal a recount after imports, merges, links, flags and triage", arguments: Backend.available)
     func countersMatchRecount(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()

@@ -219,14 +219,28 @@ struct RuntimeTests {
             return runtime.state.message?.text
         }
         #expect(await export(to: path) == "exported \(open) rows (every page of the queue: environment=all status=open) to \(path) (replacing the file there)")
-        // A filtered queue's export says it holds what the filter keeps, not the whole queue.
+        // A filter finds every flag of the queue, not only those of the pages loaded (q440-q449 are past the 200
+        // loaded): as it is typed it shows what it keeps of the loaded ones and says so, Enter has the ledger read it.
         await runtime.handle(.key(.char("/")))
-        for c in "q449" { await runtime.handle(.key(.char(c))) }
+        for c in "q44" { await runtime.handle(.key(.char(c))) }
+        #expect(visibleFlags(runtime.state).map(\.id) == ["quick-refund:q44"])
+        #expect(PostgresRuntimeTests.screen(runtime).contains("1 shown of 200 loaded (Enter searches the queue)  filter \"q44\""))
         await runtime.handle(.key(.enter))
+        let found = ["quick-refund:q44"] + (440...449).map { "quick-refund:q\($0)" }
+        #expect(visibleFlags(runtime.state).map(\.id) == found && runtime.state.flagTotal == 11)
+        #expect(PostgresRuntimeTests.screen(runtime).contains("11 shown  filter \"q44\""))
+        // Its export says it holds what the filter keeps, not the whole queue.
         #expect(
             await export(to: path)
-                == "exported 1 row (every page of the queue: environment=all status=open filter=q449) to \(path) (replacing the file there)")
+                == "exported 11 rows (every page of the queue: environment=all status=open filter=q44) to \(path) (replacing the file there)")
+        // None matching is said as the ledger's answer, not as the loaded flags'; Esc clears the filter.
+        await runtime.handle(.key(.char("/")))
+        await runtime.handle(.key(.ctrl("u")))
+        for c in "no such flag" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.flags.isEmpty && PostgresRuntimeTests.screen(runtime).contains("no flags of the queue match \"no such flag\" (Esc clears the filter)"))
         await runtime.handle(.key(.escape))
+        #expect(runtime.state.flags.count == 200 && runtime.state.flagFilter == nil)
         let missing = fixture.directory.appendingPathComponent("no/such/dir/q.csv").path
         #expect(await export(to: missing) == "cannot write \(missing): No such file or directory")
         #expect(await export(to: fixture.directory.path) == "cannot write \(fixture.directory.path): Is a directory")

@@ -309,14 +309,14 @@ public final class Runtime {
                 let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
                 let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
-                return [.flagsBeforeLoaded(flags, previous: previous, append: append), .flagTriageLoaded(triage)] + total
+                return [.flagsBeforeLoaded(flags, previous: previous, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
             case .loadFlags(let query, let append):
                 let flags = try await handlers.reader.flags(query)
                 let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
                 // The whole queue's count with its first page (a page read after it does not change it).
                 let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
-                return [.flagsLoaded(flags, next: next, append: append), .flagTriageLoaded(triage)] + total
+                return [.flagsLoaded(flags, next: next, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
             case .loadImports:
                 let reader = handlers.reader
                 let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])
@@ -351,7 +351,7 @@ public final class Runtime {
                 return backend.copyToClipboard(text)
                     ? [] : [.message(StatusMessage("cannot copy: the output is not a terminal (or the text is too long)", kind: .error))]
             case .exportQueue(let path):
-                // Every page of the queue's query, then the same CSV as the view's (its `/` filter applied).
+                // Every page of the queue's query (its `/` filter the ledger's), then the same CSV as the view's.
                 var query = flagQuery(state, limit: 1000)
                 var all: [RefundFlag] = []
                 while true {
@@ -362,6 +362,8 @@ public final class Runtime {
                 }
                 var whole = state
                 whole.flags = all
+                whole.flagsReadFilter = query.text
+                whole.prompt = nil
                 // (Every page, and only the flags its filters keep: said, so that a filtered queue's export is not
                 // taken for all of it.)
                 return [try write(exportCSV(whole), to: path, saying: " (every page of the queue: \(queueScope(state)))")]

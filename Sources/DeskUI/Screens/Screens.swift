@@ -861,7 +861,7 @@ func fieldMeaning(_ key: String, of t: Transaction) -> String? {
 private func emptyQueueText(_ state: AppState) -> String {
     let status = state.flagStatus.map { "\($0.rawValue) " } ?? ""
     if state.flags.isEmpty, let text = notLoaded(state) { return text }
-    if state.flags.isEmpty {
+    if state.flags.isEmpty, state.flagFilter == nil || flagFilterPreviewed(state) {
         let severity = state.flagSeverity.map { "\($0.rawValue) " } ?? ""
         if let product = state.flagProduct { return "no \(status)\(severity)flags of \(product) here (5 shows every product's)" }
         if !severity.isEmpty { return "no \(status)\(severity)flags here (5 shows every severity)" }
@@ -873,10 +873,11 @@ private func emptyQueueText(_ state: AppState) -> String {
         }
         return "no flags \(status)here (f changes the status shown)"
     }
-    let text = "none of the \(Format.count(state.flags.count)) flags read matches the filter"
-    if state.flagsNext != nil { return text + "; j reads more of the queue" }
-    if state.flagsPrevious != nil { return text + "; k reads the flags before" }
-    return text
+    // A filter being typed, of the flags loaded; else the ledger found none (the queue's scope is in the title).
+    if flagFilterPreviewed(state) {
+        return "none of the \(Format.count(state.flags.count)) flags loaded matches; Enter searches the whole queue"
+    }
+    return "no flags of the queue match \"\(state.flagFilter ?? "")\" (Esc clears the filter)"
 }
 
 func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
@@ -885,17 +886,19 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let severity = state.flagSeverity { title += ", \(severity.rawValue)" }
     if let product = state.flagProduct { title += " of \(product)" }
     if state.environment == .all, let environment = state.flagEnvironment?.stored { title += " in \(environment)" }
-    // Of how many the query matches, once more are there than are loaded (the rest load as the list scrolls); under
-    // a `/` filter, which reads the loaded flags, of how many loaded.
-    let filtered = !(state.flagFilter ?? "").isEmpty
+    // Of how many the query matches (its `/` filter the ledger's), once more are there than are loaded (the rest
+    // load as the list scrolls); while a filter is typed, of the loaded flags, which are all it has looked at yet.
+    let previewed = flagFilterPreviewed(state)
     // Not read (the ledger went away before the queue could be): no count, which would read as none ("0 shown of 988").
     let unread = notRead(state, empty: state.flags.isEmpty)
     if !unread { title += "  \(flags.count) shown" }
-    if !unread, let total = state.flagTotal, total > state.flags.count {
-        title += filtered ? " of \(Format.count(state.flags.count)) loaded (\(Format.count(total)) in all)" : " of \(Format.count(total))"
+    if !unread, previewed, state.flagsNext != nil || state.flagsPrevious != nil || state.flagsReadFilter != nil {
+        title += " of \(Format.count(state.flags.count)) loaded (Enter searches the queue)"
+    } else if !unread, let total = state.flagTotal, total > state.flags.count {
+        title += " of \(Format.count(total))"
     }
     if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
-    if let filter = state.flagFilter, !filter.isEmpty { title += "  filter \"\(filter)\"" }
+    if let filter = shownFlagFilter(state) { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {
         _ = p.text(emptyQueueText(state), x: 1, y: body.y + 2, role: "ui.text.muted")

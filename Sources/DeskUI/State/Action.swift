@@ -17,14 +17,15 @@ public enum Action: Sendable {
     case customerLoaded(CustomerDetail)
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)
-    case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool)
+    /// `filter`: the `/` text the ledger read them with (``FlagQuery/text``).
+    case flagsLoaded([RefundFlag], next: FlagCursor?, append: Bool, filter: String? = nil)
     /// The latest triage entry of each of the flags just loaded that has one.
     case flagTriageLoaded([String: TriageEntry])
     /// How many flags the queue's query matches in all (the loaded pages hold some of them).
     case flagTotalLoaded(Int)
     /// Flags read backward: the end of the queue (G; not appended) or the flags before the loaded ones (appended
     /// in front); `previous` is where the page before them ends, nil at the start of the queue.
-    case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool)
+    case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool, filter: String? = nil)
     /// The first pages of sources and rejected records, or (`append`) the next page of one of them.
     case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord], append: Bool = false)
     case rawLoaded(id: Int64, bytes: [UInt8])

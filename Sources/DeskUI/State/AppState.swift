@@ -394,7 +394,11 @@ public struct AppState: Sendable {
     public var flags: [RefundFlag] = []
     public var flagStatus: FlagStatus? = .open
     public var flagList = ListPosition()
+    /// The queue's `/` filter, which the ledger reads the queue with (every flag of it, not only the pages loaded).
     public var flagFilter: String?
+    /// The `/` filter the loaded flags were read with: while it is not ``flagFilter`` (typed, not yet read; a test
+    /// that sets the filter alone) the loaded flags are filtered here as the ledger would.
+    public var flagsReadFilter: String?
     /// The queue shows this product's flags only (Enter on a spike alarm); the ledger reads them.
     public var flagProduct: String?
     /// The queue shows this severity's flags only (Enter on the overview's severities); the ledger reads them.

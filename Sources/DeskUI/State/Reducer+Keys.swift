@@ -100,9 +100,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         // Esc first clears a list's filter (the queue's, the customer list's), then goes back, and on the top screen
         // only clears what is shown: a stray Esc never quits.
         if state.screen == .refunds, state.flagFilter != nil {
-            filterQueue(&state, nil)
             state.message = StatusMessage("filter cleared")
-            return []
+            return filterQueue(&state, nil)
         }
         if state.screen == .refunds, let before = state.queueBeforeSpike {
             // Back from a spike's flags to the queue it was opened from, the spike selected again once read.
@@ -675,6 +674,16 @@ private func nextMatch(_ state: inout AppState, forward: Bool) -> [Effect] {
 // MARK: The prompt line
 
 func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
+    // The queue shows a `/` filter's flags as it is typed (of the loaded ones, until Enter has the ledger read them
+    // all); the selection stays on its flag.
+    guard state.screen == .refunds, case .filter? = state.prompt?.kind else { return editPrompt(&state, key) }
+    let selected = visibleFlags(state)[safe: state.flagList.selected]?.id
+    let effects = editPrompt(&state, key)
+    keepFlagSelected(&state, selected)
+    return effects
+}
+
+private func editPrompt(_ state: inout AppState, _ key: Key) -> [Effect] {
     guard var prompt = state.prompt else { return [] }
     switch key {
     case .escape:
@@ -709,7 +718,7 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     case .tab:
         // Outside the command line there is nothing to complete: a Tab is the space it stands for in a note (it was
         // dropped, "tab<Tab>here" saved as "tabhere"; a control character is never kept).
-        guard case .command = prompt.kind else { return handlePromptKey(&state, .char(" ")) }
+        guard case .command = prompt.kind else { return editPrompt(&state, .char(" ")) }
         guard !prompt.completions.isEmpty else { return [] }
         // Tab takes the best completion, and again the next one (the list stays the one for what was typed); a
         // command that takes words it can list (a theme, an environment) lists them instead.
@@ -732,10 +741,6 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
     }
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
-    if case .filter = prompt.kind, state.screen == .refunds {
-        // The refund queue filters as you type (it is in memory).
-        filterQueue(&state, prompt.text)
-    }
     return []
 }
 
@@ -791,8 +796,7 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
             state.customerList = ListPosition()
             return [.loadCustomers(pageQuery(state), append: false)]
         case .refunds:
-            filterQueue(&state, text)
-            return []
+            return filterQueue(&state, text)
         default:
             state.search = text.isEmpty ? nil : text
             return nextMatch(&state, forward: true)

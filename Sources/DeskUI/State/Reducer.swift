@@ -144,7 +144,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.transaction = transaction
         if state.screen != .transaction { go(&state, to: .transaction) }
         return []
-    case .flagsLoaded(let flags, let next, let append):
+    case .flagsLoaded(let flags, let next, let append, let filter):
+        // A page of a query the queue no longer shows (its filter changed since): the new query's first page is on
+        // its way.
+        if append, filter != state.flagsReadFilter { return [] }
         if append {
             state.flags += flags
         } else {
@@ -153,6 +156,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.selectFlagOnLoad = nil
             state.selectTopOnLoad = false
             state.flags = flags
+            state.flagsReadFilter = filter
             if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
                 state.flagList.selected = index
             }
@@ -173,7 +177,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .flagTotalLoaded(let total):
         state.flagTotal = total
         return []
-    case .flagsBeforeLoaded(let flags, let previous, let append):
+    case .flagsBeforeLoaded(let flags, let previous, let append, let filter):
+        if append, filter != state.flagsReadFilter { return [] }
         if append {
             // The flags before the loaded ones: in front, the selection staying on its flag.
             let shown = state.flags.count
@@ -186,6 +191,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // The end of the queue (G, or a refresh of it): the selected flag kept, else the last.
             let selectedId = visibleFlags(state)[safe: state.flagList.selected]?.id
             state.flags = flags
+            state.flagsReadFilter = filter
             state.flagsNext = nil
             state.flagsPrevious = previous
             state.flagsFromEnd = true
@@ -493,7 +499,7 @@ func flagQuery(_ state: AppState, limit: Int = 200) -> FlagQuery {
     // As of a time travelled to, the flags raised by then (a flag about a later refund is not in that past's queue).
     FlagQuery(
         status: state.flagStatus, productId: state.flagProduct, severity: state.flagSeverity, environment: queueEnvironment(state),
-        limit: limit, until: state.asOf)
+        limit: limit, until: state.asOf, text: state.flagFilter)
 }
 
 /// The environment the queue reads: the dashboard's, narrowed to a spike's when it shows every environment.
@@ -554,18 +560,39 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Seve
 }
 
 /// Sets the queue's `/` filter (empty: none), the selected flag staying selected while the filter shows it.
-func filterQueue(_ state: inout AppState, _ text: String?) {
+/// The queue under a new `/` filter (nil: none), read by the ledger from its start; the selection stays on its
+/// flag where the filter keeps it.
+func filterQueue(_ state: inout AppState, _ text: String?) -> [Effect] {
     let selected = visibleFlags(state)[safe: state.flagList.selected]?.id
     state.flagFilter = text?.isEmpty == false ? text : nil
+    keepFlagSelected(&state, selected)
+    return [.loadFlags(flagQuery(state), append: false)]
+}
+
+/// The selection on this flag again after what the queue shows changed (its filter), else on the row it was on.
+func keepFlagSelected(_ state: inout AppState, _ id: String?) {
     let visible = visibleFlags(state)
-    state.flagList.selected = selected.flatMap { id in visible.firstIndex { $0.id == id } } ?? 0
+    if let index = id.flatMap({ id in visible.firstIndex { $0.id == id } }) { state.flagList.selected = index }
     state.flagList.move(by: 0, count: visible.count, visible: state.listRows)
 }
 
-/// The flags the refunds list shows (after the `/` filter). The detail matches as `lookup` prints it and as the
-/// screen shows it (`2025-07-01T02:00:00Z` and `2025-07-01 02:00`).
+/// The `/` filter the queue shows: the text being typed at its prompt, else the one the ledger reads it with.
+func shownFlagFilter(_ state: AppState) -> String? {
+    if state.screen == .refunds, let prompt = state.prompt, case .filter = prompt.kind {
+        return prompt.text.isEmpty ? nil : prompt.text
+    }
+    return state.flagFilter
+}
+
+/// The shown filter is not the one the loaded flags were read with: they are filtered here, the ledger not asked
+/// yet (a filter being typed).
+func flagFilterPreviewed(_ state: AppState) -> Bool { shownFlagFilter(state) != state.flagsReadFilter }
+
+/// The flags the refunds list shows: as the ledger read them, or, while a `/` filter is typed, those of them it
+/// keeps. The match is the ledger's (``FlagQuery/text``): the detail as `lookup` prints it and as the screen shows
+/// it (`2025-07-01T02:00:00Z` and `2025-07-01 02:00`).
 public func visibleFlags(_ state: AppState) -> [RefundFlag] {
-    guard let filter = state.flagFilter?.lowercased(), !filter.isEmpty else { return state.flags }
+    guard flagFilterPreviewed(state), let filter = shownFlagFilter(state)?.lowercased(), !filter.isEmpty else { return state.flags }
     return state.flags.filter { flag in
         [flag.id, flag.rule, flag.productId ?? "", flag.customerId.map { "c\($0)" } ?? "", flag.detail, Format.instants(in: flag.detail)].contains {
             $0.lowercased().contains(filter)
