@@ -301,19 +301,31 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     let box = p.overlay(title: title, width: layout.width, height: layout.height)
     let commandLines = helpCommandLines(width: box.width)
     let bindings = Array(layout.bindings.dropFirst(min(state.helpTop, hidden)))
-    let columnWidth = box.width / columns
-    // The keys' column as wide as the widest keys shown (at most 12), so the descriptions have the rest: at 100
-    // columns "only customers covered at the instant" was cut.
-    let keysWidth = min(12, layout.bindings.map { DisplayWidth.of($0.keys.prefix(2).map { $0.label(ascii: state.ascii) }.joined(separator: " ")) }.max() ?? 0)
     let bindingRows = max(0, box.height - commandLines.count - 1)
     let shown = min(bindings.count, bindingRows * columns)
-    for (index, binding) in bindings.prefix(shown).enumerated() {
-        let column = index / max(1, bindingRows)
-        let x = box.x + column * columnWidth
-        let y = box.y + index % max(1, bindingRows)
-        let keys = binding.keys.prefix(2).map { $0.label(ascii: state.ascii) }.joined(separator: " ")
-        _ = p.text(keys, x: x, y: y, role: "ui.footer.key", width: keysWidth)
-        _ = p.text(binding.help, x: x + keysWidth + 1, y: y, role: "ui.text", width: columnWidth - keysWidth - 2)
+    func keys(_ binding: KeyBinding) -> String { binding.keys.prefix(2).map { $0.label(ascii: state.ascii) }.joined(separator: " ") }
+    let groups = stride(from: 0, to: shown, by: max(1, bindingRows)).map { Array(bindings[$0..<min(shown, $0 + bindingRows)]) }
+    // Each column as wide as its widest keys (at most 12) and description: the screen's own keys, listed first, have
+    // the long descriptions and the keys of every screen short ones, so halves cut "only customers covered at t…" at
+    // 80 columns with room to spare beside it. When they do not fit, the widest gives up cells first; room left is
+    // shared.
+    let keysWidths = groups.map { group in min(12, group.map { DisplayWidth.of(keys($0)) }.max() ?? 0) }
+    var widths = groups.indices.map { i in
+        keysWidths[i] + 1 + (groups[i].map { DisplayWidth.of($0.help) }.max() ?? 0) + (i < groups.count - 1 ? 2 : 0)
+    }
+    while widths.reduce(0, +) > box.width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 1 {
+        widths[widest] -= 1
+    }
+    let room = box.width - widths.reduce(0, +)
+    if room > 0, !widths.isEmpty { widths = widths.map { $0 + room / widths.count } }
+    var x = box.x
+    for (column, group) in groups.enumerated() {
+        for (row, binding) in group.enumerated() {
+            _ = p.text(keys(binding), x: x, y: box.y + row, role: "ui.footer.key", width: keysWidths[column])
+            let gap = column < groups.count - 1 ? 2 : 0
+            _ = p.text(binding.help, x: x + keysWidths[column] + 1, y: box.y + row, role: "ui.text", width: max(0, widths[column] - keysWidths[column] - 1 - gap))
+        }
+        x += widths[column]
     }
     var y = box.y + bindingRows
     if shown < bindings.count {
