@@ -71,7 +71,7 @@ extension SQLLedger: LedgerReading {
 
     public func flagCount(_ query: FlagQuery) async throws -> Int {
         try await database.read { c in
-            let (conditions, arguments) = Queries.flagFilters(query, id: nil)
+            let (conditions, arguments) = Queries.flagFilters(query, id: nil, dialect: c.dialect)
             let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             return Int(try c.scalar("SELECT COUNT(*) FROM flags \(filter)", arguments)?.int ?? 0)
         }
@@ -625,7 +625,7 @@ enum Queries {
     }
 
     /// A flag query's filters as SQL conditions and their arguments (the cursor aside).
-    static func flagFilters(_ query: FlagQuery, id: String?) -> (conditions: [String], arguments: [SQLValue]) {
+    static func flagFilters(_ query: FlagQuery, id: String?, dialect: SQLDialect) -> (conditions: [String], arguments: [SQLValue]) {
         let filters: [(clause: String, value: SQLValue?)] = [
             ("id = ?", id.map(SQLValue.text)), ("status = ?", query.status.map { SQLValue.of($0) }),
             ("rule = ?", query.rule.map(SQLValue.text)), ("at >= ?", query.since.map { SQLValue.of($0) }),
@@ -639,48 +639,36 @@ enum Queries {
         var conditions = used.map(\.clause)
         var arguments = used.compactMap(\.value)
         if let text = query.text, !text.isEmpty {
-            // Every flag of the filters' scan is read (46,000 of a million transactions take milliseconds); lower()
-            // on both sides, PostgreSQL's LIKE telling case apart.
-            let typed = likePattern(text.lowercased())
-            let iso = likePattern(isoInstants(in: text.lowercased()))
-            var columns = ["lower(id)", "lower(rule)", "lower(product_id)", "'c' || CAST(customer_id AS TEXT)", "lower(detail)"]
-            var patterns = Array(repeating: typed, count: columns.count)
-            if iso != typed {
-                columns.append("lower(detail)")
-                patterns.append(iso)
+            // FlagText's match: SQLite's LIKE folds ASCII letters itself; PostgreSQL's tells case apart, so its fields
+            // are folded the same way (lower() would fold other letters too, and find what the preview did not).
+            // Every flag of the other filters' scan is read: a sparse match reads them all.
+            let fold = { (column: String) in
+                dialect == .sqlite ? column : "translate(\(column), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
             }
-            conditions.append("(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")")
-            arguments += patterns.map(SQLValue.text)
+            let columns = ["id", "rule", "product_id", "'c' || CAST(customer_id AS TEXT)", "detail"].map(fold)
+            var terms: [String] = []
+            for needle in FlagText.needles(text) {
+                terms += columns.map { "\($0) LIKE ? ESCAPE '!'" }
+                arguments += Array(repeating: .text(likePattern(needle)), count: columns.count)
+            }
+            conditions.append("(" + terms.joined(separator: " OR ") + ")")
         }
         return (conditions, arguments)
     }
 
-    /// `%text%` for LIKE, its `%`, `_` and `\` matching themselves.
+    /// `%text%` for LIKE ... ESCAPE '!', its `%`, `_` and `!` matching themselves (`!`, not a backslash, which a
+    /// PostgreSQL session with `standard_conforming_strings` off reads as escaping the quote).
     static func likePattern(_ text: String) -> String {
         var pattern = "%"
         for character in text {
-            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+            if character == "%" || character == "_" || character == "!" { pattern.append("!") }
             pattern.append(character)
         }
         return pattern + "%"
     }
 
-    /// Instants typed as the dashboard shows them, `2025-07-01 02:00`, as ISO 8601 writes them in a flag's detail
-    /// (`2025-07-01t02:00`, lowercased as the detail is compared): the space after a date before a digit becomes
-    /// the `t`.
-    static func isoInstants(in text: String) -> String {
-        var bytes = Array(text.utf8)
-        func digit(_ i: Int) -> Bool { bytes.indices.contains(i) && bytes[i] >= 0x30 && bytes[i] <= 0x39 }
-        for i in bytes.indices where i >= 10 && bytes[i] == UInt8(ascii: " ") && digit(i + 1) {
-            let date = (i - 10)..<i
-            let shape = date.allSatisfy { j in j - date.lowerBound == 4 || j - date.lowerBound == 7 ? bytes[j] == UInt8(ascii: "-") : digit(j) }
-            if shape { bytes[i] = UInt8(ascii: "t") }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     static func flags(_ c: any SQLConnection, _ query: FlagQuery, id: String?) throws -> [RefundFlag] {
-        let (conditions, arguments) = flagFilters(query, id: id)
+        let (conditions, arguments) = flagFilters(query, id: id, dialect: c.dialect)
         func page(_ extra: [String], _ extraArguments: [SQLValue], order: String = "at DESC, id", limit: Int) throws -> [[SQLValue]] {
             let all = conditions + extra
             let filter = all.isEmpty ? "" : "WHERE " + all.joined(separator: " AND ")

@@ -47,6 +47,8 @@ enum ScreenHarness {
             next: nil, total: 1)
         state.flags = [flag]
         state.flagFilter = filter.isEmpty ? nil : filter
+        // Read by the ledger under it (the read filter's title and empty-list text), or typed over the loaded flags.
+        if raw.count % 2 == 0 { state.flagsReadFilter = state.flagFilter }
         state.sources = [
             SourceSummary(id: 1, path: path, sha256: detail, size: Int64(raw.count), startedAt: wild, completedAt: wild, counts: ImportCounts(read: 1))
         ]

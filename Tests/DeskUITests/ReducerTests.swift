@@ -1007,7 +1007,8 @@ struct ReducerTests {
         #expect(state.prompt?.text == "renewe", "typed text is edited a character at a time")
         state.prompt = nil
 
-        // On the queue, a filter typed anew replaces the last one as it is typed; Esc then clears it before going back.
+        // On the queue, a filter typed anew replaces the last one, read by the ledger at Enter; Esc then clears it
+        // before going back.
         var queue = Fixture.state(screen: .refunds)
         queue.history = [Visit(screen: .overview)]
         queue.flagFilter = "C96"
@@ -1260,6 +1261,27 @@ struct ReducerTests {
         // Esc clears the filter: the ledger reads the queue without it.
         #expect(reduce(&state, .key(.escape)) == [.loadFlags(FlagQuery(status: .open, environment: .all, limit: 200), append: false)])
         #expect(state.flagFilter == nil && state.message?.text == "filter cleared")
+
+        // Marks outlive a filter read since: a marked flag it leaves out stays marked, is said, and is acknowledged
+        // with the rest.
+        var marking = Fixture.state(screen: .refunds)
+        _ = reduce(&marking, .key(.char(" ")))
+        #expect(marking.marked == ["quick-refund:2004"])
+        _ = reduce(&marking, .key(.char("/")))
+        for c in "consumption" { _ = reduce(&marking, .key(.char(c))) }
+        _ = reduce(&marking, .key(.enter))
+        _ = reduce(&marking, .flagsLoaded([Fixture.flags[2]], next: nil, append: false, filter: "consumption"))
+        #expect(marking.marked == ["quick-refund:2004"] && marking.markedAside.map(\.id) == ["quick-refund:2004"])
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(marking, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).contains("1 marked (1 not shown)"), "\(buffer.line(1))")
+        _ = reduce(&marking, .key(.char(" ")))
+        let acknowledged = reduce(&marking, .key(.char("a")))
+        guard case .triage(let ids, .ack, _, _, _)? = acknowledged.first else {
+            Issue.record("\(acknowledged)")
+            return
+        }
+        #expect(Set(ids) == ["quick-refund:2004", "consumption-request:77"])
     }
 
     @Test("the environment filter applies to the customer list")
@@ -1613,18 +1635,26 @@ struct ReducerTests {
         // index.
         var kept = Fixture.state(screen: .refunds)
         kept.flagFilter = "rare"
-        let a = flag(1, "p"), b = flag(2, "p"), c = flag(3, "rare.product"), d = flag(4, "rare.product")
-        _ = reduce(&kept, .flagsLoaded([a, b, c, d], next: nil, append: false))
+        let c = flag(3, "rare.product"), d = flag(4, "rare.product")
+        _ = reduce(&kept, .flagsLoaded([c, d], next: nil, append: false, filter: "rare"))
         _ = reduce(&kept, .key(.down))
         #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
-        _ = reduce(&kept, .flagsLoaded([a, b, flag(5, "rare.product"), c, d], next: nil, append: false))
-        #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id)
-        // The filter is over the flags read: typing it, or a page arriving under it, reads no more of the queue.
-        let next = FlagCursor(at: Fixture.at(-5), id: "quick-refund:5")
-        _ = reduce(&kept, .flagsLoaded([a, b, c, d], next: next, append: false))
-        _ = reduce(&kept, .key(.char("/")))
-        #expect(reduce(&kept, .key(.char("z"))).isEmpty)
-        #expect(reduce(&kept, .flagsLoaded([flag(6, "p")], next: next, append: true)).isEmpty)
+        _ = reduce(&kept, .flagsLoaded([flag(5, "rare.product"), c, d], next: nil, append: false, filter: "rare"))
+        #expect(visibleFlags(kept)[kept.flagList.selected].id == d.id && kept.flagList.selected == 2)
+        // While a filter is typed over the loaded flags, a refresh reads as far as the selected flag is among them
+        // (not as far as its row in what the typing shows).
+        var typing = Fixture.state(screen: .refunds)
+        let many = (1...300).map { flag($0, $0 == 250 ? "rare.product" : "p") }
+        _ = reduce(&typing, .flagsLoaded(many, next: FlagCursor(after: many[299]), append: false))
+        _ = reduce(&typing, .key(.char("/")))
+        for c in "rare" { _ = reduce(&typing, .key(.char(c))) }
+        #expect(visibleFlags(typing).map(\.id) == ["quick-refund:250"] && typing.flagList.selected == 0)
+        let refresh = reloadEffects(typing, keepSelection: true)
+        guard case .loadFlags(let query, append: false)? = refresh.first else {
+            Issue.record("\(refresh)")
+            return
+        }
+        #expect(query.limit >= 250 && query.text == nil, "\(query)")
     }
 
     @Test("the overview's severity stays selected by what it is when the figures are read again")

@@ -308,14 +308,14 @@ public final class Runtime {
                 let flags = try await handlers.reader.flags(query)
                 let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
-                let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
+                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags))]
                 return [.flagsBeforeLoaded(flags, previous: previous, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
             case .loadFlags(let query, let append):
                 let flags = try await handlers.reader.flags(query)
                 let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
                 let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
                 // The whole queue's count with its first page (a page read after it does not change it).
-                let total = append ? [] : [Action.flagTotalLoaded(try await handlers.reader.flagCount(query))]
+                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags))]
                 return [.flagsLoaded(flags, next: next, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
             case .loadImports:
                 let reader = handlers.reader
@@ -387,6 +387,13 @@ public final class Runtime {
 
 extension Runtime {
     /// Writes an export's CSV and says how many rows it holds (its header and column names aside).
+    /// How many flags a query matches: those its first page read when it held them all (a sparse `/` filter reads
+    /// every flag of the queue once, not twice), else the ledger's count.
+    private func total(of query: FlagQuery, read flags: [RefundFlag]) async throws -> Int {
+        if query.after == nil, flags.count < query.limit { return flags.count }
+        return try await handlers.reader.flagCount(query)
+    }
+
     func write(_ contents: String, to path: String, saying what: String) throws -> Action {
         // A file there already is replaced, as a shell's > does: said, so that it is not a surprise.
         let replaced = try handlers.writeFile(path, contents) ? " (replacing the file there)" : ""

@@ -897,7 +897,12 @@ func drawRefunds(_ state: AppState, _ p: inout Painter, _ body: Body) {
     } else if !unread, let total = state.flagTotal, total > state.flags.count {
         title += " of \(Format.count(total))"
     }
-    if !state.marked.isEmpty { title += "  \(state.marked.count) marked" }
+    if !state.marked.isEmpty {
+        title += "  \(state.marked.count) marked"
+        let aside = state.markedAside.filter { state.marked.contains($0.id) }.count
+        // (Marked, then left out by a `/` filter read since: the triage keys act on them too.)
+        if aside > 0 { title += " (\(aside) not shown)" }
+    }
     if let filter = shownFlagFilter(state) { title += "  filter \"\(filter)\"" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     if flags.isEmpty {

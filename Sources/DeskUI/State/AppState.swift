@@ -407,6 +407,9 @@ public struct AppState: Sendable {
     /// spikes are counted per environment, so a production spike's flags are not its product's sandbox tests).
     public var flagEnvironment: EnvironmentFilter?
     public var marked: Set<String> = []
+    /// Marked flags a `/` filter read since left out of the loaded ones: still marked, and acted on by the triage
+    /// keys with the rest.
+    public var markedAside: [RefundFlag] = []
     /// Who last moved each loaded flag, and their note (read with the flags).
     public var flagTriage: [String: TriageEntry] = [:]
     public var flagsNext: FlagCursor?

@@ -607,7 +607,7 @@ private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [Str
 private func chosenFlags(_ state: AppState) -> [RefundFlag] {
     switch state.screen {
     case .refunds:
-        if !state.marked.isEmpty { return state.flags.filter { state.marked.contains($0.id) } }
+        if !state.marked.isEmpty { return (state.flags + state.markedAside).filter { state.marked.contains($0.id) } }
         return visibleFlags(state)[safe: state.flagList.selected].map { [$0] } ?? []
     case .customer:
         let flags = state.customer?.flags ?? []

@@ -155,12 +155,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             let selectedId = state.selectFlagOnLoad ?? (state.selectTopOnLoad ? nil : visibleFlags(state)[safe: state.flagList.selected]?.id)
             state.selectFlagOnLoad = nil
             state.selectTopOnLoad = false
-            state.flags = flags
-            state.flagsReadFilter = filter
+            replaceFlags(&state, flags, filter: filter)
             if let selectedId, let index = visibleFlags(state).firstIndex(where: { $0.id == selectedId }) {
                 state.flagList.selected = index
             }
-            unmarkGone(&state, keeping: flags)
             state.refreshingMarks = false
             state.flagTriage = [:]
         }
@@ -190,12 +188,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         } else {
             // The end of the queue (G, or a refresh of it): the selected flag kept, else the last.
             let selectedId = visibleFlags(state)[safe: state.flagList.selected]?.id
-            state.flags = flags
-            state.flagsReadFilter = filter
+            replaceFlags(&state, flags, filter: filter)
             state.flagsNext = nil
             state.flagsPrevious = previous
             state.flagsFromEnd = true
-            unmarkGone(&state, keeping: flags)
             state.refreshingMarks = false
             state.flagTriage = [:]
             let visible = visibleFlags(state)
@@ -489,7 +485,11 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
         // As far as the selection and a window past it (the rest loads again as the selection nears it), and as far
         // as the last marked flag: a mark further down is kept, not dropped as if its flag had left the list.
         let lastMarked = state.marked.isEmpty ? -1 : state.flags.lastIndex { state.marked.contains($0.id) } ?? -1
-        let limit = keepSelection ? min(state.flags.count, max(state.flagList.selected + 2 * state.listRows, lastMarked + 1)) : 0
+        // (The selection indexes what is shown, a filter being typed the loaded flags it keeps: where its flag is
+        // among the loaded ones.)
+        let selectedFlag = visibleFlags(state)[safe: state.flagList.selected]
+        let selected = selectedFlag.flatMap { flag in state.flags.firstIndex { $0.id == flag.id } } ?? state.flagList.selected
+        let limit = keepSelection ? min(state.flags.count, max(selected + 2 * state.listRows, lastMarked + 1)) : 0
         return [.loadFlags(flagQuery(state, limit: max(200, limit)), append: false)]
     case .imports: return [.loadImports]
     }
@@ -555,11 +555,11 @@ func scopeFlagQueue(_ state: inout AppState, to product: String?, severity: Seve
     state.flagsFromEnd = false
     state.flagList = ListPosition()
     state.marked = []
+    state.markedAside = []
     state.queueBeforeSpike = nil
     state.flagEnvironment = nil
 }
 
-/// Sets the queue's `/` filter (empty: none), the selected flag staying selected while the filter shows it.
 /// The queue under a new `/` filter (nil: none), read by the ledger from its start; the selection stays on its
 /// flag where the filter keeps it.
 func filterQueue(_ state: inout AppState, _ text: String?) -> [Effect] {
@@ -579,7 +579,9 @@ func keepFlagSelected(_ state: inout AppState, _ id: String?) {
 /// The `/` filter the queue shows: the text being typed at its prompt, else the one the ledger reads it with.
 func shownFlagFilter(_ state: AppState) -> String? {
     if state.screen == .refunds, let prompt = state.prompt, case .filter = prompt.kind {
-        return prompt.text.isEmpty ? nil : prompt.text
+        // (As Enter takes it: without the spaces around it.)
+        let text = prompt.text.trimmingWhitespace()
+        return text.isEmpty ? nil : text
     }
     return state.flagFilter
 }
@@ -589,15 +591,12 @@ func shownFlagFilter(_ state: AppState) -> String? {
 func flagFilterPreviewed(_ state: AppState) -> Bool { shownFlagFilter(state) != state.flagsReadFilter }
 
 /// The flags the refunds list shows: as the ledger read them, or, while a `/` filter is typed, those of them it
-/// keeps. The match is the ledger's (``FlagQuery/text``): the detail as `lookup` prints it and as the screen shows
-/// it (`2025-07-01T02:00:00Z` and `2025-07-01 02:00`).
+/// keeps, matched as the ledger matches (``FlagText``): the detail's instants as the screen shows them
+/// (`2025-07-01 02:00`) and as `lookup` prints them (`2025-07-01T02:00:00Z`).
 public func visibleFlags(_ state: AppState) -> [RefundFlag] {
-    guard flagFilterPreviewed(state), let filter = shownFlagFilter(state)?.lowercased(), !filter.isEmpty else { return state.flags }
-    return state.flags.filter { flag in
-        [flag.id, flag.rule, flag.productId ?? "", flag.customerId.map { "c\($0)" } ?? "", flag.detail, Format.instants(in: flag.detail)].contains {
-            $0.lowercased().contains(filter)
-        }
-    }
+    guard flagFilterPreviewed(state), let filter = shownFlagFilter(state) else { return state.flags }
+    let needles = FlagText.needles(filter)
+    return state.flags.filter { FlagText.matches($0, needles) }
 }
 
 /// The timeline event a flag is about: of its transaction's events, the last at or before the flag was raised (the
@@ -683,6 +682,24 @@ public func triageDescription(_ action: TriageAction, _ flagIds: [String], undo:
 /// Drops the marks of flags a reload no longer lists; after another process's change (someone else moved them out
 /// of the status shown) it says so: the next triage key would otherwise act on fewer flags than were marked without a
 /// word. (A reload the user's own keys asked for, time travel or `G`, drops them as before.)
+/// The loaded flags replaced by what the ledger read under `filter`. Marks outlive a filter of their own, as
+/// they did when the filter was the loaded flags': a marked flag the new filter leaves out is kept aside, for the
+/// triage keys (the title says how many of the marked are outside the filter).
+private func replaceFlags(_ state: inout AppState, _ flags: [RefundFlag], filter: String?) {
+    let before = state.flags + state.markedAside
+    state.flags = flags
+    if state.flagsReadFilter != filter {
+        let read = Set(flags.map(\.id))
+        var aside: [String: RefundFlag] = [:]
+        for flag in before where state.marked.contains(flag.id) && !read.contains(flag.id) { aside[flag.id] = flag }
+        state.markedAside = aside.values.sorted { ($0.at, $1.id) > ($1.at, $0.id) }
+    } else {
+        state.markedAside = state.markedAside.filter { flag in !flags.contains { $0.id == flag.id } }
+    }
+    state.flagsReadFilter = filter
+    unmarkGone(&state, keeping: flags + state.markedAside)
+}
+
 private func unmarkGone(_ state: inout AppState, keeping flags: [RefundFlag]) {
     let kept = state.marked.filter { id in flags.contains { $0.id == id } }
     let gone = state.marked.count - kept.count
