@@ -130,7 +130,8 @@ struct ChunkedFile {
     /// that is not data is left out and said on standard error: files taken for notes or key material (by their
     /// extension: a raw DER receipt named `receipt.der` must be named itself to be read, and the line says so), hidden
     /// files and directories (`.git`), and what is no regular file (a FIFO would wait for a writer forever, a broken
-    /// link cannot be read: neither stops the import of the rest).
+    /// link cannot be read: neither stops the import of the rest), and SQLite databases with their `-wal`, `-shm` and
+    /// `-journal` (a ledger kept beside its data).
     static func expand(_ paths: [String]) throws -> [String] {
         let (files, skipped) = try expandNoting(paths)
         if !skipped.isEmpty {
@@ -144,6 +145,8 @@ struct ChunkedFile {
             if hidden > 0 { reasons.append("\(hidden) hidden") }
             let special = skipped.count { $0.reason == .notRegular }
             if special > 0 { reasons.append("\(special) no regular file (a pipe, socket, device or broken link)") }
+            let databases = skipped.count { $0.reason == .database }
+            if databases > 0 { reasons.append("\(databases) SQLite \(databases == 1 ? "database file" : "database files") (a ledger, its -wal and -shm)") }
             let linked = skipped.count { $0.reason == .linkedDirectory }
             if linked > 0 { reasons.append("\(linked) linked \(linked == 1 ? "directory" : "directories") (name \(linked == 1 ? "it" : "each") to read it)") }
             let shown = skipped.prefix(3).map { safe($0.path) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
@@ -157,7 +160,24 @@ struct ChunkedFile {
 
     /// Why a directory's entry is not read.
     enum Skip: Equatable {
-        case notesOrKeys, hidden, notRegular, linkedDirectory
+        case notesOrKeys, hidden, notRegular, linkedDirectory, database
+    }
+
+    /// Whether a file is an SQLite database, by its first 16 bytes (a ledger kept beside the data it was made from:
+    /// read as data, a run stored its own bytes in itself as rejected records, and grew it each time).
+    static func isSQLiteDatabase(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 16)) ?? Data()
+        return head == Data("SQLite format 3\0".utf8)
+    }
+
+    /// An SQLite database's companion (`-wal`, `-shm`, `-journal`) beside it.
+    static func isSQLiteCompanion(_ path: String) -> Bool {
+        for suffix in ["-wal", "-shm", "-journal"] where path.hasSuffix(suffix) {
+            if isSQLiteDatabase(String(path.dropLast(suffix.count))) { return true }
+        }
+        return false
     }
 
     /// ``expand(_:)``'s files, and what it left out (sorted by path), with why.
@@ -202,6 +222,10 @@ struct ChunkedFile {
                 }
                 if skipped.contains((name as NSString).pathExtension.lowercased()) {
                     left.append((full, .notesOrKeys))
+                    continue
+                }
+                if isSQLiteDatabase(full) || isSQLiteCompanion(full) {
+                    left.append((full, .database))
                     continue
                 }
                 found.append(full)

@@ -109,6 +109,24 @@ struct ImportCommandTests {
         #expect(third.stdout.contains("total: read 103 = imported 0 + duplicate 103 + rejected 0"), "\(third.stdout)")
     }
 
+    @Test("a ledger kept in the directory imported is not read as data: no run stores the ledger's bytes in itself")
+    func ledgerBesideItsData() throws {
+        let directory = Self.temporary("beside")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt", toPath: directory + "/response.json")
+        let ledger = directory + "/ledger.sqlite"
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--no-verify", directory])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(first.stdout.contains("total: read 1 = imported 1 + duplicate 0 + rejected 0"), "\(first.stdout)")
+        // Its -wal and -shm beside it too, as while another process has it open.
+        for companion in ["-wal", "-shm"] { _ = FileManager.default.createFile(atPath: ledger + companion, contents: Data([1, 2, 3])) }
+        let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--no-verify", directory])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(second.stdout.contains("total: read 1 = imported 0 + duplicate 1 + rejected 0"), "\(second.stdout)")
+        #expect(second.stderr.contains("SQLite database file"), "\(second.stderr)")
+    }
+
     @Test("the same content imported again under another name says under which name the Imports screen lists it")
     func sameContentElsewhere() throws {
         let ledger = Self.temporary("renamed.sqlite")
