@@ -135,23 +135,36 @@ struct BatchWriter {
         if let low = records.map(\.index).min(), let high = records.map(\.index).max() {
             // A batch of a retry is the file's rejected records only: its indexes are read one by one, never the
             // whole range between them.
-            let columns = "SELECT record_index, status, id, error_code, content_hash FROM raw_records WHERE source_id = ?"
+            // (A record refused as too large kept only its first bytes, hashed: how many, to hash as many of it again.)
+            let columns = """
+                SELECT record_index, status, id, error_code, content_hash,
+                    CASE WHEN error_code = 'recordTooLarge' THEN LENGTH(raw) END
+                FROM raw_records WHERE source_id = ?
+                """
             let stored =
                 high - low + 1 == records.count
                 ? try c.query(columns + " AND record_index >= ? AND record_index <= ?", [.int(sourceId), .of(low), .of(high)])
                 : try c.queryIn(columns + " AND record_index IN (?*)", [.int(sourceId)], list: records.map { .of($0.index) })
-            var storedRejections: [Int: (id: Int64, code: String?, hash: [UInt8]?)] = [:]
+            var storedRejections: [Int: (id: Int64, code: String?, hash: [UInt8]?, kept: Int?)] = [:]
             for row in stored {
                 guard let index = row[0].int.map(Int.init) else { continue }
                 alreadyWritten.insert(index)
                 let status = try row[1].decode(RecordStatus.self, column: "raw_records.status")
                 storedStatus[index] = status
                 if status == .rejected, let id = row[2].int {
-                    storedRejections[index] = (id, row[3].text, row[4].blob)
+                    storedRejections[index] = (id, row[3].text, row[4].blob, row[5].int.map(Int.init))
                 }
             }
             for input in records {
-                guard let stored = storedRejections[input.index], stored.hash == input.contentHash else { continue }
+                guard let stored = storedRejections[input.index] else { continue }
+                // The same record: the same bytes, or, refused as too large under a lower limit, the same first bytes
+                // (it was then never retried, and a later import counted it nowhere). Its row keeps the hash of those.
+                let same =
+                    stored.hash == input.contentHash
+                    || (stored.code == "recordTooLarge" && stored.kept.map { kept in
+                        kept < input.bytes.count && Array(CanonicalJSON.sha256(Array(input.bytes.prefix(kept))).prefix(16)) == stored.hash
+                    } ?? false)
+                guard same else { continue }
                 // (A test id refused as reused is refused again: the ledger still holds the other purchase.)
                 let refusedAgain = input.record.isOK ? stored.code == "testIdReused" : input.record.error?.code == stored.code
                 if !refusedAgain {

@@ -216,6 +216,25 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("records refused as too large are imported when the file is imported again under a higher limit, and counted either way", arguments: Backend.available)
+    func oversizeRetried(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let small = #"{"transactionId":"z1","originalTransactionId":"z1","productId":"p","purchaseDate":1740000000000,"type":"Non-Consumable","quantity":1}"#
+        let big = #"{"transactionId":"z2","originalTransactionId":"z2","productId":""# + String(repeating: "x", count: 3_000)
+            + #"","purchaseDate":1740000000000,"type":"Non-Consumable","quantity":1}"#
+        let bytes = Array([small, big, big.replacingOccurrences(of: "z2", with: "z3")].joined(separator: "\n").utf8)
+        #expect(try await importBytes(bytes, path: "big.ndjson", into: ledger, maxRecordBytes: 1_024) == ImportCounts(read: 3, imported: 1, rejected: 2))
+        // Again under the same limit: refused again, and counted as such (not left out of the count).
+        #expect(try await importBytes(bytes, path: "big.ndjson", into: ledger, maxRecordBytes: 1_024) == ImportCounts(read: 3, duplicate: 1, rejected: 2))
+        // Under a limit they fit: imported.
+        #expect(try await importBytes(bytes, path: "big.ndjson", into: ledger) == ImportCounts(read: 3, imported: 2, duplicate: 1))
+        #expect(try await ledger.sources(after: nil, limit: 10).map(\.counts) == [ImportCounts(read: 3, imported: 3)])
+        #expect(try await importBytes(bytes, path: "big.ndjson", into: ledger) == ImportCounts(read: 3, duplicate: 3))
+        #expect(try await ledger.overview().transactions == 3)
+        try await expectFiguresAgree(ledger)
+        try await ledger.close()
+    }
+
     @Test("the same transaction from several sources is one, and a verified sighting wins", arguments: Backend.available)
     func mergeAcrossSources(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()

@@ -130,10 +130,10 @@ func signedNotificationRecord(_ payload: String, signedBy signer: JWSSigner) -> 
 @discardableResult
 func importBytes(
     _ bytes: [UInt8], path: String, into ledger: SQLLedger, decoder: RecordDecoder? = nil, batchSize: Int = 3,
-    now: Timestamp = testNow
+    now: Timestamp = testNow, maxRecordBytes: Int = 64 << 20
 ) async throws -> ImportCounts {
     let decoder = try decoder ?? testDecoder()
-    var splitter = RecordSplitter()
+    var splitter = RecordSplitter(maxRecordBytes: maxRecordBytes)
     var chunks: [[RecordSplitter.Piece]] = [splitter.feed(bytes), splitter.finish()]
     let info = SourceInfo(path: path, sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
     return try await Importer(ledger: ledger, decoder: decoder, batchSize: batchSize).run(info, now: now) {
