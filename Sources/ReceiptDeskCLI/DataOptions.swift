@@ -30,6 +30,15 @@ struct DataOptions: ParsableArguments {
         if let customers, source.files.isEmpty {
             throw CLIError.usage("--customers links accounts into the ledger, which is a write, and reads never write: run receiptdesk import --customers \(customers)")
         }
+        let given = verification.given
+        if source.files.isEmpty, !given.isEmpty {
+            // (Taken for filters, they were ignored without a word: `refunds --environment sandbox` listed production's.)
+            let names = given.count == 1 ? given[0] : given.dropLast().joined(separator: ", ") + " and " + given[given.count - 1]
+            FileHandle.standardError.write(
+                Data(
+                    ("receiptdesk: \(names) \(given.count == 1 ? "decides" : "decide") how --files are decoded; the stored ledger's records "
+                        + "were checked when they were imported, so \(given.count == 1 ? "it changes" : "they change") nothing here\n").utf8))
+        }
         let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
         if let customers { try await Self.linkCustomers(customers, into: ledger, now: now) }
         return ledger

@@ -10,13 +10,27 @@ func parseInstant(_ text: String, option: String, now: Timestamp = currentTimest
         throw ValidationError(
             "\(option) takes now, a date or an instant (2025-03-01, 2025-03-01 12:00 in UTC, 2025-03-01T12:00:00+01:00) or milliseconds, not \(text)")
     }
-    if warn, let seconds = InstantParser.secondsMisread(text) {
+    if warn, let meant = likelyMeant(text) {
         FileHandle.standardError.write(
-            Data(
-                ("receiptdesk: \(option) \(text) is read as milliseconds, \(instant.iso8601); for seconds, give "
-                    + "\(seconds.millisecondsSince1970) (\(seconds.iso8601))\n").utf8))
+            Data(("receiptdesk: \(option) \(text) is read as milliseconds, \(instant.iso8601); \(meant)\n").utf8))
     }
     return instant
+}
+
+/// What a bare integer read as milliseconds before 1973 was more likely meant as, and how to give that: a day written
+/// without dashes (`20250701`), a year (`2025`), or seconds since 1970. Nil for anything else.
+func likelyMeant(_ text: String) -> String? {
+    guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+    let digits = Array(text)
+    if digits.count == 8, let year = Int(String(digits[0..<4])), (1970...2099).contains(year) {
+        let day = "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))"
+        if InstantParser.parse(day) != nil { return "for the day \(day), give \(day)" }
+    }
+    if digits.count == 4, let year = Int(text), (1970...2099).contains(year) { return "for the start of \(year), give \(year)-01-01" }
+    if let seconds = InstantParser.secondsMisread(text) {
+        return "for seconds, give \(seconds.millisecondsSince1970) (\(seconds.iso8601))"
+    }
+    return nil
 }
 
 /// What to add to ArgumentParser's "Missing value for '--at <TIME>'" when the word after the option was a negative

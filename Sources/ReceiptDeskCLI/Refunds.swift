@@ -78,8 +78,9 @@ struct Refunds: AsyncParsableCommand {
         let outcomes =
             refresh
             ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : try await ledger.refundOutcomes(rules: rules, now: now)
-        let from = since.map { text in
-            Self.duration(text).map { now.adding(milliseconds: -$0) } ?? InstantParser.parse(text)!
+        // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970.)
+        let from = try since.map { text in
+            try Self.duration(text).map { now.adding(milliseconds: -$0) } ?? parseInstant(text, option: "--since", now: now)
         }
         // One more than asked: a list cut by --limit says so.
         let fetched = try await ledger.flags(FlagQuery(status: status, rule: rule, since: from, limit: limit + 1))

@@ -22,6 +22,14 @@ struct VerificationOptions: ParsableArguments {
     @Flag(name: .customLong("verify-now"), help: "Judge certificate validity now instead of at each payload's signedDate (a receipt's creation date).")
     var verifyNow = false
 
+    /// The options given, as they are spelled on the command line.
+    var given: [String] {
+        [
+            trustRoots.isEmpty ? nil : "--trust-root", bundleId == nil ? nil : "--bundle-id", environment == nil ? nil : "--environment",
+            noVerify ? "--no-verify" : nil, verifyNow ? "--verify-now" : nil,
+        ].compactMap { $0 }
+    }
+
     func validate() throws {
         if let environment, parsedEnvironment(environment) == nil {
             throw ValidationError("--environment takes production, sandbox, xcode or localtesting, not \(environment)")

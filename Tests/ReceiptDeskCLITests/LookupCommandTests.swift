@@ -161,6 +161,17 @@ struct LookupCommandTests {
         #expect(try Binary.json(seconds.stdout)["at"] as? Int == 1_743_638_400)
         #expect(seconds.stderr.contains("--at 1743638400 is read as milliseconds, 1970-01-21T04:20:38.400Z; for seconds, give 1743638400000 (2025-04-03T00:00:00Z)"), "\(seconds.stderr)")
         #expect(try Binary.run(["lookup", "500", "--ledger", url, "--at", "1743638400000"]).stderr.isEmpty)
+        // A day without its dashes, or a year, is said too (each was 1970 without a word); refunds --since as --at.
+        let day = try Binary.run(["lookup", "500", "--ledger", url, "--at", "20250701"])
+        #expect(day.stderr.contains("--at 20250701 is read as milliseconds, 1970-01-01T05:37:30.701Z; for the day 2025-07-01, give 2025-07-01"), "\(day.stderr)")
+        let year = try Binary.run(["lookup", "500", "--ledger", url, "--at", "2025"])
+        #expect(year.stderr.contains("--at 2025 is read as milliseconds, 1970-01-01T00:00:02.025Z; for the start of 2025, give 2025-01-01"), "\(year.stderr)")
+        let since = try Binary.run(["refunds", "--ledger", url, "--since", "20250601"])
+        #expect(since.status == 0 && since.stderr.contains("--since 20250601 is read as milliseconds"), "\(since.stderr)")
+        // Options of decoding given to a stored ledger are said to change nothing (--environment is no filter).
+        let environment = try Binary.run(["refunds", "--ledger", url, "--environment", "sandbox"])
+        #expect(environment.status == 0)
+        #expect(environment.stderr.contains("--environment decides how --files are decoded; the stored ledger's records were checked when they were imported"), "\(environment.stderr)")
         let negative = try Binary.run(["lookup", "500", "--ledger", url, "--at", "-5"])
         #expect(negative.status == 2 && negative.stderr.contains("give a value that starts with - as --at=-5"), "\(negative.stderr)")
         #expect(try Binary.run(["lookup", "500", "--ledger", url, "--at=-5"]).status == 0)
