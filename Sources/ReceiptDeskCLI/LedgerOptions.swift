@@ -118,6 +118,11 @@ struct LedgerOptions: ParsableArguments {
             } else if url.hasPrefix("sqlite:") {
                 var path = String(url.dropFirst("sqlite:".count))
                 if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+                // No shell expands a ~ after "sqlite:": it is the home directory here, as a user means it.
+                if path == "~" || path.hasPrefix("~/") {
+                    path = (ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + path.dropFirst()
+                }
+                guard !path.isEmpty else { throw CLIError.usage("sqlite: needs the ledger file's path: sqlite:PATH (sqlite:ledger.sqlite)") }
                 if !(readOnly || mustExist) || FileManager.default.fileExists(atPath: path) {
                     return try SQLiteDatabase.open(path: path, readOnly: readOnly)
                 }
@@ -127,8 +132,10 @@ struct LedgerOptions: ParsableArguments {
             } else if url == "memory:" {
                 return try SQLiteDatabase.open(path: nil)
             }
-            // Not echoed: a mistyped URL may hold a password.
-            throw CLIError.usage("--ledger takes sqlite:PATH or postgres://user@host/database (the URL given is neither)")
+            // Not echoed: a mistyped URL may hold a password. A bare path holds none: said how to give it.
+            let path = !url.isEmpty && !url.contains(":") && !url.contains("@") ? "; for the SQLite file \(safe(url)), give sqlite:\(safe(url))" : ""
+            throw CLIError.usage(
+                "the ledger (--ledger, else RECEIPTDESK_LEDGER) takes sqlite:PATH or postgres://user@host/database (the URL given is neither)\(path)")
         } catch let error as LedgerError {
             throw CLIError.ledgerUnavailable(error.message)
         }

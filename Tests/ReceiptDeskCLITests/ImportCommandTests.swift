@@ -239,6 +239,16 @@ struct ImportCommandTests {
         let xdg = try Binary.run(["import", file], environment: ["HOME": home, "RECEIPTDESK_LEDGER": "", "XDG_DATA_HOME": home + "/data"])
         #expect(xdg.status == 0)
         #expect(FileManager.default.fileExists(atPath: home + "/data/receiptdesk/ledger.sqlite"))
+        // A ~ after sqlite: is the home directory (no shell expands it there); no path at all, or a bare path, is a
+        // usage error saying how to give it, and one from the environment says where it came from.
+        let tilde = try Binary.run(["import", "--ledger", "sqlite:~/tilde.sqlite", file], environment: ["HOME": home])
+        #expect(tilde.status == 0 && FileManager.default.fileExists(atPath: home + "/tilde.sqlite"), "\(tilde.stderr)")
+        let empty = try Binary.run(["import", "--ledger", "sqlite:", file])
+        #expect(empty.status == 2 && empty.stderr.contains("sqlite: needs the ledger file's path"), "\(empty.stderr)")
+        let bare = try Binary.run(["import", "--ledger", home + "/bare.sqlite", file])
+        #expect(bare.status == 2 && bare.stderr.contains("give sqlite:\(home)/bare.sqlite"), "\(bare.stderr)")
+        let bogus = try Binary.run(["import", file], environment: ["RECEIPTDESK_LEDGER": "bogus"])
+        #expect(bogus.status == 2 && bogus.stderr.contains("(--ledger, else RECEIPTDESK_LEDGER)"), "\(bogus.stderr)")
     }
 
     @Test("import - reads standard input: piped again it is all duplicates; the source is named -")
