@@ -155,7 +155,10 @@ struct ImportRun {
             }
             // Sources are their content: the same bytes imported before under another name are listed under that one.
             // (Standard input too: piped bytes a file held are listed under that file's name.)
-            if !quiet, let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
+            // (An empty file holds nothing to list: it is said to be empty, not to be another empty file.)
+            if !quiet, info.size == 0 {
+                FileHandle.standardError.write(Data("\(safe(path)): empty, no records\n".utf8))
+            } else if !quiet, let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
                 FileHandle.standardError.write(
                     Data(
                         ("\(safe(path)): the same content as \(safe(stored.path)), imported \(stored.startedAt.iso8601): the Imports "

@@ -141,6 +141,12 @@ struct ImportCommandTests {
         #expect(again.stderr.contains("the Imports screen lists its records under that name"))
         // The same file again: nothing to say.
         #expect(!(try Binary.run(["import", "--ledger", "sqlite:\(ledger)", original])).stderr.contains("the same content as"))
+        // Two empty files are not the same content of anything: each is said to be empty.
+        let empty = [Self.temporary("empty-1.ndjson"), Self.temporary("empty-2.ndjson")]
+        for path in empty { _ = FileManager.default.createFile(atPath: path, contents: Data()) }
+        let both = try Binary.run(["import", "--ledger", "sqlite:\(ledger)"] + empty)
+        #expect(both.status == 0 && !both.stderr.contains("the same content as"), "\(both.stderr)")
+        #expect(empty.allSatisfy { both.stderr.contains("\($0): empty, no records") }, "\(both.stderr)")
     }
 
     @Test("a file named relative to two directories is two sources, each stored by its absolute path; piped bytes a file held say so")
