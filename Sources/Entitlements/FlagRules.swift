@@ -115,11 +115,19 @@ public struct FlagRules: Sendable {
                 && name.dropFirst(5).allSatisfy({ $0.isASCII && $0.isLetter }):
                 rules.highValueRates[name.dropFirst(5).uppercased()] = Int64(try number(Limits.rate, whole: true))
             case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number(Limits.hours) * 3_600_000)
-            default: throw CatalogError(line: lineNumber, message: "\(rule) has no parameter \(parameter)")
+            default:
+                let names = ["enabled", "severity"] + (parameters[rule] ?? [])
+                throw CatalogError(line: lineNumber, message: "\(rule) has no parameter \(parameter); it has \(names.joined(separator: ", "))")
             }
         }
         return rules
     }
+
+    /// The parameters of each rule besides `enabled` and `severity`, as a rules file names them.
+    public static let parameters: [String: [String]] = [
+        "quick-refund": ["windowHours"], "serial-refunder": ["count", "windowDays"], "refund-spike": ["factor", "minimum", "trailingDays"],
+        "late-refund": ["share"], "high-value": ["price", "rate.XXX (a currency's code)"], "consumption-request": ["deadlineHours"],
+    ]
 
     /// The ranges a rules file may set; each fits its field with room to spare.
     enum Limits {

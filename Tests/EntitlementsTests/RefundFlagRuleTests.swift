@@ -183,4 +183,22 @@ struct RefundFlagRuleTests {
         #expect(lowered.map(\.rule).sorted() == ["high-value", "late-refund", "partial-refund"])
         #expect(lowered.first { $0.rule == "late-refund" }?.detail == "refunded after 53% of the period was used")
     }
+
+    @Test("every rule parameter a rules file's error lists is one it takes; an unknown one is refused, naming those there are")
+    func parametersListed() throws {
+        for (rule, names) in FlagRules.parameters {
+            for name in names + ["enabled", "severity"] {
+                let value = name == "enabled" ? "true" : name == "severity" ? "high" : "1"
+                let parameter = name.hasPrefix("rate.") ? "rate.EUR" : name
+                #expect(throws: Never.self, "\(rule).\(parameter)") { try FlagRules.parse("\(rule).\(parameter) = \(value)") }
+            }
+        }
+        #expect(Set(FlagRules.parameters.keys).isSubset(of: Set(FlagRules.ruleIds)))
+        do {
+            _ = try FlagRules.parse("quick-refund.hours = 1")
+            Issue.record("an unknown parameter was taken")
+        } catch {
+            #expect(error.message == "quick-refund has no parameter hours; it has enabled, severity, windowHours", "\(error)")
+        }
+    }
 }
