@@ -101,6 +101,14 @@ struct BadInputTests {
         #expect(record.error?.code == "invalidUTF8")
     }
 
+    @Test("a receipt cut short is said to be cut short in words, not as the ASN.1 library's error and source line")
+    func truncatedReceiptInWords() async throws {
+        let bytes = Array(try Corpus.bytes("IdeasOnCanvas__AppReceiptValidator/mindnode_mac_sha256_receipt").prefix(600))
+        let record = try #require(try await decodeAll(bytes).first)
+        #expect(record.error?.code == "malformed")
+        #expect(record.error?.message == "the app receipt is not BER/DER PKCS#7: the bytes end inside a field (the file is cut short)", "\(String(describing: record.error))")
+    }
+
     @Test("a truncated last document in a file is reported, earlier ones decode")
     func truncatedPrettyDocument() async throws {
         let input = "{\n  \"status\": 21006,\n  \"receipt\": {\"in_app\": []}\n}\n{\n  \"status\": 0,\n  \"receipt\": {\n"

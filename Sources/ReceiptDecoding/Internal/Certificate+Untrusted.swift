@@ -39,7 +39,7 @@ extension Certificate {
         do {
             try self.init(derEncoded: der)
         } catch {
-            throw RecordError(code: "malformed", message: "is not a DER certificate (\(error))")
+            throw RecordError(code: "malformed", message: "is not a DER certificate (\(plainWords(error)))")
         }
     }
 

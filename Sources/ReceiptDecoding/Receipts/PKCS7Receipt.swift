@@ -36,7 +36,7 @@ struct PKCS7Receipt {
         do {
             root = try BER.parse(der)
         } catch {
-            throw RecordError(code: "malformed", message: "the app receipt is not BER/DER PKCS#7: \(error)")
+            throw RecordError(code: "malformed", message: "the app receipt is not BER/DER PKCS#7: \(plainWords(error))")
         }
         let top = BERValue.children(root)
         guard root.identifier == .sequence, top.count >= 2,
