@@ -44,7 +44,7 @@ extension SQLLedger: LedgerReading {
         try await database.read { c in try Queries.customerId(c, matching: id) }
     }
 
-    public func customerId(pasted text: String) async throws -> (customer: Int64, matched: String)? {
+    public func customerId(pasted text: String) async throws -> PastedMatch? {
         try await database.read { c in try Queries.customerId(c, pasted: text) }
     }
 
@@ -239,15 +239,25 @@ enum Queries {
     /// whole is tried word by word, the longest first (at most six): "Transaction ID: 1500…" or "my token is
     /// (tok-A)." is the customer of the id inside. (Not by a display id among the words: "c3" in a sentence is a
     /// word, and the display id is ReceiptDesk's own, which no customer quotes.)
-    static func customerId(_ c: any SQLConnection, pasted text: String) throws -> (customer: Int64, matched: String)? {
+    static func customerId(_ c: any SQLConnection, pasted text: String) throws -> PastedMatch? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
-        if let found = try customerId(c, quoted: id, displayIds: true) { return found }
+        if let found = try customerId(c, quoted: id, displayIds: true) { return PastedMatch(customer: found.customer, matched: found.matched) }
         let words = id.split(whereSeparator: \.isWhitespace).enumerated()
             .sorted { $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset }
         guard words.count > 1 else { return nil }
-        for (_, word) in words.prefix(6) {
-            if let found = try customerId(c, quoted: String(word), displayIds: false) { return found }
+        let tried = Array(words.prefix(6))
+        for (position, (_, word)) in tried.enumerated() {
+            guard let found = try customerId(c, quoted: String(word), displayIds: false) else { continue }
+            // The words after it that name someone else: said, not left out without a word.
+            var match = PastedMatch(customer: found.customer, matched: found.matched)
+            for (_, other) in tried.dropFirst(position + 1) {
+                guard let more = try customerId(c, quoted: String(other), displayIds: false), more.customer != found.customer,
+                    !match.others.contains(where: { $0.customer == more.customer })
+                else { continue }
+                match.others.append((more.matched, more.customer))
+            }
+            return match
         }
         return nil
     }

@@ -14,7 +14,7 @@ public protocol LedgerReading: Sendable {
     func customerId(matching id: String) async throws -> Int64?
     /// The customer of an id as a person pasted it, with the punctuation around it taken off when it matches
     /// nothing as it is (the fewest characters first), and the id that matched.
-    func customerId(pasted text: String) async throws -> (customer: Int64, matched: String)?
+    func customerId(pasted text: String) async throws -> PastedMatch?
     /// Everything about one customer.
     func customerRecords(_ id: Int64) async throws -> CustomerRecords
     /// One transaction by id.

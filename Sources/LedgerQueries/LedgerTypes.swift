@@ -418,6 +418,32 @@ public struct RefundSeries: Sendable, Equatable {
 }
 
 /// What a message puts around an id a person pastes from it: quotes of every kind, and punctuation.
+/// The customer a pasted text names (``LedgerReading/customerId(pasted:)``): by which id, and the other customers
+/// other words of it name (a message with two ids: the lookup shows the first, and says so).
+public struct PastedMatch: Sendable, Equatable {
+    public var customer: Int64
+    /// The id that matched, as the ledger holds it (the punctuation around it taken off).
+    public var matched: String
+    /// Other words of the text that are another customer's ids, each with its customer (one each).
+    public var others: [(id: String, customer: Int64)]
+
+    public init(customer: Int64, matched: String, others: [(id: String, customer: Int64)] = []) {
+        self.customer = customer
+        self.matched = matched
+        self.others = others
+    }
+
+    public static func == (a: PastedMatch, b: PastedMatch) -> Bool {
+        a.customer == b.customer && a.matched == b.matched && a.others.elementsEqual(b.others) { $0.id == $1.id && $0.customer == $1.customer }
+    }
+
+    /// What the others are, to say after the customer shown: `the text also names C67 (by 150000000016001)`.
+    public var othersSaid: String? {
+        guard !others.isEmpty else { return nil }
+        return "the text also names " + others.map { "C\($0.customer) (by \($0.id))" }.joined(separator: ", ")
+    }
+}
+
 public enum PastedId {
     /// Straight, curly and angle quotes and backticks: never part of an id.
     public static let quotes: Set<Character> = [

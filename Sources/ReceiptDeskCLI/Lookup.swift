@@ -58,6 +58,9 @@ struct Lookup: AsyncParsableCommand {
         if found.matched != id.trimmingCharacters(in: .whitespacesAndNewlines) {
             FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
         }
+        if let others = found.othersSaid {
+            FileHandle.standardError.write(Data("receiptdesk: \(safe(others)); this is C\(found.customer), by \(safe(found.matched))\n".utf8))
+        }
         let records = try await ledger.customerRecords(customer)
         let history = records.history
         let entitlements = history.entitlements(at: instant, catalog: catalog)

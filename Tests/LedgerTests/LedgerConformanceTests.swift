@@ -294,6 +294,11 @@ struct LedgerConformanceTests {
             #expect(found?.customer == customer && found?.matched == id, "\(pasted)")
         }
         #expect(try await ledger.customerId(pasted: "no such id here") == nil)
+        // A text naming two customers says the other, by its id.
+        #expect(
+            try await ledger.customerId(pasted: "order o1 and t9")
+                == PastedMatch(customer: try #require(before), matched: "o1", others: [("t9", try #require(stranger))]))
+        #expect(try await ledger.customerId(pasted: "order o1 and t1")?.others.isEmpty == true, "the same customer's ids")
         // The longest word first, whatever its place; at most six words are tried; a display id among words is a word.
         #expect(try await ledger.customerId(pasted: "t9 account-42")?.matched == "account-42")
         #expect(try await ledger.customerId(pasted: "one two three four five six t9") == nil)

@@ -297,7 +297,11 @@ public final class Runtime {
             case .openCustomer(let text):
                 guard let found = try await handlers.reader.customerId(pasted: text) else { return [.customerNotFound(text)] }
                 let loaded = Action.customerLoaded(try await handlers.customer(found.customer))
-                // Found with the punctuation around the pasted id taken off: say by which id.
+                // Found with the punctuation around the pasted id taken off: say by which id; and who else the text
+                // names (a message with two ids), or the second customer is never seen.
+                if let others = found.othersSaid {
+                    return [loaded, .message(StatusMessage("found by \(found.matched); \(others)", kind: .error))]
+                }
                 guard found.matched != text else { return [loaded] }
                 return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
             case .loadCustomer(let id):
