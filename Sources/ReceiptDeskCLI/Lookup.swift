@@ -37,9 +37,11 @@ struct Lookup: AsyncParsableCommand {
         if given == nil, let last = data.source.files.last, data.source.files.count > 1, !FileManager.default.fileExists(atPath: last) {
             given = data.source.files.removeLast()
         }
-        guard given != nil else {
+        guard let given else {
             throw ValidationError("give the id to look up: receiptdesk lookup ID [--files PATH...] (--files takes every word after it)")
         }
+        // (An empty id is no search that found no one: it was exit 1, "no customer matches ".)
+        if given.allSatisfy(\.isWhitespace) { throw ValidationError("the id to look up is empty: receiptdesk lookup ID") }
     }
 
     func run() async throws {

@@ -23,9 +23,11 @@ struct Note: AsyncParsableCommand {
             givenText = data.source.files.removeLast()
             given = data.source.files.removeLast()
         }
-        guard given != nil, givenText != nil else {
+        guard given != nil, let givenText else {
             throw ValidationError("give the customer's id and the note: receiptdesk note ID \"TEXT\"")
         }
+        // (The log is append-only: an empty note could never be taken back.)
+        if givenText.allSatisfy(\.isWhitespace) { throw ValidationError("the note is empty: receiptdesk note ID \"TEXT\"") }
     }
 
     @Option(name: .customLong("operator"), help: "Who is writing (default: $USER, else the PostgreSQL role, else the login).")

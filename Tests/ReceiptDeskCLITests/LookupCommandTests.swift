@@ -55,6 +55,11 @@ struct LookupCommandTests {
         #expect(human.stdout.contains("REVOKED"))
         #expect(human.stdout.contains("refunded"))
         #expect(try Binary.run(["lookup", "nobody", "--ledger", "sqlite:\(ledger)"]).status == 1)
+        // An empty id is a usage error, not a search that found no one; an empty note is refused, not logged for good.
+        let empty = try Binary.run(["lookup", " ", "--ledger", "sqlite:\(ledger)"])
+        #expect(empty.status == 2 && empty.stderr.contains("the id to look up is empty"), "\(empty.stderr)")
+        let blank = try Binary.run(["note", "w501", "", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
+        #expect(blank.status == 2 && blank.stderr.contains("the note is empty"), "\(blank.stderr)")
         // An id pasted with punctuation around it: found, and standard error says by which id; the JSON is unchanged.
         let pasted = try Binary.run(["lookup", "(502).", "--ledger", "sqlite:\(ledger)", "--at", "1743638400000", "--json"])
         #expect(pasted.status == 0)
