@@ -157,8 +157,11 @@ struct BatchWriter {
             }
             for input in records {
                 guard let stored = storedRejections[input.index] else { continue }
-                // The same record: the same bytes, or, refused as too large under a lower limit, the same first bytes
-                // (it was then never retried, and a later import counted it nowhere). Its row keeps the hash of those.
+                // The same record: the same source (the whole file's hash) at the same index, which the splitter's
+                // boundaries (no limit moves them) make one record; its bytes checked again, all of them, or, refused
+                // as too large under a lower limit, the first ones its row kept (it was then never retried, and a later
+                // import counted it nowhere). Its row keeps the hash of those: the triggers let a row change only its
+                // outcome, so a file holding the same record again is not found a duplicate by its bytes.
                 let same =
                     stored.hash == input.contentHash
                     || (stored.code == "recordTooLarge" && stored.kept.map { kept in

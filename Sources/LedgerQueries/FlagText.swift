@@ -22,8 +22,9 @@ public enum FlagText {
 
     /// Whether a flag matches the filter's needles.
     public static func matches(_ flag: RefundFlag, _ needles: [String]) -> Bool {
+        // Bytes, as LIKE compares (String's contains takes a composed and a decomposed accent for the same letter).
         let fields = fields(flag).map(asciiLowercased)
-        return needles.contains { needle in needle.isEmpty || fields.contains { $0.contains(needle) } }
+        return needles.contains { needle in needle.isEmpty || fields.contains { $0.utf8.firstRange(of: needle.utf8) != nil } }
     }
 
     /// Only `A`-`Z` lowercased, as SQLite's LIKE and the PostgreSQL query compare.

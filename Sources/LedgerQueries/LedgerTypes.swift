@@ -272,9 +272,9 @@ public struct FlagQuery: Sendable, Equatable {
     public var severity: Severity?
     /// Only flags about refunds in this environment (a flag whose environment is unknown is in none).
     public var environment: EnvironmentFilter
-    /// Only flags whose id, rule, product, customer (`C` and its number) or detail holds this text, letters in
-    /// either case (the dashboard's `/`); an instant typed as the screen shows it, `2025-07-01 02:00`, also finds
-    /// the detail's `2025-07-01T02:00:00Z`.
+    /// Only flags whose id, rule, product, customer (`C` and its number) or detail holds this text, the letters A-Z in
+    /// either case (the dashboard's `/`, matched as ``FlagText`` says); an instant typed as the screen shows it,
+    /// `2025-07-01 02:00`, also finds the detail's `2025-07-01T02:00:00Z`.
     public var text: String?
     /// Continue after this flag (the last row of the previous page); read backward, the flags before it (the
     /// last flags of the queue without it), in the queue's order either way.
@@ -417,7 +417,6 @@ public struct RefundSeries: Sendable, Equatable {
     }
 }
 
-/// What a message puts around an id a person pastes from it: quotes of every kind, and punctuation.
 /// The customer a pasted text names (``LedgerReading/customerId(pasted:)``): by which id, and the other customers
 /// other words of it name (a message with two ids: the lookup shows the first, and says so).
 public struct PastedMatch: Sendable, Equatable {
@@ -444,6 +443,7 @@ public struct PastedMatch: Sendable, Equatable {
     }
 }
 
+/// What a message puts around an id a person pastes from it: quotes of every kind, and punctuation.
 public enum PastedId {
     /// Straight, curly and angle quotes and backticks: never part of an id.
     public static let quotes: Set<Character> = [

@@ -14,7 +14,7 @@ struct Refunds: AsyncParsableCommand {
         discussion: "Rules: \(FlagRules.ruleIds.joined(separator: ", ")). Statuses: open, acknowledged, resolved."
     )
 
-    @Option(help: ArgumentHelp("Only flags from this recent: 24h, 7d, 30m, or an ISO 8601 instant.", valueName: "DUR"))
+    @Option(help: ArgumentHelp("Only flags from this recent: 24h, 7d, 30m, or an instant as --at takes it (2025-03-01, ISO 8601, milliseconds).", valueName: "DUR"))
     var since: String?
 
     @Option(help: ArgumentHelp("Only this rule.", valueName: "ID"))
@@ -44,7 +44,7 @@ struct Refunds: AsyncParsableCommand {
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
         if limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
-            throw ValidationError("--since takes a duration (24h, 7d, 30m) or an ISO 8601 instant")
+            throw ValidationError("--since takes a duration (24h, 7d, 30m) or an instant (2025-03-01, ISO 8601, milliseconds)")
         }
     }
 

@@ -1282,6 +1282,22 @@ struct ReducerTests {
             return
         }
         #expect(Set(ids) == ["quick-refund:2004", "consumption-request:77"])
+
+        // A flag kept aside that a page read since lists again is in the list, not also aside: sent once, not said
+        // to be hidden.
+        var again = Fixture.state(screen: .refunds)
+        _ = reduce(&again, .key(.char(" ")))
+        _ = reduce(&again, .flagsLoaded([Fixture.flags[2]], next: nil, append: false, filter: "consumption"))
+        #expect(again.markedAside.map(\.id) == ["quick-refund:2004"])
+        _ = reduce(&again, .flagsLoaded([Fixture.flags[1]], next: FlagCursor(after: Fixture.flags[1]), append: false, filter: nil))
+        _ = reduce(&again, .flagsLoaded([Fixture.flags[0]], next: nil, append: true, filter: nil))
+        #expect(again.markedAside.isEmpty && again.flags.map(\.id) == ["app-issue:2004", "quick-refund:2004"])
+        let once = reduce(&again, .key(.char("a")))
+        guard case .triage(let sent, .ack, _, _, _)? = once.first else {
+            Issue.record("\(once)")
+            return
+        }
+        #expect(sent == ["quick-refund:2004"])
     }
 
     @Test("the environment filter applies to the customer list")

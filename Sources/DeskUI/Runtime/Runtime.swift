@@ -390,7 +390,6 @@ public final class Runtime {
 }
 
 extension Runtime {
-    /// Writes an export's CSV and says how many rows it holds (its header and column names aside).
     /// How many flags a query matches: those its first page read when it held them all (a sparse `/` filter reads
     /// every flag of the queue once, not twice), else the ledger's count.
     private func total(of query: FlagQuery, read flags: [RefundFlag]) async throws -> Int {
@@ -398,6 +397,7 @@ extension Runtime {
         return try await handlers.reader.flagCount(query)
     }
 
+    /// Writes an export's CSV and says how many rows it holds (its header and column names aside).
     func write(_ contents: String, to path: String, saying what: String) throws -> Action {
         // A file there already is replaced, as a shell's > does: said, so that it is not a surprise.
         let replaced = try handlers.writeFile(path, contents) ? " (replacing the file there)" : ""

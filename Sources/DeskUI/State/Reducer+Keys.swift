@@ -607,7 +607,11 @@ private func triageTargets(_ state: AppState, toward target: FlagStatus) -> [Str
 private func chosenFlags(_ state: AppState) -> [RefundFlag] {
     switch state.screen {
     case .refunds:
-        if !state.marked.isEmpty { return (state.flags + state.markedAside).filter { state.marked.contains($0.id) } }
+        if !state.marked.isEmpty {
+            // (Each once: a flag kept aside and read again is in one list only, and this keeps it so.)
+            var seen = Set<String>()
+            return (state.flags + state.markedAside).filter { state.marked.contains($0.id) && seen.insert($0.id).inserted }
+        }
         return visibleFlags(state)[safe: state.flagList.selected].map { [$0] } ?? []
     case .customer:
         let flags = state.customer?.flags ?? []

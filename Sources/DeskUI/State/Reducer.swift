@@ -150,6 +150,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if append, filter != state.flagsReadFilter { return [] }
         if append {
             state.flags += flags
+            takeBackAside(&state, flags)
         } else {
             // The selection indexes the filtered list: the flag it is on keeps it.
             let selectedId = state.selectFlagOnLoad ?? (state.selectTopOnLoad ? nil : visibleFlags(state)[safe: state.flagList.selected]?.id)
@@ -181,6 +182,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // The flags before the loaded ones: in front, the selection staying on its flag.
             let shown = state.flags.count
             state.flags = flags + state.flags
+            takeBackAside(&state, flags)
             state.flagsPrevious = previous
             let added = visibleFlags(state).count - visibleCount(state, of: shown)
             state.flagList.selected += added
@@ -679,9 +681,6 @@ public func triageDescription(_ action: TriageAction, _ flagIds: [String], undo:
     return "\(what) of \(flagIds.count == 1 ? flagIds[0] : "\(flagIds.count) flags")"
 }
 
-/// Drops the marks of flags a reload no longer lists; after another process's change (someone else moved them out
-/// of the status shown) it says so: the next triage key would otherwise act on fewer flags than were marked without a
-/// word. (A reload the user's own keys asked for, time travel or `G`, drops them as before.)
 /// The loaded flags replaced by what the ledger read under `filter`. Marks outlive a filter of their own, as
 /// they did when the filter was the loaded flags': a marked flag the new filter leaves out is kept aside, for the
 /// triage keys (the title says how many of the marked are outside the filter).
@@ -700,6 +699,17 @@ private func replaceFlags(_ state: inout AppState, _ flags: [RefundFlag], filter
     unmarkGone(&state, keeping: flags + state.markedAside)
 }
 
+/// Marked flags kept aside that a page just read lists again: in the list now, no longer aside (or a triage key
+/// sent them twice, and the title said them not shown while they were).
+private func takeBackAside(_ state: inout AppState, _ flags: [RefundFlag]) {
+    guard !state.markedAside.isEmpty else { return }
+    let read = Set(flags.map(\.id))
+    state.markedAside.removeAll { read.contains($0.id) }
+}
+
+/// Drops the marks of flags a reload no longer lists; after another process's change (someone else moved them out
+/// of the status shown) it says so: the next triage key would otherwise act on fewer flags than were marked without a
+/// word. (A reload the user's own keys asked for, time travel or `G`, drops them as before.)
 private func unmarkGone(_ state: inout AppState, keeping flags: [RefundFlag]) {
     let kept = state.marked.filter { id in flags.contains { $0.id == id } }
     let gone = state.marked.count - kept.count
