@@ -152,7 +152,7 @@ struct ChunkedFile {
             let shown = skipped.prefix(3).map { safe($0.path) }.joined(separator: ", ") + (skipped.count > 3 ? ", …" : "")
             FileHandle.standardError.write(
                 Data(
-                    ("receiptdesk: skipped \(skipped.count) \(skipped.count == 1 ? "file" : "files") in the directories given, "
+                    ("receiptdesk: skipped \(skipped.count) \(skipped.count == 1 ? "file" : "files") of the paths given, "
                         + "\(reasons.joined(separator: ", ")): \(shown); name a file itself to read it\n").utf8))
         }
         return files
@@ -192,7 +192,14 @@ struct ChunkedFile {
                 throw CLIError.usage("no such file: \(path)")
             }
             guard isDirectory.boolValue else {
-                // A path named itself is read whatever it is (`<(zcat export.gz)` is a pipe).
+                // A path named itself is read whatever it is (`<(zcat export.gz)` is a pipe), but for an SQLite
+                // database or its companions, regular files (a pipe's first bytes are not read here): `import ./*`
+                // beside the ledger read it as data, as a directory did.
+                var status = stat()
+                if path != "-", stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, isSQLiteDatabase(path) || isSQLiteCompanion(path) {
+                    left.append((path, .database))
+                    continue
+                }
                 out.append(path)
                 continue
             }

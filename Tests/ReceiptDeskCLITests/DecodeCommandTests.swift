@@ -28,7 +28,7 @@ struct DecodeCommandTests {
         #expect(!walked.stdout.contains(".git") && !walked.stdout.contains(".hidden"), "\(walked.stdout)")
         #expect(
             walked.stderr.contains(
-                "skipped 7 files in the directories given, 2 taken for notes or key material (.der .md), 2 hidden, "
+                "skipped 7 files of the paths given, 2 taken for notes or key material (.der .md), 2 hidden, "
                     + "2 no regular file (a pipe, socket, device or broken link), 1 linked directory (name it to read it): ")
                 && walked.stderr.contains("name a file itself to read it"), "\(walked.stderr)")
         let named = try Binary.run(["decode", directory + "/receipt.der"])

@@ -125,6 +125,12 @@ struct ImportCommandTests {
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         #expect(second.stdout.contains("total: read 1 = imported 0 + duplicate 1 + rejected 0"), "\(second.stdout)")
         #expect(second.stderr.contains("SQLite database file"), "\(second.stderr)")
+        // Named one by one (`import ./*`), the same.
+        let named = try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { directory + "/" + $0 }
+        #expect(named.count == 4, "\(named)")
+        let third = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "--no-verify"] + named)
+        #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
+        #expect(third.stdout.contains("total: read 1 = imported 0 + duplicate 1 + rejected 0"), "\(third.stdout)")
     }
 
     @Test("the same content imported again under another name says under which name the Imports screen lists it")
