@@ -13,7 +13,8 @@ public protocol LedgerReading: Sendable {
     /// webOrderLineItemId or a display id (`C12`).
     func customerId(matching id: String) async throws -> Int64?
     /// The customer of an id as a person pasted it, with the punctuation around it taken off when it matches
-    /// nothing as it is (the fewest characters first), and the id that matched.
+    /// nothing as it is (the fewest characters first), the id that matched, and the other customers other words of
+    /// the text name.
     func customerId(pasted text: String) async throws -> PastedMatch?
     /// Everything about one customer.
     func customerRecords(_ id: Int64) async throws -> CustomerRecords
