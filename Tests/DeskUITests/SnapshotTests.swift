@@ -446,6 +446,27 @@ struct SnapshotTests {
         #expect(state.helpTop == 0, "help opens at its first key again")
     }
 
+    @Test("the help's second column stays where it is as j/k scroll the help", arguments: [80, 100])
+    func helpColumnsStayPut(width: Int) throws {
+        var state = Fixture.state(width: width, height: 16, screen: .customers)
+        _ = reduce(&state, .key(.char("?")))
+        let layout = helpLayout(state)
+        try #require(layout.columns == 2 && layout.bindings.count > layout.rows * 2, "the help scrolls at \(width)x16")
+        func label(_ binding: KeyBinding) -> String { binding.keys.prefix(2).map(\.label).joined(separator: " ") }
+        var starts: [Int] = []
+        for top in 0...(layout.bindings.count - layout.rows * 2) {
+            #expect(state.helpTop == top)
+            let lines = renderedLines(state)
+            // The first row of keys: the first column's key and description, then the second column's key.
+            let first = layout.bindings[top], second = layout.bindings[top + layout.rows]
+            let row = try #require(lines.first { $0.contains(label(first) + " ") && $0.contains(first.help.prefix(8)) }, "\(label(first)) \(first.help) \(lines.joined(separator: "\n"))")
+            let at = try #require(row.range(of: " " + label(second) + " ", options: .backwards), "\(row)")
+            starts.append(row.distance(from: row.startIndex, to: at.lowerBound))
+            _ = reduce(&state, .key(.char("j")))
+        }
+        #expect(Set(starts).count == 1, "the second column moved: \(starts)")
+    }
+
     @Test("at 60 columns the help's commands wrap onto as many lines as they need, :q last", arguments: [16, 24])
     func helpCommandsAt60(height: Int) throws {
         var state = Fixture.state(width: 60, height: height, screen: .customers)

@@ -308,10 +308,13 @@ private func drawHelp(_ state: AppState, _ p: inout Painter) {
     // Each column as wide as its widest keys (at most 12) and description: the screen's own keys, listed first, have
     // the long descriptions and the keys of every screen short ones, so halves cut "only customers covered at t…" at
     // 80 columns with room to spare beside it. When they do not fit, the widest gives up cells first; room left is
-    // shared.
-    let keysWidths = groups.map { group in min(12, group.map { DisplayWidth.of(keys($0)) }.max() ?? 0) }
-    var widths = groups.indices.map { i in
-        keysWidths[i] + 1 + (groups[i].map { DisplayWidth.of($0.help) }.max() ?? 0) + (i < groups.count - 1 ? 2 : 0)
+    // shared. A column is sized for every key j/k can scroll into it, so the columns stay put as the help scrolls.
+    let reach = groups.indices.map { i in
+        layout.bindings[min(layout.bindings.count, i * bindingRows)..<min(layout.bindings.count, hidden + (i + 1) * bindingRows)]
+    }
+    let keysWidths = reach.map { column in min(12, column.map { DisplayWidth.of(keys($0)) }.max() ?? 0) }
+    var widths = reach.indices.map { i in
+        keysWidths[i] + 1 + (reach[i].map { DisplayWidth.of($0.help) }.max() ?? 0) + (i < groups.count - 1 ? 2 : 0)
     }
     while widths.reduce(0, +) > box.width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 1 {
         widths[widest] -= 1
