@@ -136,6 +136,7 @@ struct Dashboard {
             let url = LedgerOptions.ledgerURL(explicit: data.source.ledger, environment: environment)
             let ledger: SQLLedger
             if data.source.files.isEmpty {
+                try data.sayWhatAStoredLedgerIgnores(readsRules: false)
                 ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true, creating: false)
             } else {
                 ledger = try await data.open(now: now)

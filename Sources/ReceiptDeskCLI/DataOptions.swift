@@ -26,22 +26,37 @@ struct DataOptions: ParsableArguments {
 
     /// Opens the ledger (for reading only under `--read-only`); with `--files`, builds it and applies the
     /// customer mapping. Reads never write: a stored ledger is linked by `import --customers`.
-    func open(now: Timestamp) async throws -> SQLLedger {
-        if let customers, source.files.isEmpty {
+    /// `readsRules`: whether the command reads `--rules` with a stored ledger (refunds does), else it is said to change nothing.
+    func open(now: Timestamp, readsRules: Bool = false) async throws -> SQLLedger {
+        try sayWhatAStoredLedgerIgnores(readsRules: readsRules)
+        let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
+        if let customers { try await Self.linkCustomers(customers, into: ledger, now: now) }
+        return ledger
+    }
+
+    /// With a stored ledger (no `--files`): `--customers` is a usage error (linking is a write), and the options that
+    /// decide how `--files` are decoded, and `--rules` where the command does not read them (`readsRules` false), are
+    /// said on standard error to change nothing. Taken for filters, they were ignored without a word: `refunds
+    /// --environment sandbox` listed production's flags.
+    func sayWhatAStoredLedgerIgnores(readsRules: Bool) throws {
+        guard source.files.isEmpty else { return }
+        if let customers {
             throw CLIError.usage("--customers links accounts into the ledger, which is a write, and reads never write: run receiptdesk import --customers \(customers)")
         }
         let given = verification.given
-        if source.files.isEmpty, !given.isEmpty {
-            // (Taken for filters, they were ignored without a word: `refunds --environment sandbox` listed production's.)
+        if !given.isEmpty {
             let names = given.count == 1 ? given[0] : given.dropLast().joined(separator: ", ") + " and " + given[given.count - 1]
             FileHandle.standardError.write(
                 Data(
                     ("receiptdesk: \(names) \(given.count == 1 ? "decides" : "decide") how --files are decoded; the stored ledger's records "
                         + "were checked when they were imported, so \(given.count == 1 ? "it changes" : "they change") nothing here\n").utf8))
         }
-        let ledger = try await source.open(verification: verification, rules: try loadRules(), now: now)
-        if let customers { try await Self.linkCustomers(customers, into: ledger, now: now) }
-        return ledger
+        if !readsRules, rules != nil {
+            FileHandle.standardError.write(
+                Data(
+                    ("receiptdesk: --rules decides the flags an import raises (import --rules, refunds --rules); the flags "
+                        + "shown here are the ones the stored ledger holds, so it changes nothing here\n").utf8))
+        }
     }
 
     /// Links an operator mapping file (`customer_id,kind,value` lines, a header line allowed); a line that is
@@ -78,8 +93,8 @@ struct DataOptions: ParsableArguments {
     }
 
     /// Opens the ledger, runs `body`, and closes the ledger whatever happens.
-    func withLedger<T>(now: Timestamp, _ body: (SQLLedger) async throws -> T) async throws -> T {
-        let ledger = try await open(now: now)
+    func withLedger<T>(now: Timestamp, readsRules: Bool = false, _ body: (SQLLedger) async throws -> T) async throws -> T {
+        let ledger = try await open(now: now, readsRules: readsRules)
         do {
             let result = try await body(ledger)
             try await ledger.close()

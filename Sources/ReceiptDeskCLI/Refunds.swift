@@ -69,7 +69,7 @@ struct Refunds: AsyncParsableCommand {
     func run() async throws {
         if refresh && data.source.readOnly { throw LedgerOptions.refuse("refunds --refresh") }
         let now = currentTimestamp()
-        try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+        try await data.withLedger(now: now, readsRules: true) { ledger in try await run(ledger, now: now) }
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {

@@ -547,6 +547,31 @@ struct DashboardEndToEndTests {
         #expect(tmux.exitStatus() == 0)
     }
 
+    @Test("over a stored ledger, decoding options and --rules are said to change nothing, and --customers (a write) is refused")
+    func storedLedgerOptions() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = try Self.makeLedger()
+        defer { try? FileManager.default.removeItem(at: ledger.directory) }
+        let rules = ledger.directory.appendingPathComponent("rules.txt")
+        try Data("refund-spike.factor = 5\n".utf8).write(to: rules)
+        let tmux = try TmuxSession(arguments: ["--ledger", ledger.url, "--environment", "sandbox", "--rules", rules.path], width: 200)
+        defer { tmux.kill() }
+        // Said on standard error before the screen is taken, so it is there again when the dashboard gives it back.
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        try tmux.keys("Q")
+        #expect(tmux.exitStatus() == 0)
+        let screen = tmux.waitFor(text: "--rules decides the flags an import raises")
+        #expect(screen.contains("--environment decides how --files are decoded"), "\(screen)")
+        let customers = try TmuxSession(arguments: ["--ledger", ledger.url, "--customers", rules.path], width: 200)
+        defer { customers.kill() }
+        #expect(customers.exitStatus() == 2)
+        customers.waitFor(text: "--customers links accounts into the ledger, which is a write")
+        // refunds reads --rules (its outcomes); lookup does not, and says so.
+        #expect(!(try Binary.run(["refunds", "--ledger", ledger.url, "--rules", rules.path]).stderr.contains("--rules decides")))
+        let lookup = try Binary.run(["lookup", "5001", "--ledger", ledger.url, "--rules", rules.path])
+        #expect(lookup.stderr.contains("--rules decides the flags an import raises"), "\(lookup.stderr)")
+    }
+
     @Test("no terminal (said before a ledger is opened or the demo built), a dumb TERM and an unknown one exit with a message before the screen is taken")
     func refusals() throws {
         // No terminal is said before anything is opened, read or built: the ledger's own trouble would come next.
