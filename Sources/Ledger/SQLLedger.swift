@@ -361,15 +361,26 @@ public final class SQLLedger: Sendable {
     // MARK: Identity
 
     /// Ties an external account id to a token or original transaction id (`customers.csv`).
-    public func linkExternal(_ externalId: String, kind: IdentifierKind, value: String, now: Timestamp) async throws {
+    ///
+    /// An app account token is matched in either case, as a lookup matches it (Swift's `uuidString` is upper case,
+    /// Apple's JSON lower case): a mapping in the other case linked a customer of its own, with no record.
+    /// - Returns: whether the ledger held the identifier before (a record carries it, or an earlier mapping named it);
+    ///   one it did not hold is linked all the same, for the records that carry it to join when they are imported.
+    @discardableResult
+    public func linkExternal(_ externalId: String, kind: IdentifierKind, value: String, now: Timestamp) async throws -> Bool {
         try await write { c in
+            var identifier = CustomerIdentifier(kind: kind, value: value)
+            let spellings = kind == .appAccountToken && Queries.isUUID(value) ? [value, value.lowercased(), value.uppercased()] : [value]
+            let stored = try c.scalar(
+                "SELECT value FROM customer_ids WHERE kind = \(kind.sql) AND value IN (\(placeholders(spellings.count))) ORDER BY value = ? DESC LIMIT 1",
+                spellings.map(SQLValue.text) + [.text(value)])?.text
+            if let stored { identifier.value = stored }
             var writer = CustomerLinker(connection: c, now: now)
-            writer.link([
-                CustomerIdentifier(kind: .external, value: externalId), CustomerIdentifier(kind: kind, value: value),
-            ])
+            writer.link([CustomerIdentifier(kind: .external, value: externalId), identifier])
             try StatsWriter.apply(c, link: try writer.flush())
             try Counters.bump(c)
             try c.flush()
+            return stored != nil
         }
     }
 

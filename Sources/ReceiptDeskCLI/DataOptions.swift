@@ -65,8 +65,16 @@ struct DataOptions: ParsableArguments {
         try await link(try customerMapping(path), into: ledger, now: now)
     }
 
-    static func link(_ mapping: [(account: String, kind: IdentifierKind, value: String)], into ledger: SQLLedger, now: Timestamp) async throws {
-        for entry in mapping { try await ledger.linkExternal(entry.account, kind: entry.kind, value: entry.value, now: now) }
+    /// Links each entry; returns those whose identifier no record in the ledger carried (nor an earlier mapping named).
+    @discardableResult
+    static func link(_ mapping: [(account: String, kind: IdentifierKind, value: String)], into ledger: SQLLedger, now: Timestamp) async throws
+        -> [(account: String, kind: IdentifierKind, value: String)]
+    {
+        var unheld: [(account: String, kind: IdentifierKind, value: String)] = []
+        for entry in mapping where try await !ledger.linkExternal(entry.account, kind: entry.kind, value: entry.value, now: now) {
+            unheld.append(entry)
+        }
+        return unheld
     }
 
     /// The rows of an operator mapping file (`customer_id,kind,value`; a first row whose first field is

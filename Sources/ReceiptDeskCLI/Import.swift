@@ -90,15 +90,20 @@ struct Import: AsyncParsableCommand {
             defer { interrupt.cancel() }
             total = try await work.value
             if let mapping, let customers {
-                try await DataOptions.link(mapping, into: store, now: now)
+                let unheld = try await DataOptions.link(mapping, into: store, now: now)
                 // Links can merge customers: the flags follow them.
                 try await store.refreshFlags(rules: flagRules, now: now)
-                // Said, as each file's reconciliation is (it linked without a word).
+                // Said, as each file's reconciliation is (it linked without a word), with the identifiers no record
+                // carries: a mistyped one made a customer of its own, with nothing in it, and nothing said so.
                 let accounts = Set(mapping.map(\.account)).count
-                FileHandle.standardError.write(
-                    Data(
-                        ("\(safe(customers)): linked \(mapping.count) \(mapping.count == 1 ? "identifier" : "identifiers") to \(accounts) "
-                            + "\(accounts == 1 ? "account" : "accounts")\n").utf8))
+                var line = "\(safe(customers)): linked \(mapping.count) \(mapping.count == 1 ? "identifier" : "identifiers") to \(accounts) "
+                    + "\(accounts == 1 ? "account" : "accounts")"
+                if !unheld.isEmpty {
+                    let named = unheld.prefix(3).map { safe("\($0.account) \($0.kind.rawValue) \($0.value)") }.joined(separator: "; ")
+                    line += "; \(unheld.count) of them no record in the ledger carries yet (\(named)\(unheld.count > 3 ? "; …" : "")): "
+                        + "their accounts show nothing until those records are imported"
+                }
+                FileHandle.standardError.write(Data((line + "\n").utf8))
             }
         } catch is CancellationError {
             // Ctrl-C: what the file's committed batches hold was said with it. The process then dies of SIGINT, as

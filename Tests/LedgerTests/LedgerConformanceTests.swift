@@ -264,7 +264,11 @@ struct LedgerConformanceTests {
         let stranger = try await ledger.customerId(matching: "t9")
         #expect(before != nil && stranger != nil && before != stranger)
         try await importText(second, path: "b.ndjson", into: ledger)
-        try await ledger.linkExternal("account-42", kind: .originalTransactionId, value: "o2", now: testNow)
+        #expect(try await ledger.linkExternal("account-42", kind: .originalTransactionId, value: "o2", now: testNow))
+        // A token mapped in upper case is the stored token (it made a customer of its own); an id no record carries is
+        // linked, and said to be new.
+        #expect(try await ledger.linkExternal("account-9", kind: .appAccountToken, value: "06D470ED-B18D-4A8C-9FD5-E3EED7B2311D", now: testNow))
+        #expect(try await ledger.customerId(matching: "account-9") == stranger)
         let ids = ["t1", "o1", "w1", "tok-A", "t2", "o2", "account-42"]
         var found = Set<Int64>()
         for id in ids { found.insert(try #require(try await ledger.customerId(matching: id), "\(id)")) }
@@ -327,6 +331,8 @@ struct LedgerConformanceTests {
         #expect(next.rows.count == 1 && next.rows[0].id != page.rows[0].id && next.next == nil)
         let filtered = try await ledger.customers(CustomerQuery(filter: "tok-", limit: 10))
         #expect(filtered.rows.map(\.id) == [customer] && filtered.total == 1)
+        #expect(try await !ledger.linkExternal("account-5", kind: .originalTransactionId, value: "o-none", now: testNow))
+        #expect(try await ledger.customerId(matching: "account-5") != nil)
         try await ledger.close()
     }
 

@@ -103,6 +103,39 @@ struct CustomerMappingTests {
         #expect(neither.stderr.contains("missing <PATH>: the files or directories to import (or --customers FILE alone"), "\(neither.stderr)")
     }
 
+    @Test("a token mapped in upper case joins its records' customer; an id no record carries is linked and said")
+    func tokenCaseAndUnheldIds() throws {
+        let data = Self.data()
+        let ledger = "sqlite:" + ImportCommandTests.temporary("mapping-case.sqlite")
+        #expect(try Binary.run(["import", "--ledger", ledger, data]).status == 0)
+        // Swift's uuidString is upper case, Apple's JSON lower case: the same token.
+        let mappingFile = Self.mapping("""
+            customer_id,kind,value
+            acct-2,appAccountToken,BBBBBBBB-0000-4000-8000-0000000000CC
+            acct-3,originalTransactionId,o-typo
+            acct-4,appAccountToken,cccccccc-0000-4000-8000-0000000000dd
+            """)
+        let linked = try Binary.run(["import", "--ledger", ledger, "--customers", mappingFile])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(
+            linked.stderr.contains(
+                "linked 3 identifiers to 3 accounts; 2 of them no record in the ledger carries yet (acct-3 originalTransactionId o-typo; "
+                    + "acct-4 appAccountToken cccccccc-0000-4000-8000-0000000000dd)"), "\(linked.stderr)")
+        let tokenHolder = try Self.customer("acct-2", ["--ledger", ledger])
+        #expect(tokenHolder.identifiers == ["external:acct-2", "appAccountToken:bbbbbbbb-0000-4000-8000-0000000000cc", "originalTransactionId:oc"])
+        #expect(try Self.customer("c1", ["--ledger", ledger]).id == tokenHolder.id)
+        // Linked all the same: the records that carry it join the account when they come.
+        let later = ImportCommandTests.temporary("mapping-later.ndjson")
+        writeTestFile(
+            later,
+            Data(#"{"transactionId":"t1","originalTransactionId":"o-typo","productId":"lifetime","purchaseDate":1740787200000,"type":"Non-Consumable","quantity":1}"#.utf8))
+        #expect(try Binary.run(["import", "--ledger", ledger, later]).status == 0)
+        #expect(try Self.customer("t1", ["--ledger", ledger]).id == (try Self.customer("acct-3", ["--ledger", ledger]).id))
+        // Given again, every identifier is held now: nothing more is said.
+        let again = try Binary.run(["import", "--ledger", ledger, "--customers", mappingFile])
+        #expect(again.status == 0 && !again.stderr.contains("carries yet"), "\(again.stderr)")
+    }
+
     @Test("read commands with --files apply the mapping to their in-memory ledger")
     func filesLinks() throws {
         let data = Self.data()
