@@ -83,6 +83,18 @@ struct Sample: AsyncParsableCommand {
         )
         print("now (end of span): \(span.to.iso8601) = \(span.to.millisecondsSince1970)")
         print("trust root: \(out)/test-root.pem (a TEST root, not Apple's)")
+        if !summary.emptyFiles.isEmpty {
+            // (Five customers are all stories, sent as V2 notifications: four of the five files were empty without a word.)
+            let stories = SampleStory.allCases.count
+            let why =
+                summary.customers == 0
+                ? "no customers"
+                : summary.customers <= stories
+                ? "the \(summary.customers) \(summary.customers == 1 ? "customer is a story" : "customers are all stories"), sent as V2 notifications"
+                : "the first \(stories) customers are the stories, sent as V2 notifications, and the rest are drawn from the mix"
+            print(
+                "empty: \(summary.emptyFiles.joined(separator: ", ")) (\(why); 30 customers or more usually fill every file)")
+        }
         for (story, id) in summary.stories { print("story: \(story): \(id)") }
         for spike in summary.spikes { print("spike: \(spike)") }
     }

@@ -38,6 +38,13 @@ struct EmptyFileCommandTests {
             (try? FileManager.default.attributesOfItem(atPath: dir + "/data/data/" + $0)[.size] as? Int) == 0
         }
         #expect(!empty.isEmpty, "five customers no longer leave a file empty: this test needs one")
+        // Said, with why: five customers are all stories, sent as V2 notifications.
+        #expect(
+            sample.stdout.contains(
+                "empty: data/server-api.ndjson, data/verify-receipt.ndjson, data/notifications-v1.ndjson (the 5 customers are all stories, "
+                    + "sent as V2 notifications; 30 customers or more usually fill every file)"), "\(sample.stdout)")
+        let fuller = try Binary.run(["sample", "--customers", "40", "--out", dir + "/fuller"])
+        #expect(fuller.status == 0 && !fuller.stdout.contains("empty:"), "\(fuller.stdout)")
         // Where it cannot write: the path and the reason, exit 2 (it printed Foundation's "NSCocoaErrorDomain error 512").
         let onFile = try Binary.run(["sample", "--customers", "1", "--out", dir + "/data/customers.csv"])
         #expect(onFile.status == 2 && onFile.stderr.contains("--out \(dir)/data/customers.csv is not a directory: name a directory"), "\(onFile.stderr)")

@@ -57,6 +57,8 @@ public struct SampleGenerator: Sendable {
         public var appReceipts = 0
         public var spikes: [String] = []
         public var stories: [(story: String, id: String)] = []
+        /// The data files no customer wrote a record to (few customers: the first are the stories, all V2).
+        public var emptyFiles: [String] = []
 
         public init() {}
     }
@@ -214,6 +216,7 @@ public struct SampleGenerator: Sendable {
             try file.close()
             summary.bytes += file.written
         }
+        summary.emptyFiles = zip(Self.dataFiles, files).filter { $0.1.written == 0 }.map(\.0)
         try Data(SampleCatalog.catalogCSV.utf8).write(to: URL(fileURLWithPath: directory + "/catalog.csv"))
         try Data(SampleCA.rootPEM.utf8).write(to: URL(fileURLWithPath: directory + "/test-root.pem"))
         var manifest = JSONText()
