@@ -243,9 +243,12 @@ enum Queries {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
         if let found = try customerId(c, quoted: id, displayIds: true) { return PastedMatch(customer: found.customer, matched: found.matched) }
-        let words = id.split(whereSeparator: \.isWhitespace).enumerated()
+        // (A short number among words is a count, a price or a year, not an id: "charged 2 times" named the customer of
+        // Xcode's transaction 2, first or as another customer beside the one the text is about. As the whole text it is
+        // tried above.)
+        let words = id.split(whereSeparator: \.isWhitespace).filter { !Self.isShortNumber($0) }.enumerated()
             .sorted { $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset }
-        guard words.count > 1 else { return nil }
+        guard id.contains(where: \.isWhitespace), !words.isEmpty else { return nil }
         let tried = Array(words.prefix(6))
         for (position, (_, word)) in tried.enumerated() {
             guard let found = try customerId(c, quoted: String(word), displayIds: false) else { continue }
@@ -260,6 +263,12 @@ enum Queries {
             return match
         }
         return nil
+    }
+
+    /// Whether a word of a pasted text is a number of at most four digits, with the punctuation around it.
+    static func isShortNumber(_ word: Substring) -> Bool {
+        let digits = word.drop { PastedId.around.contains($0) }.reversed().drop { PastedId.around.contains($0) }
+        return !digits.isEmpty && digits.count <= 4 && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// The customer of `id` as it is, else with the punctuation around it taken off, the fewest characters first (see

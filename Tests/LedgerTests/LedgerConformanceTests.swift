@@ -333,6 +333,13 @@ struct LedgerConformanceTests {
         #expect(filtered.rows.map(\.id) == [customer] && filtered.total == 1)
         #expect(try await !ledger.linkExternal("account-5", kind: .originalTransactionId, value: "o-none", now: testNow))
         #expect(try await ledger.customerId(matching: "account-5") != nil)
+        // Xcode's transaction 2 is found by "2", but a short number among words is a count, not that customer.
+        try await importText(#"{"transactionId":"2","originalTransactionId":"2","productId":"pro","purchaseDate":4000}"#, path: "xcode.ndjson", into: ledger)
+        let xcode = try #require(try await ledger.customerId(pasted: " 2 ")?.customer)
+        #expect(xcode != before && xcode != stranger)
+        #expect(try await ledger.customerId(pasted: "charged 2 times for o1") == PastedMatch(customer: try #require(before), matched: "o1"))
+        #expect(try await ledger.customerId(pasted: "charged (2) times") == nil)
+        #expect(try await ledger.customerId(pasted: "transaction 20000 for o1")?.matched == "o1")
         try await ledger.close()
     }
 
