@@ -117,7 +117,9 @@ struct Dashboard {
         await runtime.start()
         await runtime.run()
         backend.end()
-        try? await opened.ledger.close()
+        // (Quit during a read that did not answer: the process ends without waiting for it, and the system closes the
+        // connection; closing it here waited for the read, 15 s on a frozen server.)
+        if !runtime.abandonedRead { try? await opened.ledger.close() }
         // A triage write that was still on its way when Q was pressed, and failed: said where it can still be read.
         if let error = Self.unsavedError(runtime) { throw error }
     }

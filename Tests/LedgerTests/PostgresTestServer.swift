@@ -103,6 +103,21 @@ final class PostgresTestServer: @unchecked Sendable {
         return text.split(separator: "\n").first.flatMap { pid_t($0) }
     }
 
+    /// The server's main process and its children (the backends serving connections, and its workers), from /proc.
+    func processes() throws -> [pid_t] {
+        guard let postmaster = postmasterPID else { return [] }
+        var children: [pid_t] = []
+        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // pid (comm) state ppid ...: the command may hold spaces and parentheses, so read after the last ")".
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
+        }
+        return [postmaster] + children
+    }
+
     /// A fresh database for one test; returns its URL.
     func createDatabase() throws -> String {
         Self.lock.lock()

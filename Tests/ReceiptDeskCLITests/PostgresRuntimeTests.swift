@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DeskUI
@@ -112,6 +113,74 @@ struct PostgresRuntimeTests {
         #expect(!Self.screen(runtime).contains("ledger unavailable"))
     }
 
+    @Test("a server that stops answering: a slow read says so, keys typed meanwhile are handled after it, and Q quits at once")
+    func serverHangs() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        defer { Task { try? await ledger.close() } }
+        runtime.readGrace = .milliseconds(100)
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.customerPage.total == 2)
+        let first = try #require(runtime.state.customerPage.rows.first?.id)
+
+        // Every process of the server freezes (as behind a dead network): nothing answers, nothing closes, and a
+        // read waits for its 15 s read timeout.
+        let frozen = FrozenProcesses(try server.processes())
+        try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
+        frozen.freeze()
+        defer { frozen.thaw() }
+
+        // Enter opens the customer: its read waits. A key typed meanwhile (q, back) is kept for after it.
+        terminal.type(.key(.char("q")))
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        await runtime.handle(.key(.enter))
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… (Q quits; other keys wait for it)") }, "\(terminal.frames.last ?? "")")
+        #expect(runtime.state.screen == .customer && runtime.state.customer?.records.id == first)
+        #expect(runtime.state.message?.text.contains("reading the ledger") != true, "the reading line outlived the read")
+        #expect(terminal.pending == 0, "the key typed during the read was read")
+        await runtime.run(maxEvents: 1)
+        #expect(runtime.state.screen == .customers, "q, typed during the read, was handled after it")
+
+        // Frozen again, Q quits at once, without waiting for the read timeout.
+        frozen.freeze()
+        terminal.type(.key(.char("Q")))
+        let started = ContinuousClock.now
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.quitting)
+        #expect(Self.seconds(since: started) < 8, "Q waited \(Self.seconds(since: started)) s for a frozen server (its read timeout is 15 s)")
+    }
+
+    @Test("the dashboard over a frozen server: Q during a read that does not answer ends the process at once (tmux)")
+    func quitOverFrozenServer() throws {
+        guard PostgresTestServer.enabled, TmuxSession.available() else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let tmux = try TmuxSession(arguments: ["--ledger", url], width: 120)
+        defer { tmux.kill() }
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        try tmux.keys("2")
+        tmux.waitFor(text: "C2")
+        let frozen = FrozenProcesses(try server.processes())
+        frozen.freeze()
+        defer { frozen.thaw() }
+        try tmux.keys("Enter")
+        tmux.waitFor(text: "reading the ledger… (Q quits; other keys wait for it)")
+        let started = ContinuousClock.now
+        try tmux.keys("Q")
+        // (Closing the connection waited for the read: 15 s, the read timeout.)
+        #expect(tmux.exitStatus(seconds: 30) == 0)
+        #expect(Self.seconds(since: started) < 8, "the process took \(Self.seconds(since: started)) s to end")
+    }
+
     @Test("another process's import into PostgreSQL shows at the next poll, and the selection stays on its customer")
     func liveRefresh() async throws {
         guard PostgresTestServer.enabled else { return }
@@ -148,5 +217,55 @@ struct PostgresRuntimeTests {
         #expect(runtime.state.customerPage.rows[runtime.state.customerList.selected].id == selected)
         await runtime.handle(.key(.char("1")))
         #expect(runtime.state.overview?.counts.transactions == 4)
+    }
+}
+
+/// A terminal for tests: events typed into it are read in order; the frames drawn are kept as text.
+final class ScriptedTerminal: TerminalBackend, @unchecked Sendable {
+    let size: (width: Int, height: Int)
+    let colorDepth = ColorDepth.trueColor
+    let unicode = true
+    private let events = Mutex<[InputEvent]>([])
+    private let drawn = Mutex<[String]>([])
+
+    init(width: Int, height: Int) { size = (width, height) }
+
+    func type(_ event: InputEvent) { events.withLock { $0.append(event) } }
+    var pending: Int { events.withLock { $0.count } }
+    var frames: [String] { drawn.withLock { $0 } }
+
+    func draw(_ buffer: ScreenBuffer) { drawn.withLock { $0.append(buffer.text) } }
+
+    func nextEvent(timeoutMilliseconds: Int) -> InputEvent? {
+        if let event = events.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return event }
+        usleep(useconds_t(min(timeoutMilliseconds, 20) * 1000))
+        return nil
+    }
+
+    func setMouse(_ enabled: Bool) {}
+    func copyToClipboard(_ text: String) -> Bool { false }
+}
+
+/// A server's processes stopped (SIGSTOP) and let go on (SIGCONT), each once.
+final class FrozenProcesses: Sendable {
+    let pids: [pid_t]
+    private let frozen = Mutex(false)
+
+    init(_ pids: [pid_t]) { self.pids = pids }
+
+    func freeze() {
+        frozen.withLock { frozen in
+            guard !frozen else { return }
+            for pid in pids { kill(pid, SIGSTOP) }
+            frozen = true
+        }
+    }
+
+    func thaw() {
+        frozen.withLock { frozen in
+            guard frozen else { return }
+            for pid in pids { kill(pid, SIGCONT) }
+            frozen = false
+        }
     }
 }

@@ -17,7 +17,7 @@ struct RuntimeTests {
     /// (`clock`: the wall clock the runtime follows; none by default, so that "now" stays where the test put it.)
     static func runtime(
         _ url: String, width: Int = 120, height: Int = 40, readOnly: Bool = true, operatorName: String = "test",
-        now: Timestamp = currentTimestamp(), clock: (@Sendable () -> Timestamp)? = nil
+        now: Timestamp = currentTimestamp(), clock: (@Sendable () -> Timestamp)? = nil, backend: (any TerminalBackend)? = nil
     ) async throws -> (Runtime, SQLLedger) {
         let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true)
         let opened = Dashboard.Opened(ledger: ledger, name: url, now: now, isDemo: false)
@@ -31,7 +31,7 @@ struct RuntimeTests {
         #expect(handlers.clock != nil, "a dashboard over a ledger follows the wall clock")
         handlers.clock = clock
         let runtime = Runtime(
-            state: state, theme: themes.loadOrDefault("default").theme, backend: HeadlessTerminal(width: width, height: height),
+            state: state, theme: themes.loadOrDefault("default").theme, backend: backend ?? HeadlessTerminal(width: width, height: height),
             handlers: handlers)
         // The dashboard polls the change signal twice a second, so a change shows within a second; the tests
         // poll by hand.

@@ -36,6 +36,15 @@ public final class Runtime {
     public var pause: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     /// What the writes answered, for the key loop to apply.
     private let answers = Answers()
+    /// How long a read of the ledger may take before the status line says so and keys are read meanwhile: Q (the quit
+    /// keys) quits at once, other keys are handled after it. A server that stopped answering holds a read until its
+    /// read timeout (15 s), and the keys with it, Q among them.
+    public var readGrace: Duration = .milliseconds(300)
+    /// Events read while a slow read was on its way, handled (in order) before the terminal's next.
+    private var typedAhead: [InputEvent] = []
+    /// Whether the person quit while a read was on its way: the ledger's connection is then busy with it, and closing
+    /// it would wait for the read (a frozen server's, for its read timeout).
+    public private(set) var abandonedRead = false
 
     public init(state: AppState, theme: Theme, backend: any TerminalBackend, handlers: EffectHandlers) {
         var state = state
@@ -56,8 +65,13 @@ public final class Runtime {
         backend.setMouse(state.mouse)
         // The change signal before what it guards: a commit after it (a setting, an import) is seen at the first poll.
         // (Either read failing leaves the token unknown, so the first poll reads both again.)
-        let token = try? await handlers.reader.changeToken()
-        if let setting = try? await handlers.reader.isSetReadOnly() {
+        let reader = handlers.reader
+        guard
+            let (token, setting) = await watched({ () -> (Int64?, Bool?) in
+                (try? await reader.changeToken(), try? await reader.isSetReadOnly())
+            })
+        else { return }
+        if let setting {
             lastToken = token
             await dispatch(.ledgerReadOnly(setting))
         }
@@ -70,7 +84,7 @@ public final class Runtime {
         var handled = 0
         while !state.quitting {
             if let maxEvents, handled >= maxEvents { return }
-            if let event = backend.nextEvent(timeoutMilliseconds: 50) {
+            if let event = typedAhead.isEmpty ? backend.nextEvent(timeoutMilliseconds: 50) : typedAhead.removeFirst() {
                 handled += 1
                 await handle(event)
             }
@@ -178,6 +192,8 @@ public final class Runtime {
                 writes.append(effect)
                 continue
             }
+            // (Q during a slow read: what was to follow it would be read for nothing, or wait as long.)
+            if state.quitting { break }
             for action in await run(effect) {
                 await dispatch(action)
             }
@@ -204,6 +220,42 @@ public final class Runtime {
             return triageDescription(action, ids, undo: undo)
         }
         await dispatch(.saving(described.count == 1 ? described[0] : described.joined(separator: ", ")))
+    }
+
+    /// Runs a read of the ledger off the key loop. Answered within ``readGrace`` (the usual case), it is as if it had
+    /// run on the loop; slower (a server that stopped answering holds a read until its read timeout), the status line
+    /// says the dashboard is reading and keys are read meanwhile: the quit keys quit at once (the read is left to end
+    /// with the process), the others are handled after the read, in the order typed.
+    /// - Returns: what the read returned, or nil when the person quit while it was on its way.
+    func watched<T: Sendable>(_ read: @escaping @Sendable () async -> T) async -> T? {
+        // (Quitting: nothing is read any more, the loop's last poll among it.)
+        guard !state.quitting else { return nil }
+        let outcome = ReadOutcome<T>()
+        Task(executorPreference: writeExecutor) { outcome.finish(await read()) }
+        await outcome.wait(upTo: readGrace)
+        if let value = outcome.value { return value.first }
+        let reading = StatusMessage("reading the ledger… (Q quits; other keys wait for it)", urgent: true)
+        let before = state.message
+        state.message = reading
+        draw()
+        while true {
+            if let value = outcome.value {
+                if state.message == reading { state.message = before }
+                return value.first
+            }
+            guard let event = backend.nextEvent(timeoutMilliseconds: 20) else {
+                await pause(.milliseconds(2))
+                continue
+            }
+            if case .key(let key) = event, state.prompt == nil,
+                state.keymap.command(for: key, on: state.screen, readOnly: state.readOnly) == .quit
+            {
+                state.quitting = true
+                abandonedRead = true
+                return nil
+            }
+            typedAhead.append(event)
+        }
     }
 
     /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.
@@ -248,15 +300,27 @@ public final class Runtime {
         let now = ContinuousClock.now
         guard now - lastPoll >= .milliseconds(pollMilliseconds) else { return }
         lastPoll = now
+        // Setting the ledger read-only or lifting it moves the token: the setting is read when it moved, and said
+        // after what the poll says besides (a recovery's line would cover it).
+        let reader = handlers.reader
+        let known = lastToken
+        let unavailable = state.unavailable != nil
+        guard
+            let polled = await watched({ () -> Result<(Int64, Bool?), any Error> in
+                do {
+                    let token = try await reader.changeToken()
+                    return .success((token, unavailable || token != known ? try await reader.isSetReadOnly() : nil))
+                } catch {
+                    return .failure(error)
+                }
+            })
+        else { return }
         do {
-            let token = try await handlers.reader.changeToken()
+            let (token, setting) = try polled.get()
             // A new minute on the wall clock moves "now", which reads the screen again: another process's commit
             // (the token read first) is in that read too, so one read serves both.
             let wall = handlers.clock?()
             let newMinute = wall.map { $0.millisecondsSince1970 / 60_000 != state.now.millisecondsSince1970 / 60_000 } ?? false
-            // Setting the ledger read-only or lifting it moves the token: the setting is read when it moved, and said
-            // after what the poll says besides (a recovery's line would cover it).
-            let setting = state.unavailable != nil || token != lastToken ? try await handlers.reader.isSetReadOnly() : nil
             if state.unavailable != nil {
                 lastToken = token
                 await dispatch(.recovered(now: newMinute ? wall : nil))
@@ -286,55 +350,15 @@ public final class Runtime {
         }
     }
 
-    /// Runs one effect; returns the actions that report its outcome.
+    /// Runs one effect; returns the actions that report its outcome. The ledger's reads run off the key loop
+    /// (``watched(_:)``).
     func run(_ effect: Effect) async -> [Action] {
+        if Self.isRead(effect) {
+            let handlers = handlers
+            return await watched { await Self.read(effect, handlers) } ?? []
+        }
         do {
             switch effect {
-            case .loadOverview(let instant, let environment):
-                return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment))]
-            case .loadCustomers(let query, let append):
-                return [.customersLoaded(try await handlers.reader.customers(query), append: append, direction: query.direction)]
-            case .openCustomer(let text):
-                guard let found = try await handlers.reader.customerId(pasted: text) else { return [.customerNotFound(text)] }
-                let loaded = Action.customerLoaded(try await handlers.customer(found.customer))
-                // Found with the punctuation around the pasted id taken off: say by which id; and who else the text
-                // names (a message with two ids), or the second customer is never seen.
-                if let others = found.othersSaid {
-                    return [loaded, .message(StatusMessage("found by \(found.matched); \(others)", kind: .error))]
-                }
-                guard found.matched != text else { return [loaded] }
-                return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
-            case .loadCustomer(let id):
-                return [.customerLoaded(try await handlers.customer(id))]
-            case .loadTransaction(let id):
-                return [.transactionLoaded(try await handlers.reader.transaction(id), id: id)]
-            case .loadFlags(let query, let append) where query.direction == .backward:
-                let flags = try await handlers.reader.flags(query)
-                let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
-                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
-                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags))]
-                return [.flagsBeforeLoaded(flags, previous: previous, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
-            case .loadFlags(let query, let append):
-                let flags = try await handlers.reader.flags(query)
-                let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
-                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
-                // The whole queue's count with its first page (a page read after it does not change it).
-                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags))]
-                return [.flagsLoaded(flags, next: next, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
-            case .loadImports:
-                let reader = handlers.reader
-                let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])
-                let rejected = try await reader.rejectedRecords(after: nil, limit: AppState.importsPageSizes[1])
-                return [.importsLoaded(sources: sources, rejected: rejected)]
-            case .loadMoreImports(let sourcesAfter, let rejectedAfter):
-                let reader = handlers.reader
-                var sources: [SourceSummary] = []
-                var rejected: [RejectedRecord] = []
-                if let sourcesAfter { sources = try await reader.sources(after: sourcesAfter, limit: AppState.importsPageSizes[0]) }
-                if let rejectedAfter { rejected = try await reader.rejectedRecords(after: rejectedAfter, limit: AppState.importsPageSizes[1]) }
-                return [.importsLoaded(sources: sources, rejected: rejected, append: true)]
-            case .loadRaw(let id):
-                return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
             case .triage:
                 return await Self.triage(effect, handlers: handlers)
             case .parseInstant(let text):
@@ -382,6 +406,10 @@ public final class Runtime {
                 return []
             case .quit:
                 return []
+            case .loadOverview, .loadCustomers, .openCustomer, .loadCustomer, .loadTransaction, .loadFlags, .loadImports, .loadMoreImports,
+                .loadRaw:
+                // (Reads, run above.)
+                return []
             }
         } catch {
             return [.failed(describe(error), unavailable: false)]
@@ -390,9 +418,76 @@ public final class Runtime {
 }
 
 extension Runtime {
+    /// Whether an effect is a read of the ledger (run by ``read(_:_:)``, off the key loop).
+    static func isRead(_ effect: Effect) -> Bool {
+        switch effect {
+        case .loadOverview, .loadCustomers, .openCustomer, .loadCustomer, .loadTransaction, .loadFlags, .loadImports, .loadMoreImports,
+            .loadRaw:
+            true
+        default: false
+        }
+    }
+
+    /// Runs a read of the ledger; returns the actions that report its outcome.
+    static func read(_ effect: Effect, _ handlers: EffectHandlers) async -> [Action] {
+        do {
+            switch effect {
+            case .loadOverview(let instant, let environment):
+                return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment))]
+            case .loadCustomers(let query, let append):
+                return [.customersLoaded(try await handlers.reader.customers(query), append: append, direction: query.direction)]
+            case .openCustomer(let text):
+                guard let found = try await handlers.reader.customerId(pasted: text) else { return [.customerNotFound(text)] }
+                let loaded = Action.customerLoaded(try await handlers.customer(found.customer))
+                // Found with the punctuation around the pasted id taken off: say by which id; and who else the text
+                // names (a message with two ids), or the second customer is never seen.
+                if let others = found.othersSaid {
+                    return [loaded, .message(StatusMessage("found by \(found.matched); \(others)", kind: .error))]
+                }
+                guard found.matched != text else { return [loaded] }
+                return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
+            case .loadCustomer(let id):
+                return [.customerLoaded(try await handlers.customer(id))]
+            case .loadTransaction(let id):
+                return [.transactionLoaded(try await handlers.reader.transaction(id), id: id)]
+            case .loadFlags(let query, let append) where query.direction == .backward:
+                let flags = try await handlers.reader.flags(query)
+                let previous = flags.count == query.limit ? flags.first.map(FlagCursor.init(after:)) : nil
+                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
+                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags, handlers))]
+                return [.flagsBeforeLoaded(flags, previous: previous, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
+            case .loadFlags(let query, let append):
+                let flags = try await handlers.reader.flags(query)
+                let next = flags.count == query.limit ? flags.last.map(FlagCursor.init(after:)) : nil
+                let triage = try await handlers.reader.latestTriage(flagIds: flags.map(\.id))
+                // The whole queue's count with its first page (a page read after it does not change it).
+                let total = append ? [] : [Action.flagTotalLoaded(try await total(of: query, read: flags, handlers))]
+                return [.flagsLoaded(flags, next: next, append: append, filter: query.text), .flagTriageLoaded(triage)] + total
+            case .loadImports:
+                let reader = handlers.reader
+                let sources = try await reader.sources(after: nil, limit: AppState.importsPageSizes[0])
+                let rejected = try await reader.rejectedRecords(after: nil, limit: AppState.importsPageSizes[1])
+                return [.importsLoaded(sources: sources, rejected: rejected)]
+            case .loadMoreImports(let sourcesAfter, let rejectedAfter):
+                let reader = handlers.reader
+                var sources: [SourceSummary] = []
+                var rejected: [RejectedRecord] = []
+                if let sourcesAfter { sources = try await reader.sources(after: sourcesAfter, limit: AppState.importsPageSizes[0]) }
+                if let rejectedAfter { rejected = try await reader.rejectedRecords(after: rejectedAfter, limit: AppState.importsPageSizes[1]) }
+                return [.importsLoaded(sources: sources, rejected: rejected, append: true)]
+            case .loadRaw(let id):
+                return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
+            default:
+                return []
+            }
+        } catch {
+            return [.failed(describe(error), unavailable: false)]
+        }
+    }
+
     /// How many flags a query matches: those its first page read when it held them all (a sparse `/` filter reads
     /// every flag of the queue once, not twice), else the ledger's count.
-    private func total(of query: FlagQuery, read flags: [RefundFlag]) async throws -> Int {
+    private static func total(of query: FlagQuery, read flags: [RefundFlag], _ handlers: EffectHandlers) async throws -> Int {
         if query.after == nil, flags.count < query.limit { return flags.count }
         return try await handlers.reader.flagCount(query)
     }
@@ -410,6 +505,54 @@ extension Runtime {
 func describe(_ error: any Error) -> String {
     let text = "\(error)"
     return text.count > 300 ? String(text.prefix(300)) + "…" : text
+}
+
+/// What a read off the key loop returned, handed to the key loop, which waits for it a moment (``Runtime/watched(_:)``).
+final class ReadOutcome<T: Sendable>: Sendable {
+    private struct Inner: Sendable {
+        /// The read's value once it has one (an array of one: `T` may itself be an optional).
+        var value: [T]?
+        var waiter: CheckedContinuation<Void, Never>?
+        var timer: Task<Void, Never>?
+    }
+    private let inner = Mutex(Inner())
+
+    /// The value, as an array of one, once the read has returned.
+    var value: [T]? { inner.withLock { $0.value } }
+
+    func finish(_ value: T) {
+        let (waiter, timer) = inner.withLock { inner in
+            inner.value = [value]
+            defer { (inner.waiter, inner.timer) = (nil, nil) }
+            return (inner.waiter, inner.timer)
+        }
+        timer?.cancel()
+        waiter?.resume()
+    }
+
+    /// Returns when the read has returned or `limit` has passed, whichever is first.
+    func wait(upTo limit: Duration) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let waiting = inner.withLock { inner -> Bool in
+                guard inner.value == nil else { return false }
+                inner.waiter = waiter
+                inner.timer = Task { [self] in
+                    try? await Task.sleep(for: limit)
+                    self.giveUpWaiting()
+                }
+                return true
+            }
+            if !waiting { waiter.resume() }
+        }
+    }
+
+    private func giveUpWaiting() {
+        let waiter = inner.withLock { inner in
+            defer { inner.waiter = nil }
+            return inner.waiter
+        }
+        waiter?.resume()
+    }
 }
 
 /// What the triage writes answered, handed from their task to the key loop.
