@@ -232,7 +232,7 @@ public final class Runtime {
         guard !state.quitting else { return nil }
         let outcome = ReadOutcome<T>()
         Task(executorPreference: writeExecutor) { outcome.finish(await read()) }
-        await outcome.wait(upTo: readGrace)
+        await outcome.wait(upTo: readGrace, executor: writeExecutor, pause: pause)
         if let value = outcome.value { return value.first }
         let reading = StatusMessage("reading the ledger… (Q quits; other keys wait for it)", urgent: true)
         let before = state.message
@@ -530,14 +530,16 @@ final class ReadOutcome<T: Sendable>: Sendable {
         waiter?.resume()
     }
 
-    /// Returns when the read has returned or `limit` has passed, whichever is first.
-    func wait(upTo limit: Duration) async {
+    /// Returns when the read has returned or `limit` has passed, whichever is first. (The time is kept by `pause` on
+    /// `executor`, as the runtime's other waits are: tests give both, since `Task.sleep` wakes through the shared pool,
+    /// which other suites' blocking work can hold for seconds.)
+    func wait(upTo limit: Duration, executor: (any TaskExecutor)?, pause: @escaping @Sendable (Duration) async -> Void) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let waiting = inner.withLock { inner -> Bool in
                 guard inner.value == nil else { return false }
                 inner.waiter = waiter
-                inner.timer = Task { [self] in
-                    try? await Task.sleep(for: limit)
+                inner.timer = Task(executorPreference: executor) { [self] in
+                    await pause(limit)
                     self.giveUpWaiting()
                 }
                 return true
