@@ -76,8 +76,11 @@ struct ImportRun {
             // again is all duplicates and an interrupted import resumes): it is kept in a private temporary
             // file for the import, in chunks, never whole in memory.
             // (So is a pipe or a FIFO named as a file: `import <(zcat export.gz)`.)
-            let spooled = ChunkedFile.readsOnce(path) ? try ChunkedFile.spool(path) : nil
+            let readsOnce = ChunkedFile.readsOnce(path)
+            if readsOnce { progress.note("\(path == "-" ? "standard input" : path): keeping it in a temporary file to read it twice…") }
+            let spooled = readsOnce ? try ChunkedFile.spool(path) : nil
             defer { spooled?.close() }
+            progress.note("\(path): hashing it (its content names the source)…")
             var info = try ChunkedFile.sourceInfo(spooled?.path ?? path)
             // The source is stored by its absolute path (`mixed.ndjson` typed in two directories were two sources of
             // one name on the Imports screen, their rejected records `mixed.ndjson#2` alike); what is printed here
@@ -94,6 +97,7 @@ struct ImportRun {
             let shownLimit = quiet ? 1 : 20
             var resumed = 0
             var byAnother = 0
+            progress.note("\(path): decoding and writing its first \(batchSize) records…")
             do {
                 counts = try await importer.run(info, now: now, nextPieces: { try file.next() }) { step in
                     if !step.rejections.isEmpty {

@@ -29,6 +29,16 @@ final class ProgressBar: @unchecked Sendable {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// What the import is doing before its first batch is in (hashing a large file takes seconds, and its first
+    /// batch as long again): said on the bar's line, which the bar then takes over.
+    func note(_ text: String) {
+        guard enabled else { return }
+        // (Kept to one line of a narrow terminal: a line that wraps is not taken back by \r.)
+        let text = safe(text)
+        let shown = text.count > 76 ? "…" + text.suffix(75) : text
+        FileHandle.standardError.write(Data("\r\(shown)\u{1B}[K".utf8))
+    }
+
     func clear() {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))

@@ -503,4 +503,26 @@ struct ImportCommandTests {
         #expect(transactions == 20_000)
         #expect(records == 20_000)
     }
+
+    @Test("on a terminal, what the import does before its first batch is in is on the progress bar's line (tmux)")
+    func progressBeforeFirstBatch() throws {
+        guard TmuxSession.available() else { return }
+        let ledger = "sqlite:" + Self.temporary("progress.sqlite")
+        // A named pipe is kept in a temporary file before it is read (it is read twice): the import waits on it until
+        // the test writes its record and closes it, the line saying meanwhile what it is doing.
+        let fifo = Self.temporary("progress.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let tmux = try TmuxSession(arguments: ["import", "--ledger", ledger, "--no-verify", fifo], width: 220)
+        defer { tmux.kill() }
+        // (It said nothing until the first batch was in: a large file's hash and first batch take seconds.)
+        // (Its path's end: the line is kept to 76 columns.)
+        tmux.waitFor(text: "progress.fifo: keeping it in a temporary file to read it twice…")
+        let writer = try #require(FileHandle(forWritingAtPath: fifo))
+        writer.write(
+            Data(#"{"transactionId":"p1","originalTransactionId":"p1","productId":"lifetime","purchaseDate":1740787200000,"type":"Non-Consumable","quantity":1}"#.utf8))
+        try writer.close()
+        #expect(tmux.exitStatus() == 0)
+        let screen = tmux.waitFor(text: "read 1 = imported 1")
+        #expect(!screen.contains("keeping it in a temporary file") && !screen.contains("decoding and writing"), "the bar's line is cleared: \(screen)")
+    }
 }
