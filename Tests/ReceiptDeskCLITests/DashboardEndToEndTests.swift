@@ -115,7 +115,8 @@ struct DashboardEndToEndTests {
         tmux.waitFor(text: "customers")
         try tmux.type(":customer 5000")
         try tmux.keys("Enter")
-        var screen = tmux.waitFor(text: "› C1")
+        // (Its timeline drawn: the breadcrumb alone can be on screen over the overview while the customer is read.)
+        var screen = tmux.waitFor("C1 with its timeline") { $0.contains("› C1") && $0.contains("09:00 refunded") }
         #expect(screen.contains("REVOKED"))
         #expect(screen.contains("refunded"))
         #expect(!screen.contains("autoRenewDisabled"))

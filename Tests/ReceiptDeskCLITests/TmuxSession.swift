@@ -120,15 +120,29 @@ final class TmuxSession {
 
     /// Waits until the screen satisfies `condition` (polling, never a fixed sleep); records a failure and
     /// returns the last screen when it does not within `seconds`.
+    ///
+    /// The screen returned is a settled one: the condition held on two captures in a row that were the same (or on
+    /// five in a row, for a screen that keeps changing). A capture can fall between the lines of one frame, tmux
+    /// having taken in its first lines only: a header already the new screen's over the old screen's body, read as
+    /// the new screen (CI saw "› C1" in the breadcrumb over the overview's figures).
     @discardableResult
     func waitFor(_ description: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation, _ condition: (String) -> Bool) -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var last = ""
+        var held = 0
         while Date() < deadline {
+            let previous = last
             last = screen()
-            if condition(last) { return last }
+            if condition(last) {
+                held += 1
+                if (held > 1 && last == previous) || held >= 5 { return last }
+            } else {
+                held = 0
+            }
             usleep(30_000)
         }
+        // Held at the deadline without settling: what was waited for is there.
+        if held > 0 { return last }
         Issue.record("timed out waiting for \(description); screen:\n\(last)", sourceLocation: sourceLocation)
         return last
     }
