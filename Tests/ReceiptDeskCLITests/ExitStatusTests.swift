@@ -64,4 +64,30 @@ struct ExitStatusTests {
         #expect(typo.status == 2)
         #expect(!typo.stderr.contains("hunter2") && !typo.stdout.contains("hunter2"), "\(typo.stderr)")
     }
+
+    @Test("a first argument that is no command is said so, with the command meant (exit 2); it never reads as the dashboard's")
+    func unknownCommand() throws {
+        let mistyped = try Binary.run(["lokup", "5000"])
+        #expect(mistyped.status == 2)
+        #expect(mistyped.stdout.isEmpty)
+        #expect(mistyped.stderr.hasPrefix("receiptdesk: no command is named 'lokup'; did you mean lookup?\nCommands: dashboard, decode,"))
+        #expect(!mistyped.stderr.contains("dashboard <options>"), "the dashboard's usage, as before")
+        #expect(!mistyped.stderr.contains("browse-bench"), "a hidden command is not listed")
+        func said(_ arguments: String...) -> String? { ReceiptDesk.unknownCommand(arguments) }
+        #expect(said("imp", "a.json")?.contains("did you mean import?") == true)
+        #expect(said("refund")?.contains("did you mean refunds?") == true)
+        #expect(said("Lookup", "5000")?.contains("did you mean lookup?") == true)
+        // An id typed where the command goes: lookup is offered with it, quoted for a shell when it needs it.
+        #expect(said("1000000123456789")?.contains("to find the customer an id belongs to: receiptdesk lookup 1000000123456789") == true)
+        #expect(said("#5002, it says")?.contains("receiptdesk lookup '#5002, it says'") == true)
+        // Control characters in it are shown escaped.
+        #expect(said("x\u{1B}[2J")?.contains("\u{1B}") == false)
+        // Commands, their aliases, help and options go to the parser as before.
+        for arguments in [["lookup", "5000"], ["help", "lookup"], ["--ledger", "sqlite:x"], [], ["ledger", "grant"]] {
+            #expect(ReceiptDesk.unknownCommand(arguments) == nil, "\(arguments)")
+        }
+        #expect(ReceiptDesk.editDistance("lokup", "lookup") == 1)
+        #expect(ReceiptDesk.editDistance("", "abc") == 3)
+        #expect(ReceiptDesk.editDistance("kitten", "sitting") == 3)
+    }
 }
