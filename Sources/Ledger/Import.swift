@@ -102,6 +102,8 @@ struct BatchWriter {
         var pending: [String: (transaction: Transaction, firstSeen: Timestamp, exists: Bool, touched: Bool)] = [:]
         // What each stored transaction contributed to its customer's figures before this batch.
         var before: [String: (key: String, contribution: CustomerStats.Contribution)] = [:]
+        // The stored rows as they stand, to write only those this batch changes.
+        var storedRows: [String: (transaction: Transaction, kind: RevocationKind?, firstSeen: Timestamp?)] = [:]
         for row in try c.queryIn(
             "SELECT transaction_id, canonical, first_seen_at, revocation_kind FROM transactions WHERE transaction_id IN (?*)", [],
             list: ids.map(SQLValue.text))
@@ -123,6 +125,7 @@ struct BatchWriter {
             pending[stored.transactionId] = (stored, Timestamp(millisecondsSince1970: row[2].int ?? now.millisecondsSince1970), true, false)
             let kind = try row[3].decodeIfPresent(RevocationKind.self, column: "transactions.revocation_kind")
             before[stored.transactionId] = (stored.originalTransactionId ?? stored.transactionId, .init(stored, kind))
+            storedRows[stored.transactionId] = (stored, kind, row[2].int.map(Timestamp.init(millisecondsSince1970:)))
         }
         // Raw records a second importer of the same file already wrote are left alone (not counted again), but for
         // one stored as rejected that decodes now (the trust roots or the decoder changed since) or is refused with
@@ -365,13 +368,24 @@ struct BatchWriter {
         var transactionRows: [[SQLValue]] = []
         // Stored transactions this batch changes (a verifyReceipt response repeats every earlier one): key first.
         var updatedRows: [[SQLValue]] = []
+        // Stored transactions this batch adds records to and nothing else: key, canonical JSON.
+        var canonicalRows: [[SQLValue]] = []
         var json = JSONWriter()
         for id in order {
             guard let entry = pending[id] else { continue }
             let t = entry.transaction
             let kind = RevocationKind(t, reversal: reversals[id])
             if entry.exists {
-                updatedRows.append([.text(id)] + Self.values(t, kind: kind, firstSeen: entry.firstSeen, writer: &json))
+                // A stored transaction the batch repeats as it stands but for the records it came from (a verifyReceipt
+                // response lists every earlier one again) has its canonical JSON rewritten only, which lists them: its
+                // indexed columns, unchanged, are not written again (on SQLite each would be taken out of its indexes
+                // and put back).
+                let held = storedRows[id]
+                if let held, held.kind == kind, held.firstSeen == entry.firstSeen, held.transaction.hasSameFields(as: t) {
+                    canonicalRows.append([.text(id), .text(CanonicalJSON.encode(t, with: &json))])
+                } else {
+                    updatedRows.append([.text(id)] + Self.values(t, kind: kind, firstSeen: entry.firstSeen, writer: &json))
+                }
             } else {
                 transactionRows.append(Self.values(t, kind: kind, firstSeen: entry.firstSeen, writer: &json) + [.text(id)])
             }
@@ -391,6 +405,7 @@ struct BatchWriter {
             }
         }
         try c.updateRows(in: "transactions", key: "transaction_id", columns: Self.transactionColumns.dropLast(), rows: updatedRows)
+        try c.updateRows(in: "transactions", key: "transaction_id", columns: ["canonical"], rows: canonicalRows)
         try c.insertRows(into: "transactions", columns: Self.transactionColumns, rows: transactionRows, onConflict: "")
         try updateStats(link: link, changed: changed, before: before)
         let rawColumns = Self.rawColumns
@@ -446,7 +461,7 @@ struct BatchWriter {
         try Counters.add(c, .renewalInfos, added.renewals)
         try Counters.add(c, .notifications, added.notifications)
         try c.flush()
-        let wrote = [rawRows, rawRowsWithId, rawRowsRetried, transactionRows, updatedRows, renewalRows, notificationRows].contains {
+        let wrote = [rawRows, rawRowsWithId, rawRowsRetried, transactionRows, updatedRows, canonicalRows, renewalRows, notificationRows].contains {
             !$0.isEmpty
         }
         return (counts, wrote, refused, written)

@@ -567,4 +567,49 @@ struct LedgerConformanceTests {
         #expect(try await ledger.overview().transactions == 10)
         try await ledger.close()
     }
+
+    @Test(
+        "a stored transaction a later response repeats as it stands gains the record and no other column; one it changes is written",
+        arguments: Backend.available)
+    func unchangedNotRewritten(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        func entry(_ id: String, _ extra: String = "") -> String {
+            #"{"transaction_id":"\#(id)","original_transaction_id":"4000000100","product_id":"pro.monthly","purchase_date_ms":"\#(id)000","expires_date_ms":"\#(id)999"\#(extra)}"#
+        }
+        func response(_ entries: String...) -> String { #"{"status":0,"latest_receipt_info":["# + entries.joined(separator: ",") + "]}" }
+        _ = try await importText(response(entry("1740816")), path: "first.json", into: ledger)
+        // Every UPDATE of a transactions row that sets its indexed columns (the product among them), counted by a
+        // trigger of the test's own.
+        let counting =
+            backend.isPostgres
+            ? [
+                "CREATE TABLE test_updates (n INTEGER NOT NULL)", "INSERT INTO test_updates VALUES (0)",
+                """
+                CREATE FUNCTION test_count_update() RETURNS trigger AS $$
+                BEGIN UPDATE test_updates SET n = n + 1; RETURN NULL; END $$ LANGUAGE plpgsql
+                """,
+                "CREATE TRIGGER test_count_update AFTER UPDATE OF product_id ON transactions FOR EACH ROW EXECUTE FUNCTION test_count_update()",
+            ]
+            : [
+                "CREATE TABLE test_updates (n INTEGER NOT NULL)", "INSERT INTO test_updates VALUES (0)",
+                "CREATE TRIGGER test_count_update AFTER UPDATE OF product_id ON transactions BEGIN UPDATE test_updates SET n = n + 1; END",
+            ]
+        for statement in counting { try await ledger.database.write { c in try c.execute(statement) } }
+        func updates() async throws -> Int64 { try await ledger.database.read { c in try c.scalar("SELECT n FROM test_updates")?.int ?? -1 } }
+        // The renewal's response lists the first purchase again, unchanged: its row gains the record it is in, and
+        // nothing else of it is written.
+        let second = try await importText(response(entry("1740816"), entry("1743494")), path: "second.json", into: ledger)
+        #expect(second.imported == 1)
+        #expect(try await updates() == 0)
+        #expect(try await ledger.overview().transactions == 2)
+        #expect(try await ledger.transaction("1740816")?.sources.map(\.path) == ["first.json", "second.json"])
+        // The next lists it refunded: that row is written, and reads refunded.
+        _ = try await importText(
+            response(entry("1740816", #","cancellation_date_ms":"1741000000000","cancellation_reason":"1""#), entry("1743494")),
+            path: "third.json", into: ledger)
+        #expect(try await updates() == 1)
+        #expect(try await ledger.transaction("1740816")?.revocationDate == Timestamp(millisecondsSince1970: 1_741_000_000_000))
+        #expect(try await ledger.transaction("1743494")?.revocationDate == nil)
+        try await ledger.close()
+    }
 }
