@@ -1,4 +1,5 @@
 import Foundation
+import LedgerQueries
 import Synchronization
 import Testing
 
@@ -113,7 +114,9 @@ struct PostgresRuntimeTests {
         #expect(!Self.screen(runtime).contains("ledger unavailable"))
     }
 
-    @Test("a server that stops answering: a slow read says so, keys typed meanwhile are handled after it, and Q quits at once")
+    @Test(
+        "a server that stops answering: a slow read says so, keys typed meanwhile are handled after it, and Q quits at once",
+        .timeLimit(.minutes(2)))
     func serverHangs() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
@@ -154,6 +157,103 @@ struct PostgresRuntimeTests {
         await runtime.handle(.key(.enter))
         #expect(runtime.state.quitting)
         #expect(Self.seconds(since: started) < 8, "Q waited \(Self.seconds(since: started)) s for a frozen server (its read timeout is 15 s)")
+    }
+
+    @Test(
+        "a slow read: an unread screen says it is being read, typed keys keep their order, Q typed into a filter is text, and Q after an ack waits for it",
+        .timeLimit(.minutes(2)))
+    func typedAhead() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: false, backend: terminal)
+        defer { Task { try? await ledger.close() } }
+        runtime.readGrace = .milliseconds(100)
+        let frozen = FrozenProcesses(try server.processes())
+        try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
+        defer { frozen.thaw() }
+        let reading = "reading the ledger… (Q quits; other keys wait for it)"
+
+        // Imports, never read: while its read waits, it says it is reading, not that nothing was imported.
+        frozen.freeze()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        await runtime.handle(.key(.char("6")))
+        let whileReading = terminal.frames.filter { $0.contains(reading) }
+        #expect(!whileReading.isEmpty, "\(terminal.frames.last ?? "")")
+        // (Said on the status line, and in each pane where its rows are to come.)
+        #expect(
+            whileReading.allSatisfy { !$0.contains("nothing imported yet") && $0.components(separatedBy: "reading the ledger…").count >= 3 },
+            "\(whileReading.last ?? "")")
+        #expect(!(terminal.frames.last ?? "").contains("reading the ledger"), "\(terminal.frames.last ?? "")")
+        #expect(runtime.state.sources.count == 1)
+
+        // Customers, frozen: `/` then Q typed during the read is a filter holding "Q", not a quit; the keys are
+        // handled in the order typed.
+        frozen.freeze()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        terminal.type(.key(.char("/")))
+        terminal.type(.key(.char("Q")))
+        await runtime.handle(.key(.char("2")))
+        #expect(!runtime.state.quitting && !runtime.abandonedRead, "Q typed into the filter quit")
+        #expect(terminal.pending == 0)
+        await runtime.run(maxEvents: 2)
+        #expect(!runtime.state.quitting)
+        #expect(runtime.state.screen == .customers && runtime.state.prompt?.text == "Q", "\(String(describing: runtime.state.prompt))")
+        await runtime.handle(.key(.escape))
+        await runtime.handle(.key(.escape))
+        #expect(runtime.state.prompt == nil)
+
+        // The queue, loaded; frozen, a poll's read waits while `a` and Q are typed: Q waits for the read and the
+        // acknowledgement, which is saved.
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(visibleFlags(runtime.state)[safe: runtime.state.flagList.selected], "no flag in the fixture's queue")
+        #expect(flag.status == .open)
+        frozen.freeze()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        terminal.type(.key(.char("a")))
+        terminal.type(.key(.char("Q")))
+        await runtime.pollChanges()
+        #expect(!runtime.state.quitting && !runtime.abandonedRead, "Q after an ack quit at once, dropping the ack")
+        await runtime.run(maxEvents: 2)
+        #expect(runtime.state.quitting)
+        await runtime.settle()
+        let stored = try await ledger.flags(FlagQuery(limit: 100))
+        #expect(stored.first { $0.id == flag.id }?.status == .acknowledged, "the ack typed before Q was dropped")
+    }
+
+    @Test(
+        "a slow poll that found nothing new: its reading line is taken off the screen when it answers", .timeLimit(.minutes(2)))
+    func slowPollLineGoes() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        defer { Task { try? await ledger.close() } }
+        runtime.readGrace = .milliseconds(100)
+        await runtime.start()
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+        frozen.freeze()
+        // The loop polls (frozen: slowly), and a key typed well after the thaw ends it: the frames drawn before that
+        // key are the loop's own.
+        let beforeKey = Mutex<String?>(nil)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 4) {
+            beforeKey.withLock { $0 = terminal.frames.last }
+            terminal.type(.key(.char("j")))
+        }
+        await runtime.run(maxEvents: 1)
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… (Q quits") }, "the poll was not slow")
+        let last = try #require(beforeKey.withLock { $0 })
+        #expect(!last.contains("reading the ledger"), "the reading line outlived the poll's read: \(last)")
     }
 
     @Test("the dashboard over a frozen server: Q during a read that does not answer ends the process at once (tmux)")

@@ -45,6 +45,8 @@ public final class Runtime {
     /// Whether the person quit while a read was on its way: the ledger's connection is then busy with it, and closing
     /// it would wait for the read (a frozen server's, for its read timeout).
     public private(set) var abandonedRead = false
+    /// Whether the screen shows a state the runtime has changed since (a slow read's line, taken off when it answered).
+    private var staleFrame = false
 
     public init(state: AppState, theme: Theme, backend: any TerminalBackend, handlers: EffectHandlers) {
         var state = state
@@ -90,6 +92,7 @@ public final class Runtime {
             }
             if await applyAnswers() { draw() }
             await pollChanges()
+            if staleFrame { draw() }
         }
         // Quitting waits for a write still on its way, saying so; one that fails is left in `unsaved` to print
         // (``applyAnswers()``).
@@ -224,8 +227,9 @@ public final class Runtime {
 
     /// Runs a read of the ledger off the key loop. Answered within ``readGrace`` (the usual case), it is as if it had
     /// run on the loop; slower (a server that stopped answering holds a read until its read timeout), the status line
-    /// says the dashboard is reading and keys are read meanwhile: the quit keys quit at once (the read is left to end
-    /// with the process), the others are handled after the read, in the order typed.
+    /// says the dashboard is reading (a screen with nothing to show yet, that it is being read) and keys are read
+    /// meanwhile: a quit quits at once (the read is left to end with the process) unless a key typed before it asked
+    /// for more than reads (``quitsAtOnce()``); the keys are otherwise handled after the read, in the order typed.
     /// - Returns: what the read returned, or nil when the person quit while it was on its way.
     func watched<T: Sendable>(_ read: @escaping @Sendable () async -> T) async -> T? {
         // (Quitting: nothing is read any more, the loop's last poll among it.)
@@ -237,25 +241,55 @@ public final class Runtime {
         let reading = StatusMessage("reading the ledger… (Q quits; other keys wait for it)", urgent: true)
         let before = state.message
         state.message = reading
+        state.reading = true
         draw()
         while true {
             if let value = outcome.value {
+                // (Drawn by the caller with what the read answered, or by the key loop: a poll that found nothing new
+                // draws nothing, and the line stayed.)
                 if state.message == reading { state.message = before }
+                state.reading = false
+                staleFrame = true
                 return value.first
             }
             guard let event = backend.nextEvent(timeoutMilliseconds: 20) else {
                 await pause(.milliseconds(2))
                 continue
             }
-            if case .key(let key) = event, state.prompt == nil,
-                state.keymap.command(for: key, on: state.screen, readOnly: state.readOnly) == .quit
-            {
+            typedAhead.append(event)
+            if quitsAtOnce() {
                 state.quitting = true
                 abandonedRead = true
                 return nil
             }
-            typedAhead.append(event)
         }
+    }
+
+    /// Whether the keys typed during a slow read end in a quit that need not wait for the read: the state they would
+    /// leave (reduced on a copy, their reads not run) quits, and none of them asked for anything but reads on the way
+    /// (a triage key, an export or a theme typed before Q are done first, and Q then waits for them).
+    /// Q typed into a prompt opened meanwhile (`/`, `:`, `r`) is text, and the typed keys' quit is theirs: so is `q`
+    /// going back rather than quitting when the typed keys opened a screen.
+    private func quitsAtOnce() -> Bool {
+        var copy = state
+        copy.reading = false
+        for event in typedAhead {
+            let action: Action
+            switch event {
+            case .key(let key): action = .key(key)
+            case .paste(let text): action = .paste(text)
+            case .resize(let width, let height): action = .resize(width: width, height: height)
+            case .resumed: continue
+            }
+            // (What a read would answer is not known here, and not needed: a quit drops it.)
+            let dropped = reduce(&copy, action).allSatisfy { effect in
+                if case .quit = effect { return true }
+                return Self.isRead(effect)
+            }
+            guard dropped else { return false }
+            if copy.quitting { return true }
+        }
+        return false
     }
 
     /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.
@@ -291,6 +325,7 @@ public final class Runtime {
     }
 
     private func draw() {
+        staleFrame = false
         render(state, theme: theme, into: &buffer)
         backend.draw(buffer)
         onFrame?(state)

@@ -4,10 +4,11 @@ import ReceiptModel
 
 typealias Body = (y: Int, height: Int)
 
-/// What a screen with nothing to show says while the ledger cannot be reached, rather than that the ledger holds
-/// nothing (a screen read before keeps its rows).
+/// What a screen with nothing to show says while the ledger cannot be reached or a slow read of it is on its way,
+/// rather than that the ledger holds nothing (a screen read before keeps its rows).
 func notLoaded(_ state: AppState) -> String? {
-    state.unavailable == nil ? nil : "the ledger is unavailable: this screen is read again when it answers"
+    if state.unavailable != nil { return "the ledger is unavailable: this screen is read again when it answers" }
+    return state.reading ? "reading the ledger…" : nil
 }
 
 /// Whether a list shows nothing because it was not read (the ledger went away first): its title then gives no count,

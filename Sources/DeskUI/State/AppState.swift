@@ -350,6 +350,9 @@ public struct AppState: Sendable {
     /// The marks the triage write on its way took (cleared from ``marked`` when it was sent): the flags it was
     /// asked to move are among them, and those it would not move are counted when it answers.
     public var triageMarks: Set<String> = []
+    /// Set while a read slower than the runtime's grace is on its way: a screen with nothing to show yet says it is
+    /// being read, not that the ledger holds nothing.
+    public var reading = false
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
     /// When the header's clock saw the ledger go away: the screen kept is as read before it.
