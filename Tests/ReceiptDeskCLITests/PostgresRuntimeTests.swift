@@ -178,12 +178,16 @@ struct PostgresRuntimeTests {
         defer { frozen.thaw() }
         let reading = "reading the ledger… (Q quits; other keys wait for it)"
 
-        // Imports, never read: while its read waits, it says it is reading, not that nothing was imported.
+        // Imports, never read: while its read waits, it says it is reading, not that nothing was imported; the
+        // terminal resized meanwhile is drawn at its new size at once.
         frozen.freeze()
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
+        terminal.type(.resize(width: 100, height: 30))
         await runtime.handle(.key(.char("6")))
         let whileReading = terminal.frames.filter { $0.contains(reading) }
         #expect(!whileReading.isEmpty, "\(terminal.frames.last ?? "")")
+        #expect(whileReading.contains { $0.split(separator: "\n", omittingEmptySubsequences: false).count == 30 }, "the resize waited for the read")
+        #expect(runtime.state.height == 30 && runtime.state.width == 100)
         // (Said on the status line, and in each pane where its rows are to come.)
         #expect(
             whileReading.allSatisfy { !$0.contains("nothing imported yet") && $0.components(separatedBy: "reading the ledger…").count >= 3 },

@@ -168,18 +168,29 @@ public final class Runtime {
             await dispatch(.key(key))
         case .paste(let text):
             await dispatch(.paste(text))
-        case .resize(let width, let height):
-            await dispatch(.resize(width: width, height: height))
-        case .resumed:
-            buffer = ScreenBuffer(width: 0, height: 0)
-            let size = backend.size
-            await dispatch(.resize(width: size.width, height: size.height))
+        case .resize, .resumed:
+            resize(event)
         }
         draw()
         if case .key = event {
             let elapsed = ContinuousClock.now - started
             keyMilliseconds.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
         }
+    }
+
+    /// Applies the terminal's new size (a resize, or a resume from Ctrl-Z, after which the whole screen is drawn again).
+    /// A resize reads nothing (`reduce` asks for no effect), so it is applied at once even during a slow read.
+    private func resize(_ event: InputEvent) {
+        let size: (width: Int, height: Int)
+        switch event {
+        case .resize(let width, let height): size = (width, height)
+        case .resumed:
+            buffer = ScreenBuffer(width: 0, height: 0)
+            size = backend.size
+        case .key, .paste: return
+        }
+        let effects = reduce(&state, .resize(width: size.width, height: size.height))
+        assert(effects.isEmpty, "a resize asked for \(effects)")
     }
 
     /// Applies an action and runs the effects it asks for (and the actions they answer with).
@@ -256,6 +267,15 @@ public final class Runtime {
                 await pause(.milliseconds(2))
                 continue
             }
+            switch event {
+            case .resize, .resumed:
+                // (The frame at the terminal's size now, not after the read: a resumed terminal shows nothing until
+                // it is drawn.)
+                resize(event)
+                draw()
+                continue
+            case .key, .paste: break
+            }
             typedAhead.append(event)
             if quitsAtOnce() {
                 state.quitting = true
@@ -278,8 +298,7 @@ public final class Runtime {
             switch event {
             case .key(let key): action = .key(key)
             case .paste(let text): action = .paste(text)
-            case .resize(let width, let height): action = .resize(width: width, height: height)
-            case .resumed: continue
+            case .resize, .resumed: continue
             }
             // (What a read would answer is not known here, and not needed: a quit drops it.)
             let dropped = reduce(&copy, action).allSatisfy { effect in
@@ -385,6 +404,22 @@ public final class Runtime {
         }
     }
 
+    /// Every flag `query` finds, a page of its limit at a time.
+    private static func everyPage(of query: FlagQuery, _ reader: any LedgerReading) async -> Result<[RefundFlag], any Error> {
+        var query = query
+        var all: [RefundFlag] = []
+        do {
+            while true {
+                let page = try await reader.flags(query)
+                all += page
+                guard page.count == query.limit, let last = page.last else { return .success(all) }
+                query.after = FlagCursor(after: last)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Runs one effect; returns the actions that report its outcome. The ledger's reads run off the key loop
     /// (``watched(_:)``).
     func run(_ effect: Effect) async -> [Action] {
@@ -414,17 +449,13 @@ public final class Runtime {
                 return backend.copyToClipboard(text)
                     ? [] : [.message(StatusMessage("cannot copy: the output is not a terminal (or the text is too long)", kind: .error))]
             case .exportQueue(let path):
-                // Every page of the queue's query (its `/` filter the ledger's), then the same CSV as the view's.
-                var query = flagQuery(state, limit: 1000)
-                var all: [RefundFlag] = []
-                while true {
-                    let page = try await handlers.reader.flags(query)
-                    all += page
-                    guard page.count == query.limit, let last = page.last else { break }
-                    query.after = FlagCursor(after: last)
-                }
+                // Every page of the queue's query (its `/` filter the ledger's), read off the key loop as the
+                // screens' reads are, then the same CSV as the view's.
+                let query = flagQuery(state, limit: 1000)
+                let reader = handlers.reader
+                guard let paged = await watched({ await Self.everyPage(of: query, reader) }) else { return [] }
                 var whole = state
-                whole.flags = all
+                whole.flags = try paged.get()
                 whole.flagsReadFilter = query.text
                 whole.prompt = nil
                 // (Every page, and only the flags its filters keep: said, so that a filtered queue's export is not
