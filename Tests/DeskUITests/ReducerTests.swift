@@ -239,7 +239,18 @@ struct ReducerTests {
         #expect(state.message?.text == "nothing to filter on Overview: / finds a customer here (Esc cancels)")
         for c in "bug" { #expect(reduce(&state, .key(.char(c))).isEmpty) }
         #expect(state.prompt?.text == "customer bug" && state.undoStack.isEmpty)
+        // Its line goes with it, whether Esc cancels it or Enter runs it (the customer screen kept it).
         _ = reduce(&state, .key(.escape))
+        #expect(state.prompt == nil && state.message == nil)
+        _ = reduce(&state, .key(.char("/")))
+        for c in "C1" { _ = reduce(&state, .key(.char(c))) }
+        #expect(reduce(&state, .key(.enter)) == [.openCustomer(query: "C1")])
+        #expect(state.message == nil, "\(String(describing: state.message))")
+        // A line said meanwhile, about something else, stays.
+        _ = reduce(&state, .key(.char("/")))
+        state.message = StatusMessage("saved")
+        _ = reduce(&state, .key(.escape))
+        #expect(state.message?.text == "saved")
         state.screen = .imports
         _ = reduce(&state, .key(.char("A")))
         #expect(state.message?.text.hasPrefix("A (only customers covered at the instant) works on Customers; not on Imports") == true)

@@ -130,6 +130,9 @@ public struct Prompt: Sendable, Equatable {
     /// Delete and the keys that delete clear it (`t now` after `t 2025-05-01` is now, not "2025-05-01…now"), the
     /// keys that move keep it to edit, Enter takes it unchanged.
     public var offered: Bool
+    /// What the status line said when the prompt opened, about the prompt (`/` where there is nothing to filter):
+    /// taken off with it, not left under the screen it leads to.
+    public var hint: StatusMessage?
 
     public init(kind: Kind, text: String = "") {
         self.kind = kind

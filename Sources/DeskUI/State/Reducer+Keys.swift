@@ -131,8 +131,9 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         // the keys (the "u" of "/bug" on the Overview undid a triage).
         var prompt = Prompt(kind: .command, text: "customer ")
         prompt.offered = false
+        prompt.hint = StatusMessage("nothing to filter on \(state.screen.title): / finds a customer here (Esc cancels)")
         state.prompt = prompt
-        state.message = StatusMessage("nothing to filter on \(state.screen.title): / finds a customer here (Esc cancels)")
+        state.message = prompt.hint
         return []
     case .commandLine:
         var prompt = Prompt(kind: .command)
@@ -690,19 +691,16 @@ func handlePromptKey(_ state: inout AppState, _ key: Key) -> [Effect] {
 private func editPrompt(_ state: inout AppState, _ key: Key) -> [Effect] {
     guard var prompt = state.prompt else { return [] }
     switch key {
-    case .escape:
-        state.prompt = nil
-        return []
-    case .ctrl("c"):
-        state.prompt = nil
+    case .escape, .ctrl("c"):
+        closePrompt(&state)
         return []
     case .enter:
-        state.prompt = nil
+        closePrompt(&state)
         return submit(&state, prompt)
     case .backspace, .delete, .ctrl("d"):
         // Deleting from an empty prompt closes it, as Esc does.
         if prompt.text.isEmpty {
-            state.prompt = nil
+            closePrompt(&state)
             return []
         }
         if key == .backspace { prompt.deleteBackward() } else { prompt.deleteForward() }
@@ -746,6 +744,12 @@ private func editPrompt(_ state: inout AppState, _ key: Key) -> [Effect] {
     if case .command = prompt.kind { prompt.completions = completions(for: prompt.text, state: state) }
     state.prompt = prompt
     return []
+}
+
+/// Closes the prompt, and what the status line said about it (a line set since, about something else, stays).
+private func closePrompt(_ state: inout AppState) {
+    if let hint = state.prompt?.hint, state.message == hint { state.message = nil }
+    state.prompt = nil
 }
 
 /// Pasted text (the terminal's bracketed paste) is typed into the prompt at its cursor, its line breaks and tabs as
