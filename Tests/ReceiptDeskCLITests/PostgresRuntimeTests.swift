@@ -180,8 +180,8 @@ struct PostgresRuntimeTests {
 
         // Imports, never read: while its read waits, it says it is reading, not that nothing was imported; the
         // terminal resized meanwhile is drawn at its new size at once.
+        Self.thawWhenReading(runtime, frozen)
         frozen.freeze()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
         terminal.type(.resize(width: 100, height: 30))
         await runtime.handle(.key(.char("6")))
         let whileReading = terminal.frames.filter { $0.contains(reading) }
@@ -194,11 +194,12 @@ struct PostgresRuntimeTests {
             "\(whileReading.last ?? "")")
         #expect(!(terminal.frames.last ?? "").contains("reading the ledger"), "\(terminal.frames.last ?? "")")
         #expect(runtime.state.sources.count == 1)
+        runtime.onFrame = nil
 
         // Customers, frozen: `/` then Q typed during the read is a filter holding "Q", not a quit; the keys are
         // handled in the order typed.
+        Self.thawWhenReading(runtime, frozen)
         frozen.freeze()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
         terminal.type(.key(.char("/")))
         terminal.type(.key(.char("Q")))
         await runtime.handle(.key(.char("2")))
@@ -207,17 +208,19 @@ struct PostgresRuntimeTests {
         await runtime.run(maxEvents: 2)
         #expect(!runtime.state.quitting)
         #expect(runtime.state.screen == .customers && runtime.state.prompt?.text == "Q", "\(String(describing: runtime.state.prompt))")
+        runtime.onFrame = nil
         await runtime.handle(.key(.escape))
         await runtime.handle(.key(.escape))
         #expect(runtime.state.prompt == nil)
 
         // The queue, loaded; frozen, a poll's read waits while `a` and Q are typed: Q waits for the read and the
         // acknowledgement, which is saved.
+        runtime.onFrame = nil
         await runtime.handle(.key(.char("5")))
         let flag = try #require(visibleFlags(runtime.state)[safe: runtime.state.flagList.selected], "no flag in the fixture's queue")
         #expect(flag.status == .open)
+        Self.thawWhenReading(runtime, frozen)
         frozen.freeze()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
         terminal.type(.key(.char("a")))
         terminal.type(.key(.char("Q")))
         await runtime.pollChanges()
@@ -246,18 +249,43 @@ struct PostgresRuntimeTests {
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
         frozen.freeze()
-        // The loop polls (frozen: slowly), and a key typed well after the thaw ends it: the frames drawn before that
-        // key are the loop's own.
+        // The loop polls (frozen: slowly) and says it is reading; a second later the server thaws. A key ends the
+        // loop: typed at the first frame drawn after the read answered, or after 20 s if none is (the line stayed).
+        // (The screen as the key was typed: the last frame then.)
         let beforeKey = Mutex<String?>(nil)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { frozen.thaw() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 4) {
-            beforeKey.withLock { $0 = terminal.frames.last }
+        let typeKey: @Sendable () -> Void = {
+            guard beforeKey.withLock({ before in
+                guard before == nil else { return false }
+                before = terminal.frames.last ?? ""
+                return true
+            }) else { return }
             terminal.type(.key(.char("j")))
         }
+        var sawReading = false
+        runtime.onFrame = { state in
+            if state.reading, !sawReading {
+                sawReading = true
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { frozen.thaw() }
+            } else if sawReading, !state.reading {
+                typeKey()
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { typeKey() }
         await runtime.run(maxEvents: 1)
-        #expect(terminal.frames.contains { $0.contains("reading the ledger… (Q quits") }, "the poll was not slow")
+        #expect(sawReading, "the poll was not slow")
         let last = try #require(beforeKey.withLock { $0 })
         #expect(!last.contains("reading the ledger"), "the reading line outlived the poll's read: \(last)")
+    }
+
+    /// Thaws `frozen` a second after the runtime first draws a slow read's line (the keys typed before it are read by
+    /// then), whatever the machine's load: a thaw timed from the freeze could come before the read was slow.
+    static func thawWhenReading(_ runtime: Runtime, _ frozen: FrozenProcesses) {
+        var scheduled = false
+        runtime.onFrame = { state in
+            guard state.reading, !scheduled else { return }
+            scheduled = true
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { frozen.thaw() }
+        }
     }
 
     @Test("the dashboard over a frozen server: Q during a read that does not answer ends the process at once (tmux)")
