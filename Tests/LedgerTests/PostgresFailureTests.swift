@@ -29,6 +29,37 @@ struct PostgresFailureTests {
         return nil
     }
 
+    @Test("a cluster a test run left when it crashed, its server frozen, is stopped and removed by the next run's first cluster")
+    func abandonedClusterSwept() throws {
+        guard PostgresTestServer.enabled else { return }
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.stop() }
+        let processes = try server.processes()
+        try #require(processes.count > 1, "the server's processes: \(processes)")
+        for pid in processes { kill(pid, SIGSTOP) }
+        defer { for pid in processes { kill(pid, SIGCONT) } }
+        // This run's clusters are all alive: the sweep is told that this one's run ended.
+        let name = URL(fileURLWithPath: server.socketDirectory).lastPathComponent
+        PostgresTestServer.sweepAbandoned { _, other in other != name }
+        #expect(!FileManager.default.fileExists(atPath: server.socketDirectory))
+        // (The postmaster's children end after it, each at its next look at it.)
+        let deadline = ContinuousClock.now + .seconds(30)
+        var left = processes
+        while !left.isEmpty, ContinuousClock.now < deadline {
+            left = left.filter { FileManager.default.fileExists(atPath: "/proc/\($0)") && !Self.isZombie($0) }
+            if !left.isEmpty { usleep(50_000) }
+        }
+        #expect(left.isEmpty, "still running: \(left)")
+    }
+
+    /// Whether a process has ended and waits for its parent to collect it.
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+            return false
+        }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+
     @Test("a stopped server: reads and writes fail at once as unavailable; once it is back both work again")
     func stopAndStart() async throws {
         guard PostgresTestServer.enabled else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// A throwaway PostgreSQL cluster for the test run: `initdb` + `pg_ctl` on a temporary directory,
@@ -68,9 +69,14 @@ final class PostgresTestServer: @unchecked Sendable {
             throw ServerError(message: "PostgreSQL is not installed (apt-get install postgresql); CI=true requires it")
         }
         self.binaries = binaries
-        runAs = getuid() == 0 ? "postgres" : nil
+        runAs = Self.serverUser
+        Self.sweepOnce.withLock { swept in
+            guard !swept else { return }
+            swept = true
+            Self.sweepAbandoned { owner, _ in kill(owner, 0) == 0 || errno != ESRCH }
+        }
         let base = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "receiptdesk-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            "\(Self.prefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         ).path
         directory = base + "/data"
         socketDirectory = base
@@ -80,6 +86,33 @@ final class PostgresTestServer: @unchecked Sendable {
         }
         try command("initdb", ["-D", directory, "-A", "trust", "-U", "postgres", "--no-sync"])
         try startServer()
+    }
+
+    /// How a cluster's directory is named: this prefix, the test process's id, a random number.
+    private static let prefix = "receiptdesk-pg-"
+    /// Who runs the servers: root may not, so as root the `postgres` user.
+    private static var serverUser: String? { getuid() == 0 ? "postgres" : nil }
+    private static let sweepOnce = Mutex(false)
+
+    /// Stops the servers of test processes that ended without stopping them (killed, or crashed in a test: a crash
+    /// skips the `defer` that stops a test's cluster, and one that froze its server leaves it frozen) and removes their
+    /// directories, so that runs that crashed do not leave servers behind. A process's first cluster does it; `isAlive`
+    /// says whether the test process that named a directory (given with the directory's name) still runs.
+    static func sweepAbandoned(isAlive: (_ owner: pid_t, _ name: String) -> Bool) {
+        let temporary = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+            // receiptdesk-pg-PID-RANDOM (a cluster) or receiptdesk-pg-cmd-PID.log (its commands' output).
+            let rest = name.dropFirst(prefix.count)
+            let owner = rest.hasPrefix("cmd-") ? pid_t(rest.dropFirst(4).dropLast(4)) : rest.split(separator: "-").first.flatMap { pid_t($0) }
+            guard let owner, !isAlive(owner, name) else { continue }
+            let base = temporary.appendingPathComponent(name).path
+            if let binaries, let postmaster = postmasterPID(base + "/data") {
+                // (SIGCONT first: a frozen server takes no other signal until it runs again.)
+                for pid in [postmaster] + children(of: postmaster) { kill(pid, SIGCONT) }
+                _ = try? command(binaries, "pg_ctl", ["-D", base + "/data", "-m", "immediate", "-w", "stop"])
+            }
+            try? FileManager.default.removeItem(atPath: base)
+        }
     }
 
     /// Starts the server on the cluster (again, after ``stopServer()``); returns once it accepts connections.
@@ -98,7 +131,9 @@ final class PostgresTestServer: @unchecked Sendable {
     }
 
     /// The server's main process (from `postmaster.pid`), while it runs.
-    var postmasterPID: pid_t? {
+    var postmasterPID: pid_t? { Self.postmasterPID(directory) }
+
+    private static func postmasterPID(_ directory: String) -> pid_t? {
         guard let text = try? String(contentsOfFile: directory + "/postmaster.pid", encoding: .utf8) else { return nil }
         return text.split(separator: "\n").first.flatMap { pid_t($0) }
     }
@@ -106,8 +141,12 @@ final class PostgresTestServer: @unchecked Sendable {
     /// The server's main process and its children (the backends serving connections, and its workers), from /proc.
     func processes() throws -> [pid_t] {
         guard let postmaster = postmasterPID else { return [] }
+        return [postmaster] + Self.children(of: postmaster)
+    }
+
+    private static func children(of postmaster: pid_t) -> [pid_t] {
         var children: [pid_t] = []
-        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { continue }
@@ -115,7 +154,7 @@ final class PostgresTestServer: @unchecked Sendable {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
         }
-        return [postmaster] + children
+        return children
     }
 
     /// A fresh database for one test; returns its URL.
@@ -149,10 +188,14 @@ final class PostgresTestServer: @unchecked Sendable {
     }
 
     private func command(_ name: String, _ arguments: [String]) throws {
-        if let runAs {
-            try Self.run("/usr/sbin/runuser", ["-u", runAs, "--", "\(binaries)/\(name)"] + arguments)
+        try Self.command(binaries, name, arguments)
+    }
+
+    private static func command(_ binaries: String, _ name: String, _ arguments: [String]) throws {
+        if let runAs = serverUser {
+            try run("/usr/sbin/runuser", ["-u", runAs, "--", "\(binaries)/\(name)"] + arguments)
         } else {
-            try Self.run("\(binaries)/\(name)", arguments)
+            try run("\(binaries)/\(name)", arguments)
         }
     }
 
