@@ -187,10 +187,12 @@ struct PostgresRuntimeTests {
         let whileReading = terminal.frames.filter { $0.contains(reading) }
         #expect(!whileReading.isEmpty, "\(terminal.frames.last ?? "")")
         #expect(whileReading.contains { $0.split(separator: "\n", omittingEmptySubsequences: false).count == 30 }, "the resize waited for the read")
+        // (The rest of the resize, the lists' positions, after the read, as a key typed then.)
+        await runtime.run(maxEvents: 1)
         #expect(runtime.state.height == 30 && runtime.state.width == 100)
         // (Said on the status line, and in each pane where its rows are to come.)
         #expect(
-            whileReading.allSatisfy { !$0.contains("nothing imported yet") && $0.components(separatedBy: "reading the ledger…").count >= 3 },
+            whileReading.allSatisfy { !$0.contains("nothing imported yet") && $0.components(separatedBy: "reading the ledger…").count - 1 >= 3 },
             "\(whileReading.last ?? "")")
         #expect(!(terminal.frames.last ?? "").contains("reading the ledger"), "\(terminal.frames.last ?? "")")
         #expect(runtime.state.sources.count == 1)
@@ -225,11 +227,81 @@ struct PostgresRuntimeTests {
         terminal.type(.key(.char("Q")))
         await runtime.pollChanges()
         #expect(!runtime.state.quitting && !runtime.abandonedRead, "Q after an ack quit at once, dropping the ack")
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the triage typed before it (Q again quits without it)") })
         await runtime.run(maxEvents: 2)
         #expect(runtime.state.quitting)
         await runtime.settle()
         let stored = try await ledger.flags(FlagQuery(limit: 100))
         #expect(stored.first { $0.id == flag.id }?.status == .acknowledged, "the ack typed before Q was dropped")
+    }
+
+    @Test(
+        "a slow read: Q after keys that go to the queue and acknowledge waits for them (the queue not read yet), and Q again quits without them, saying so",
+        .timeLimit(.minutes(2)))
+    func secondQuit() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: false, backend: terminal)
+        defer { Task { try? await ledger.close() } }
+        runtime.readGrace = .milliseconds(100)
+        let frozen = FrozenProcesses(try server.processes())
+        try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
+        defer { frozen.thaw() }
+        frozen.freeze()
+        // The customers' read waits; meanwhile 5 (the queue, never read), a and Q: the copy the keys are judged on
+        // has no flag for `a` to take, and a would have one after the reads, so Q waits.
+        for key in "5aQ" { terminal.type(.key(.char(key))) }
+        // Q again once the line says the first waits: it quits at once, the server still frozen, and the command will
+        // say what was not done.
+        let held = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
+        var heldSeen = false
+        runtime.onFrame = { state in
+            guard !heldSeen, state.message?.text == held else { return }
+            heldSeen = true
+            #expect(!state.quitting, "Q after 5 and a quit at once")
+            terminal.type(.key(.char("Q")))
+        }
+        await runtime.handle(.key(.char("2")))
+        #expect(heldSeen, "\(terminal.frames.last ?? "")")
+        #expect(runtime.state.quitting && runtime.abandonedRead)
+        #expect(runtime.unsaved == "the triage was not done: Q again quit before the ledger answered")
+        let error = try #require(Dashboard.unsavedError(runtime))
+        #expect(ExitStatus.of(error).code == ExitStatus.ledgerUnavailable, "\(error)")
+    }
+
+    @Test("a slow read of the queue's pages for :export: Q typed meanwhile waits for the export, which is written", .timeLimit(.minutes(2)))
+    func quitWaitsForExport() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        defer { Task { try? await ledger.close() } }
+        runtime.readGrace = .milliseconds(100)
+        await runtime.handle(.key(.char("5")))
+        let path = directory.appendingPathComponent("queue.csv").path
+        await runtime.handle(.key(.char(":")))
+        for character in "export csv \(path)" { await runtime.handle(.key(.char(character))) }
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+        Self.thawWhenReading(runtime, frozen)
+        frozen.freeze()
+        terminal.type(.key(.char("Q")))
+        await runtime.handle(.key(.enter))
+        // (The path is longer than the status line has room for.)
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the export to \(directory.path)") })
+        #expect(!runtime.state.quitting, "Q during the export's read quit without it")
+        #expect(FileManager.default.fileExists(atPath: path), "\(String(describing: runtime.state.message))")
+        await runtime.run(maxEvents: 1)
+        #expect(runtime.state.quitting && runtime.unsaved == nil)
     }
 
     @Test(
@@ -245,7 +317,6 @@ struct PostgresRuntimeTests {
         let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
         defer { Task { try? await ledger.close() } }
         runtime.readGrace = .milliseconds(100)
-        await runtime.start()
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
         frozen.freeze()
@@ -263,10 +334,13 @@ struct PostgresRuntimeTests {
         }
         var sawReading = false
         runtime.onFrame = { state in
-            if state.reading, !sawReading {
+            // (A poll's read leaves the screen's lists as they are: only the status line says it is reading.)
+            #expect(!state.reading, "a poll's read said the screen is being read")
+            let reading = state.message?.text.hasPrefix("reading the ledger") == true
+            if reading, !sawReading {
                 sawReading = true
                 DispatchQueue.global().asyncAfter(deadline: .now() + 1) { frozen.thaw() }
-            } else if sawReading, !state.reading {
+            } else if sawReading, !reading {
                 typeKey()
             }
         }
@@ -282,7 +356,7 @@ struct PostgresRuntimeTests {
     static func thawWhenReading(_ runtime: Runtime, _ frozen: FrozenProcesses) {
         var scheduled = false
         runtime.onFrame = { state in
-            guard state.reading, !scheduled else { return }
+            guard state.message?.text.hasPrefix("reading the ledger") == true, !scheduled else { return }
             scheduled = true
             DispatchQueue.global().asyncAfter(deadline: .now() + 1) { frozen.thaw() }
         }

@@ -36,9 +36,9 @@ public final class Runtime {
     public var pause: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     /// What the writes answered, for the key loop to apply.
     private let answers = Answers()
-    /// How long a read of the ledger may take before the status line says so and keys are read meanwhile: Q (the quit
-    /// keys) quits at once, other keys are handled after it. A server that stopped answering holds a read until its
-    /// read timeout (15 s), and the keys with it, Q among them.
+    /// How long a read of the ledger may take before the status line says so and keys are read meanwhile, to be
+    /// handled after it (Q quits at once unless a key typed before it asks for a write: ``watched(screen:doing:_:)``).
+    /// A server that stopped answering holds a read until its read timeout (15 s), and the keys with it.
     public var readGrace: Duration = .milliseconds(300)
     /// Events read while a slow read was on its way, handled (in order) before the terminal's next.
     private var typedAhead: [InputEvent] = []
@@ -91,7 +91,8 @@ public final class Runtime {
                 await handle(event)
             }
             if await applyAnswers() { draw() }
-            await pollChanges()
+            // (Not while keys typed during a slow read wait: they come first, a quit among them.)
+            if typedAhead.isEmpty { await pollChanges() }
             if staleFrame { draw() }
         }
         // Quitting waits for a write still on its way, saying so; one that fails is left in `unsaved` to print
@@ -107,7 +108,14 @@ public final class Runtime {
     /// The triage writes of this session that failed ("not saved: ...") and were not saved since, for the command to
     /// print once the terminal is restored: one that failed as Q was pressed, and one whose "not saved" line was on
     /// screen for a moment only (the keys typed ahead, Q among them, are read after the answer).
-    public var unsaved: String? { failedWrites.isEmpty ? nil : failedWrites.map(\.text).joined(separator: "; ") }
+    public var unsaved: String? {
+        let all = failedWrites.map(\.text) + abandoned
+        return all.isEmpty ? nil : all.joined(separator: "; ")
+    }
+
+    /// What a quit during a slow read left undone when it was pressed twice (the first waited for it): a triage key or
+    /// an export typed before it.
+    private var abandoned: [String] = []
 
     /// Whether every write in ``unsaved`` was refused by the ledger (set read-only meanwhile, a role that may not
     /// write) rather than failed to be taken: the command then ends as a refused write does (exit 2, not 3).
@@ -238,11 +246,16 @@ public final class Runtime {
 
     /// Runs a read of the ledger off the key loop. Answered within ``readGrace`` (the usual case), it is as if it had
     /// run on the loop; slower (a server that stopped answering holds a read until its read timeout), the status line
-    /// says the dashboard is reading (a screen with nothing to show yet, that it is being read) and keys are read
-    /// meanwhile: a quit quits at once (the read is left to end with the process) unless a key typed before it asked
-    /// for more than reads (``quitsAtOnce()``); the keys are otherwise handled after the read, in the order typed.
+    /// says the dashboard is reading and keys are read meanwhile, to be handled after the read in the order typed. A
+    /// quit among them quits at once, the read left to end with the process, unless what was typed before it is
+    /// something to do (``quitDecision(doing:)``): then it waits for the read and that, and a second quit quits
+    /// without them, which the command says once the terminal is restored (``unsaved``).
+    /// - Parameters:
+    ///   - screen: a read of what the screen shows (not a poll's): while it is on its way a screen with nothing to
+    ///     show says it is being read rather than that the ledger holds nothing.
+    ///   - doing: what the read is for, when more than showing (an export): a quit waits for it as for a triage key.
     /// - Returns: what the read returned, or nil when the person quit while it was on its way.
-    func watched<T: Sendable>(_ read: @escaping @Sendable () async -> T) async -> T? {
+    func watched<T: Sendable>(screen: Bool = true, doing: String? = nil, _ read: @escaping @Sendable () async -> T) async -> T? {
         // (Quitting: nothing is read any more, the loop's last poll among it.)
         guard !state.quitting else { return nil }
         let outcome = ReadOutcome<T>()
@@ -251,14 +264,18 @@ public final class Runtime {
         if let value = outcome.value { return value.first }
         let reading = StatusMessage("reading the ledger… (Q quits; other keys wait for it)", urgent: true)
         let before = state.message
+        var shown = reading
         state.message = reading
-        state.reading = true
+        state.reading = screen
+        // A quit typed before this read (during the one before it) is judged now, as a quit typed during it is.
+        var held = false
+        if !typedAhead.isEmpty, quitNow(doing: doing, held: &held, shown: &shown) { return nil }
         draw()
         while true {
             if let value = outcome.value {
                 // (Drawn by the caller with what the read answered, or by the key loop: a poll that found nothing new
                 // draws nothing, and the line stayed.)
-                if state.message == reading { state.message = before }
+                if state.message == shown { state.message = before }
                 state.reading = false
                 staleFrame = true
                 return value.first
@@ -268,47 +285,110 @@ public final class Runtime {
                 continue
             }
             switch event {
-            case .resize, .resumed:
-                // (The frame at the terminal's size now, not after the read: a resumed terminal shows nothing until
-                // it is drawn.)
-                resize(event)
+            case .resize(let width, let height):
+                // The frame at the terminal's size now; the rest of the resize (the lists' positions kept in view)
+                // after the read, as the keys are: an action on its way (G's read of the last page) counts on them.
+                state.width = width
+                state.height = height
+                typedAhead.append(event)
+                draw()
+                continue
+            case .resumed:
+                // (A resumed terminal shows nothing until it is drawn.)
+                buffer = ScreenBuffer(width: 0, height: 0)
+                let size = backend.size
+                state.width = size.width
+                state.height = size.height
+                typedAhead.append(.resize(width: size.width, height: size.height))
                 draw()
                 continue
             case .key, .paste: break
             }
             typedAhead.append(event)
-            if quitsAtOnce() {
-                state.quitting = true
-                abandonedRead = true
-                return nil
-            }
+            if quitNow(doing: doing, held: &held, shown: &shown) { return nil }
+            draw()
         }
     }
 
-    /// Whether the keys typed during a slow read end in a quit that need not wait for the read: the state they would
-    /// leave (reduced on a copy, their reads not run) quits, and none of them asked for anything but reads on the way
-    /// (a triage key, an export or a theme typed before Q are done first, and Q then waits for them).
-    /// Q typed into a prompt opened meanwhile (`/`, `:`, `r`) is text, and the typed keys' quit is theirs: so is `q`
-    /// going back rather than quitting when the typed keys opened a screen.
-    private func quitsAtOnce() -> Bool {
+    /// Whether the keys typed so far during a slow read quit now (the quit taken), else the status line says what a
+    /// quit waits for. `held` is whether a quit was held back during this read already: a second quits without what
+    /// the first waited for, which is kept for ``unsaved`` to say.
+    private func quitNow(doing: String?, held: inout Bool, shown: inout StatusMessage) -> Bool {
+        switch quitDecision(doing: doing) {
+        case .none:
+            return false
+        case .now:
+            break
+        case .after(let what, let secondQuit):
+            guard held && secondQuit else {
+                held = true
+                shown = StatusMessage("reading the ledger… Q waits for \(what) typed before it (Q again quits without it)", urgent: true)
+                state.message = shown
+                return false
+            }
+            abandoned.append("\(what) was not done: Q again quit before the ledger answered")
+        }
+        if state.message == shown { state.message = nil }
+        state.reading = false
+        state.quitting = true
+        abandonedRead = true
+        return true
+    }
+
+    /// What a quit among the keys typed during a slow read comes to.
+    private enum QuitDecision {
+        /// No quit is typed (a Q typed into a prompt is text).
+        case none
+        /// The keys before it are all reads (or nothing): it quits at once.
+        case now
+        /// It waits for what the keys before it ask for (an acknowledgement, an export); whether the last key typed
+        /// is a quit too (the second).
+        case after(String, secondQuit: Bool)
+    }
+
+    /// Reduces the keys typed during a slow read on a copy of the state (their reads not run) to see whether they
+    /// quit, and what a quit would drop: a key bound to a write (`a`, `r`, `u`, ...) or a key asking for more than a
+    /// read (an export, a theme). The copy has not read what the keys' reads would answer, so a write key counts
+    /// whatever it would do on the copy (on a queue not yet read, `a` finds no flag there, and would find one).
+    private func quitDecision(doing: String?) -> QuitDecision {
         var copy = state
         copy.reading = false
-        for event in typedAhead {
+        var what = doing
+        var quitAt: Int?
+        for (index, event) in typedAhead.enumerated() {
             let action: Action
             switch event {
-            case .key(let key): action = .key(key)
-            case .paste(let text): action = .paste(text)
-            case .resize, .resumed: continue
+            case .key(let key):
+                if quitAt != nil {
+                    let isQuit = copy.keymap.command(for: key, on: copy.screen, readOnly: copy.readOnly) == .quit
+                    if isQuit, index == typedAhead.count - 1, let what { return .after(what, secondQuit: true) }
+                    continue
+                }
+                if copy.prompt == nil, copy.keymap.binding(for: key, on: copy.screen, readOnly: copy.readOnly)?.writes == true {
+                    what = what ?? "the triage"
+                }
+                action = .key(key)
+            case .paste(let text):
+                if quitAt != nil { continue }
+                action = .paste(text)
+            case .resize(let width, let height):
+                if quitAt != nil { continue }
+                action = .resize(width: width, height: height)
+            case .resumed: continue
             }
-            // (What a read would answer is not known here, and not needed: a quit drops it.)
-            let dropped = reduce(&copy, action).allSatisfy { effect in
-                if case .quit = effect { return true }
-                return Self.isRead(effect)
+            for effect in reduce(&copy, action) {
+                switch effect {
+                case .triage: what = what ?? "the triage"
+                case .export, .exportQueue: what = what ?? "the export"
+                case .setTheme: what = what ?? "the theme"
+                default: break
+                }
             }
-            guard dropped else { return false }
-            if copy.quitting { return true }
+            if copy.quitting { quitAt = index }
         }
-        return false
+        guard quitAt != nil else { return .none }
+        guard let what else { return .now }
+        return .after(what, secondQuit: false)
     }
 
     /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.
@@ -360,7 +440,7 @@ public final class Runtime {
         let known = lastToken
         let unavailable = state.unavailable != nil
         guard
-            let polled = await watched({ () -> Result<(Int64, Bool?), any Error> in
+            let polled = await watched(screen: false, { () -> Result<(Int64, Bool?), any Error> in
                 do {
                     let token = try await reader.changeToken()
                     return .success((token, unavailable || token != known ? try await reader.isSetReadOnly() : nil))
@@ -421,7 +501,7 @@ public final class Runtime {
     }
 
     /// Runs one effect; returns the actions that report its outcome. The ledger's reads run off the key loop
-    /// (``watched(_:)``).
+    /// (``watched(screen:doing:_:)``).
     func run(_ effect: Effect) async -> [Action] {
         if Self.isRead(effect) {
             let handlers = handlers
@@ -453,7 +533,7 @@ public final class Runtime {
                 // screens' reads are, then the same CSV as the view's.
                 let query = flagQuery(state, limit: 1000)
                 let reader = handlers.reader
-                guard let paged = await watched({ await Self.everyPage(of: query, reader) }) else { return [] }
+                guard let paged = await watched(doing: "the export to \(path)", { await Self.everyPage(of: query, reader) }) else { return [] }
                 var whole = state
                 whole.flags = try paged.get()
                 whole.flagsReadFilter = query.text
@@ -573,7 +653,7 @@ func describe(_ error: any Error) -> String {
     return text.count > 300 ? String(text.prefix(300)) + "…" : text
 }
 
-/// What a read off the key loop returned, handed to the key loop, which waits for it a moment (``Runtime/watched(_:)``).
+/// What a read off the key loop returned, handed to the key loop, which waits for it a moment (``Runtime/watched(screen:doing:_:)``).
 final class ReadOutcome<T: Sendable>: Sendable {
     private struct Inner: Sendable {
         /// The read's value once it has one (an array of one: `T` may itself be an optional).
