@@ -249,10 +249,22 @@ struct PostgresRuntimeTests {
         let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: false, backend: terminal)
         defer { Task { try? await ledger.close() } }
         runtime.readGrace = .milliseconds(100)
+        // Keys bound to writes that write nothing here (u with nothing to undo, Space, which marks only on the queue)
+        // hold no quit: another dashboard's Q after them quits at once.
+        let otherTerminal = ScriptedTerminal(width: 120, height: 40)
+        let (other, otherLedger) = try await RuntimeTests.runtime(url, readOnly: false, backend: otherTerminal)
+        defer { Task { try? await otherLedger.close() } }
+        other.readGrace = .milliseconds(100)
+        // (Every process of the server, the backends of both dashboards' connections among them.)
         let frozen = FrozenProcesses(try server.processes())
         try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
         defer { frozen.thaw() }
         frozen.freeze()
+        for key in "u Q" { otherTerminal.type(.key(.char(key))) }
+        await other.handle(.key(.char("2")))
+        #expect(other.state.quitting && other.abandonedRead && other.unsaved == nil)
+        #expect(!otherTerminal.frames.contains { $0.contains("Q waits for") })
+
         // The customers' read waits; meanwhile 5 (the queue, never read), a and Q: the copy the keys are judged on
         // has no flag for `a` to take, and a would have one after the reads, so Q waits.
         for key in "5aQ" { terminal.type(.key(.char(key))) }
@@ -296,8 +308,7 @@ struct PostgresRuntimeTests {
         frozen.freeze()
         terminal.type(.key(.char("Q")))
         await runtime.handle(.key(.enter))
-        // (The path is longer than the status line has room for.)
-        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the export to \(directory.path)") })
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the export to queue.csv typed before it (Q again quits without it)") })
         #expect(!runtime.state.quitting, "Q during the export's read quit without it")
         #expect(FileManager.default.fileExists(atPath: path), "\(String(describing: runtime.state.message))")
         await runtime.run(maxEvents: 1)

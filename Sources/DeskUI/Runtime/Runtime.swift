@@ -119,7 +119,7 @@ public final class Runtime {
 
     /// Whether every write in ``unsaved`` was refused by the ledger (set read-only meanwhile, a role that may not
     /// write) rather than failed to be taken: the command then ends as a refused write does (exit 2, not 3).
-    public var unsavedWereRefused: Bool { !failedWrites.isEmpty && failedWrites.allSatisfy(\.refused) }
+    public var unsavedWereRefused: Bool { abandoned.isEmpty && !failedWrites.isEmpty && failedWrites.allSatisfy(\.refused) }
 
     /// The failed writes' flags not moved where they were to go since, where that was, what the status line said,
     /// and whether the ledger refused the write.
@@ -354,28 +354,38 @@ public final class Runtime {
         var copy = state
         copy.reading = false
         var what = doing
-        var quitAt: Int?
+        // The state the first quit was typed on: a later key that quits there too is the second quit (Q, or q on a
+        // top screen).
+        var beforeQuit: AppState?
         for (index, event) in typedAhead.enumerated() {
             let action: Action
             switch event {
             case .key(let key):
-                if quitAt != nil {
-                    let isQuit = copy.keymap.command(for: key, on: copy.screen, readOnly: copy.readOnly) == .quit
-                    if isQuit, index == typedAhead.count - 1, let what { return .after(what, secondQuit: true) }
+                if let beforeQuit {
+                    var again = beforeQuit
+                    _ = reduce(&again, .key(key))
+                    if again.quitting, index == typedAhead.count - 1, let what { return .after(what, secondQuit: true) }
                     continue
                 }
-                if copy.prompt == nil, copy.keymap.binding(for: key, on: copy.screen, readOnly: copy.readOnly)?.writes == true {
+                // A triage key where the keys reach the screen (no prompt, help, raw view or too-small notice) counts
+                // whatever it does on the copy: the queue or customer it would act on may be one the copy has not read.
+                // (Undo, when there is something to undo, and marks ask for no read: the copy's effects say.)
+                let triageKeys: Set<Command> = [.acknowledge, .resolve, .reopen]
+                if copy.prompt == nil, !copy.showHelp, copy.rawView == nil, copy.fitsTerminal,
+                    let command = copy.keymap.command(for: key, on: copy.screen, readOnly: copy.readOnly), triageKeys.contains(command)
+                {
                     what = what ?? "the triage"
                 }
                 action = .key(key)
             case .paste(let text):
-                if quitAt != nil { continue }
+                if beforeQuit != nil { continue }
                 action = .paste(text)
             case .resize(let width, let height):
-                if quitAt != nil { continue }
+                if beforeQuit != nil { continue }
                 action = .resize(width: width, height: height)
             case .resumed: continue
             }
+            let before = copy
             for effect in reduce(&copy, action) {
                 switch effect {
                 case .triage: what = what ?? "the triage"
@@ -384,9 +394,9 @@ public final class Runtime {
                 default: break
                 }
             }
-            if copy.quitting { quitAt = index }
+            if copy.quitting { beforeQuit = before }
         }
-        guard quitAt != nil else { return .none }
+        guard beforeQuit != nil else { return .none }
         guard let what else { return .now }
         return .after(what, secondQuit: false)
     }
@@ -533,7 +543,10 @@ public final class Runtime {
                 // screens' reads are, then the same CSV as the view's.
                 let query = flagQuery(state, limit: 1000)
                 let reader = handlers.reader
-                guard let paged = await watched(doing: "the export to \(path)", { await Self.everyPage(of: query, reader) }) else { return [] }
+                // (The file's name only: the status line has room for the hint after it.)
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                guard let paged = await watched(screen: false, doing: "the export to \(name)", { await Self.everyPage(of: query, reader) })
+                else { return [] }
                 var whole = state
                 whole.flags = try paged.get()
                 whole.flagsReadFilter = query.text
