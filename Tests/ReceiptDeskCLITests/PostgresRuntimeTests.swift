@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import LedgerQueries
 import Synchronization
 import Testing
@@ -19,6 +20,14 @@ struct PostgresRuntimeTests {
             ["import", "--no-verify", "--ledger", url, fixture.directory.appendingPathComponent("e2e.ndjson").path])
         #expect(imported.status == 0, "\(imported.stderr)")
         return (server, url, fixture.directory)
+    }
+
+    /// A dashboard over `url` whose keys the test types, and whose reads say they are slow after 100 ms.
+    static func scripted(_ url: String, readOnly: Bool = true) async throws -> (ScriptedTerminal, Runtime, SQLLedger) {
+        let terminal = ScriptedTerminal(width: 120, height: 40)
+        let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: readOnly, backend: terminal)
+        runtime.readGrace = .milliseconds(100)
+        return (terminal, runtime, ledger)
     }
 
     /// The screen as the runtime last drew it.
@@ -124,10 +133,8 @@ struct PostgresRuntimeTests {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        let terminal = ScriptedTerminal(width: 120, height: 40)
-        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
-        runtime.readGrace = .milliseconds(100)
         await runtime.handle(.key(.char("2")))
         #expect(runtime.state.customerPage.total == 2)
         let first = try #require(runtime.state.customerPage.rows.first?.id)
@@ -169,10 +176,8 @@ struct PostgresRuntimeTests {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        let terminal = ScriptedTerminal(width: 120, height: 40)
-        let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: false, backend: terminal)
+        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
-        runtime.readGrace = .milliseconds(100)
         let frozen = FrozenProcesses(try server.processes())
         try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
         defer { frozen.thaw() }
@@ -245,16 +250,12 @@ struct PostgresRuntimeTests {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        let terminal = ScriptedTerminal(width: 120, height: 40)
-        let (runtime, ledger) = try await RuntimeTests.runtime(url, readOnly: false, backend: terminal)
+        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
-        runtime.readGrace = .milliseconds(100)
         // Keys bound to writes that write nothing here (u with nothing to undo, Space, which marks only on the queue)
         // hold no quit: another dashboard's Q after them quits at once.
-        let otherTerminal = ScriptedTerminal(width: 120, height: 40)
-        let (other, otherLedger) = try await RuntimeTests.runtime(url, readOnly: false, backend: otherTerminal)
+        let (otherTerminal, other, otherLedger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await otherLedger.close() } }
-        other.readGrace = .milliseconds(100)
         // (Every process of the server, the backends of both dashboards' connections among them.)
         let frozen = FrozenProcesses(try server.processes())
         try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
@@ -294,10 +295,8 @@ struct PostgresRuntimeTests {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        let terminal = ScriptedTerminal(width: 120, height: 40)
-        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
-        runtime.readGrace = .milliseconds(100)
         await runtime.handle(.key(.char("5")))
         let path = directory.appendingPathComponent("queue.csv").path
         await runtime.handle(.key(.char(":")))
@@ -324,10 +323,8 @@ struct PostgresRuntimeTests {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        let terminal = ScriptedTerminal(width: 120, height: 40)
-        let (runtime, ledger) = try await RuntimeTests.runtime(url, backend: terminal)
+        let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
-        runtime.readGrace = .milliseconds(100)
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
         frozen.freeze()
