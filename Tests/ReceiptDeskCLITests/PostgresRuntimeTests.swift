@@ -287,6 +287,48 @@ struct PostgresRuntimeTests {
         #expect(ExitStatus.of(error).code == ExitStatus.ledgerUnavailable, "\(error)")
     }
 
+    @Test(
+        "a quit held back during one slow read is judged again when the next is slow, and waits for the ack typed before it, which is saved",
+        .timeLimit(.minutes(2)))
+    func heldAcrossReads() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
+        defer { Task { try? await ledger.close() } }
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+        let held = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
+
+        // The customers' read is slow: 5, a and Q typed meanwhile wait for it, Q held back for the `a`.
+        Self.thawWhenReading(runtime, frozen)
+        frozen.freeze()
+        for key in "5aQ" { terminal.type(.key(.char(key))) }
+        await runtime.handle(.key(.char("2")))
+        #expect(terminal.frames.contains { $0.contains(held) })
+        #expect(!runtime.state.quitting && terminal.pending == 0)
+
+        // The queue's read (the 5, handled after it) is slow too: the Q still waiting is judged again as it starts.
+        let before = terminal.frames.count
+        Self.thawWhenReading(runtime, frozen)
+        frozen.freeze()
+        await runtime.run(maxEvents: 1)
+        #expect(runtime.state.screen == .refunds && !runtime.state.quitting)
+        #expect(terminal.frames.dropFirst(before).contains { $0.contains(held) }, "\(terminal.frames.last ?? "")")
+        let flag = try #require(visibleFlags(runtime.state)[safe: runtime.state.flagList.selected], "no flag in the fixture's queue")
+
+        // Then a, then Q: the acknowledgement is written, and Q quits after it.
+        runtime.onFrame = nil
+        await runtime.run(maxEvents: 2)
+        #expect(runtime.state.quitting && runtime.unsaved == nil)
+        await runtime.settle()
+        let stored = try await ledger.flags(FlagQuery(limit: 100))
+        #expect(stored.first { $0.id == flag.id }?.status == .acknowledged, "the ack typed before Q was dropped")
+    }
+
     @Test("a slow read of the queue's pages for :export: Q typed meanwhile waits for the export, which is written", .timeLimit(.minutes(2)))
     func quitWaitsForExport() async throws {
         guard PostgresTestServer.enabled else { return }
