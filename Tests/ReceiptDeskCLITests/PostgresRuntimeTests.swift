@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import LedgerPostgres
 import LedgerQueries
 import Synchronization
 import Testing
@@ -354,6 +355,59 @@ struct PostgresRuntimeTests {
         #expect(FileManager.default.fileExists(atPath: path), "\(String(describing: runtime.state.message))")
         await runtime.run(maxEvents: 1)
         #expect(runtime.state.quitting && runtime.unsaved == nil)
+    }
+
+    @Test(
+        "a slow reload after another process's import leaves an empty list that was read as it is (\"none\"), not \"reading\"",
+        .timeLimit(.minutes(2)))
+    func slowReloadKeepsEmptyLists() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (terminal, runtime, ledger) = try await Self.scripted(url)
+        defer { Task { try? await ledger.close() } }
+        let none = "none: every record was imported or a duplicate"
+        await runtime.handle(.key(.char("6")))
+        #expect((terminal.frames.last ?? "").contains(none))
+        // Another process imports (the change counter moves), then another session holds the imports' table for 3 s:
+        // the poll's reload of the screen waits for it, and its line says so.
+        let more = directory.appendingPathComponent("more.ndjson")
+        let line =
+            #"{"transactionId":"7001","originalTransactionId":"7001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+        try Data((line + "\n").utf8).write(to: more)
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, more.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let binaries = try #require(PostgresTestServer.binaries)
+        var pid: pid_t = 0
+        let arguments = [
+            binaries + "/psql", "-h", server.socketDirectory, "-U", "postgres", "-d", try PostgresDatabase.databaseName(url: url), "-q",
+            "-c", "BEGIN; LOCK TABLE sources IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT",
+        ]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        try #require(posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        var held = false
+        for _ in 0..<200 where !held {
+            held = try await ledger.database.read { c in
+                try c.scalar("SELECT COUNT(*) FROM pg_locks WHERE relation = 'sources'::regclass AND mode = 'AccessExclusiveLock' AND granted")?.int == 1
+            }
+            if !held { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(held, "psql did not take the lock")
+        let before = terminal.frames.count
+        await runtime.pollChanges()
+        let whileReading = terminal.frames.dropFirst(before).filter { $0.contains("reading the ledger… (Q quits") }
+        #expect(!whileReading.isEmpty, "the reload was not slow")
+        #expect(whileReading.allSatisfy { $0.contains(none) }, "\(whileReading.first ?? "")")
+        #expect(runtime.state.sources.count == 2)
     }
 
     @Test(

@@ -47,6 +47,9 @@ public final class Runtime {
     public private(set) var abandonedRead = false
     /// Whether the screen shows a state the runtime has changed since (a slow read's line, taken off when it answered).
     private var staleFrame = false
+    /// Set while a poll applies what it found: the reloads it asks for read screens read before, whose empty lists
+    /// are empty, not unread.
+    private var reloading = false
 
     public init(state: AppState, theme: Theme, backend: any TerminalBackend, handlers: EffectHandlers) {
         var state = state
@@ -459,6 +462,8 @@ public final class Runtime {
                 }
             })
         else { return }
+        reloading = true
+        defer { reloading = false }
         do {
             let (token, setting) = try polled.get()
             // A new minute on the wall clock moves "now", which reads the screen again: another process's commit
@@ -515,7 +520,7 @@ public final class Runtime {
     func run(_ effect: Effect) async -> [Action] {
         if Self.isRead(effect) {
             let handlers = handlers
-            return await watched { await Self.read(effect, handlers) } ?? []
+            return await watched(screen: !reloading) { await Self.read(effect, handlers) } ?? []
         }
         do {
             switch effect {
