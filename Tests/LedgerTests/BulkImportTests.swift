@@ -288,21 +288,11 @@ struct BulkImportTests {
         let url = try server.createDatabase()
         let ledger = try await SQLLedger.open(PostgresDatabase.connect(url: url), now: testNow)
         defer { Task { try? await ledger.close() } }
-        let binaries = try #require(PostgresTestServer.binaries)
         // Another session holds customers in the lock ANALYZE needs, for 20 s (psql, in the background).
-        var pid: pid_t = 0
-        let arguments = [
-            binaries + "/psql", "-h", server.socketDirectory, "-U", "postgres", "-d", try PostgresDatabase.databaseName(url: url), "-q",
-            "-c", "BEGIN; LOCK TABLE customers IN SHARE UPDATE EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT",
-        ]
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        try #require(posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0)
-        defer {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        }
+        let pid = try server.background(
+            "BEGIN; LOCK TABLE customers IN SHARE UPDATE EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT",
+            database: try PostgresDatabase.databaseName(url: url))
+        defer { PostgresTestServer.end(pid) }
         var held = false
         for _ in 0..<200 where !held {
             held = try await ledger.database.read { c in

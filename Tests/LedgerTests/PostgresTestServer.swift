@@ -157,6 +157,25 @@ final class PostgresTestServer: @unchecked Sendable {
         return children
     }
 
+    /// Runs `sql` through psql in the background, as another session would (one holding a lock for a while); returns
+    /// its process, for ``end(_:)``.
+    func background(_ sql: String, database: String) throws -> pid_t {
+        var pid: pid_t = 0
+        let arguments = [binaries + "/psql", "-h", socketDirectory, "-U", "postgres", "-d", database, "-q", "-c", sql]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let spawned = posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
+        guard spawned == 0 else { throw ServerError(message: "cannot start psql: error \(spawned)") }
+        return pid
+    }
+
+    /// Ends a ``background(_:database:)`` session (its transaction rolled back by the server) and waits for it.
+    static func end(_ pid: pid_t) {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
     /// A fresh database for one test; returns its URL.
     func createDatabase() throws -> String {
         Self.lock.lock()

@@ -380,20 +380,10 @@ struct PostgresRuntimeTests {
         try Data((line + "\n").utf8).write(to: more)
         let imported = try Binary.run(["import", "--no-verify", "--ledger", url, more.path])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let binaries = try #require(PostgresTestServer.binaries)
-        var pid: pid_t = 0
-        let arguments = [
-            binaries + "/psql", "-h", server.socketDirectory, "-U", "postgres", "-d", try PostgresDatabase.databaseName(url: url), "-q",
-            "-c", "BEGIN; LOCK TABLE sources IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT",
-        ]
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        try #require(posix_spawn(&pid, arguments[0], nil, nil, argv, environ) == 0)
-        defer {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        }
+        let pid = try server.background(
+            "BEGIN; LOCK TABLE sources IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT",
+            database: try PostgresDatabase.databaseName(url: url))
+        defer { PostgresTestServer.end(pid) }
         var held = false
         for _ in 0..<200 where !held {
             held = try await ledger.database.read { c in
