@@ -180,7 +180,7 @@ public final class Runtime {
         case .paste(let text):
             await dispatch(.paste(text))
         case .resize, .resumed:
-            resize(event)
+            if let size = size(after: event) { await dispatch(.resize(width: size.width, height: size.height)) }
         }
         draw()
         if case .key = event {
@@ -189,19 +189,15 @@ public final class Runtime {
         }
     }
 
-    /// Applies the terminal's new size (a resize, or a resume from Ctrl-Z, after which the whole screen is drawn again).
-    /// A resize reads nothing (`reduce` asks for no effect), so it is applied at once even during a slow read.
-    private func resize(_ event: InputEvent) {
-        let size: (width: Int, height: Int)
+    /// The terminal's size a resize or a resume (from Ctrl-Z) gives; after a resume the whole screen is drawn again.
+    private func size(after event: InputEvent) -> (width: Int, height: Int)? {
         switch event {
-        case .resize(let width, let height): size = (width, height)
+        case .resize(let width, let height): return (width, height)
         case .resumed:
             buffer = ScreenBuffer(width: 0, height: 0)
-            size = backend.size
-        case .key, .paste: return
+            return backend.size
+        case .key, .paste: return nil
         }
-        let effects = reduce(&state, .resize(width: size.width, height: size.height))
-        assert(effects.isEmpty, "a resize asked for \(effects)")
     }
 
     /// Applies an action and runs the effects it asks for (and the actions they answer with).
@@ -287,25 +283,15 @@ public final class Runtime {
                 await pause(.milliseconds(2))
                 continue
             }
-            switch event {
-            case .resize(let width, let height):
-                // The frame at the terminal's size now; the rest of the resize (the lists' positions kept in view)
-                // after the read, as the keys are: an action on its way (G's read of the last page) counts on them.
-                state.width = width
-                state.height = height
-                typedAhead.append(event)
-                draw()
-                continue
-            case .resumed:
-                // (A resumed terminal shows nothing until it is drawn.)
-                buffer = ScreenBuffer(width: 0, height: 0)
-                let size = backend.size
+            if let size = size(after: event) {
+                // The frame at the terminal's size now (a resumed terminal shows nothing until it is drawn); the rest
+                // of the resize (the lists' positions kept in view) after the read, as the keys are: an action on its
+                // way (G's read of the last page) counts on them.
                 state.width = size.width
                 state.height = size.height
                 typedAhead.append(.resize(width: size.width, height: size.height))
                 draw()
                 continue
-            case .key, .paste: break
             }
             typedAhead.append(event)
             if quitNow(doing: doing, held: &held, shown: &shown) { return nil }
@@ -338,6 +324,9 @@ public final class Runtime {
         return true
     }
 
+    /// The commands whose key holds back a quit typed after it during a slow read.
+    private static let triageKeys: Set<Command> = [.acknowledge, .resolve, .reopen]
+
     /// What a quit among the keys typed during a slow read comes to.
     private enum QuitDecision {
         /// No quit is typed (a Q typed into a prompt is text).
@@ -350,12 +339,11 @@ public final class Runtime {
     }
 
     /// Reduces the keys typed during a slow read on a copy of the state (their reads not run) to see whether they
-    /// quit, and what a quit would drop: a key bound to a write (`a`, `r`, `u`, ...) or a key asking for more than a
-    /// read (an export, a theme). The copy has not read what the keys' reads would answer, so a write key counts
-    /// whatever it would do on the copy (on a queue not yet read, `a` finds no flag there, and would find one).
+    /// quit, and what a quit would drop: a triage key (`a`, `r`, `o`) or a key asking for more than a read (a triage
+    /// write, an export, a theme). The copy has not read what the keys' reads would answer, so a triage key counts
+    /// whatever it does on the copy (on a queue not yet read, `a` finds no flag there, and would find one).
     private func quitDecision(doing: String?) -> QuitDecision {
         var copy = state
-        copy.reading = false
         var what = doing
         // The state the first quit was typed on: a later key that quits there too is the second quit (Q, or q on a
         // top screen).
@@ -373,9 +361,9 @@ public final class Runtime {
                 // A triage key where the keys reach the screen (no prompt, help, raw view or too-small notice) counts
                 // whatever it does on the copy: the queue or customer it would act on may be one the copy has not read.
                 // (Undo, when there is something to undo, and marks ask for no read: the copy's effects say.)
-                let triageKeys: Set<Command> = [.acknowledge, .resolve, .reopen]
                 if copy.prompt == nil, !copy.showHelp, copy.rawView == nil, copy.fitsTerminal,
-                    let command = copy.keymap.command(for: key, on: copy.screen, readOnly: copy.readOnly), triageKeys.contains(command)
+                    let command = copy.keymap.command(for: key, on: copy.screen, readOnly: copy.readOnly),
+                    Self.triageKeys.contains(command)
                 {
                     what = what ?? "the triage"
                 }

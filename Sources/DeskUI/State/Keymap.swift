@@ -46,14 +46,9 @@ public struct Keymap: Sendable {
 
     /// The command a key means on a screen.
     public func command(for key: Key, on screen: ScreenID, readOnly: Bool) -> Command? {
-        binding(for: key, on: screen, readOnly: readOnly)?.command
-    }
-
-    /// The binding a key takes on a screen.
-    public func binding(for key: Key, on screen: ScreenID, readOnly: Bool) -> KeyBinding? {
         bindings.first { binding in
             binding.keys.contains(key) && (binding.screens?.contains(screen) ?? true) && !(readOnly && binding.writes)
-        }
+        }?.command
     }
 
     /// Every binding that works on a screen, in keymap order.
