@@ -46,18 +46,11 @@ struct PostgresFailureTests {
         let deadline = ContinuousClock.now + .seconds(30)
         var left = processes
         while !left.isEmpty, ContinuousClock.now < deadline {
-            left = left.filter { FileManager.default.fileExists(atPath: "/proc/\($0)") && !Self.isZombie($0) }
+            // (Gone, or ended and waiting for its parent to collect it.)
+            left = left.filter { pid in PostgresTestServer.statFields(pid).map { $0.first != "Z" } ?? false }
             if !left.isEmpty { usleep(50_000) }
         }
         #expect(left.isEmpty, "still running: \(left)")
-    }
-
-    /// Whether a process has ended and waits for its parent to collect it.
-    static func isZombie(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
-            return false
-        }
-        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
     }
 
     @Test("a stopped server: reads and writes fail at once as unavailable; once it is back both work again")

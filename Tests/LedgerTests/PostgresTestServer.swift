@@ -147,14 +147,19 @@ final class PostgresTestServer: @unchecked Sendable {
     private static func children(of postmaster: pid_t) -> [pid_t] {
         var children: [pid_t] = []
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            // pid (comm) state ppid ...: the command may hold spaces and parentheses, so read after the last ")".
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard let pid = pid_t(entry), let fields = statFields(pid) else { continue }
             if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
         }
         return children
+    }
+
+    /// A process's fields in /proc/PID/stat after its command (its state, its parent, ...); nil once it is gone.
+    static func statFields(_ pid: pid_t) -> [Substring]? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+            return nil
+        }
+        // pid (comm) state ppid ...: the command may hold spaces and parentheses, so read after the last ")".
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     /// Runs `sql` through psql in the background, as another session would (one holding a lock for a while); returns
