@@ -128,6 +128,7 @@ public final class CursesBackend: TerminalBackend {
     public func end() {
         guard !ended else { return }
         ended = true
+        Self.interruptNoteLength = 0
         if let screen {
             Self.bracketedPaste(false)
             endwin()
@@ -402,6 +403,9 @@ public final class CursesBackend: TerminalBackend {
         let terminate: @convention(c) (Int32) -> Void = { signal in
             CursesBackend.bracketedPaste(false)
             endwin()
+            // (What was on its way to the ledger, composed beforehand: only write(2) here.)
+            let length = CursesBackend.interruptNoteLength
+            if length > 0 { _ = write(2, CursesBackend.interruptNote, Int(length)) }
             Glibc.signal(signal, SIG_DFL)
             raise(signal)
         }
@@ -429,4 +433,24 @@ public final class CursesBackend: TerminalBackend {
     }
 
     nonisolated(unsafe) static var stopHandler: (@convention(c) (Int32) -> Void)? = nil
+
+    /// The note a terminating signal's handler writes (``setInterruptNote(_:)``): a buffer made once, and its length,
+    /// 0 while it is being written or when there is nothing to say.
+    nonisolated(unsafe) static let interruptNote = UnsafeMutablePointer<UInt8>.allocate(capacity: interruptNoteCapacity)
+    nonisolated(unsafe) static var interruptNoteLength: sig_atomic_t = 0
+    static let interruptNoteCapacity = 2048
+
+    public func setInterruptNote(_ text: String?) {
+        Self.interruptNoteLength = 0
+        guard let text, !ended else { return }
+        var bytes = Array(text.utf8.prefix(Self.interruptNoteCapacity - 1))
+        // (Cut at a character's first byte, not inside it.)
+        if bytes.count < text.utf8.count {
+            while let last = bytes.last, last & 0xC0 == 0x80 { bytes.removeLast() }
+            if let last = bytes.last, last >= 0xC0 { bytes.removeLast() }
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBufferPointer { Self.interruptNote.update(from: $0.baseAddress!, count: $0.count) }
+        Self.interruptNoteLength = sig_atomic_t(bytes.count)
+    }
 }

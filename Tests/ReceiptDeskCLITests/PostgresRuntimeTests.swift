@@ -484,6 +484,36 @@ struct PostgresRuntimeTests {
         #expect(Self.seconds(since: started) < 8, "the process took \(Self.seconds(since: started)) s to end")
     }
 
+    @Test(
+        "Ctrl-C while Q waits for an acknowledgement a frozen server holds: the terminal is given back and says the write may not be saved (tmux)"
+    )
+    func interruptWhileSaving() throws {
+        guard PostgresTestServer.enabled, TmuxSession.available() else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let tmux = try TmuxSession(arguments: ["--ledger", url], width: 120)
+        defer { tmux.kill() }
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        try tmux.keys("5")
+        tmux.waitFor(text: "quick-refund")
+        let frozen = FrozenProcesses(try server.processes())
+        frozen.freeze()
+        defer { frozen.thaw() }
+        try tmux.keys("a")
+        tmux.waitFor(text: "saving: acknowledge of")
+        try tmux.keys("Q")
+        tmux.waitFor(text: "Ctrl-C abandons it")
+        try tmux.keys("C-c")
+        #expect(tmux.exitStatus(seconds: 30) == 130, "the process did not end of the Ctrl-C")
+        let screen = tmux.waitFor(text: "receiptdesk: ended while saving (acknowledge of")
+        // (The line wraps at the pane's width.)
+        #expect(screen.replacing("\n", with: "").contains("it may or may not be saved; receiptdesk refunds shows each flag's status"), "\(screen)")
+        #expect(tmux.display("#{alternate_on}") == "0", "the terminal was not given back")
+    }
+
     @Test("another process's import into PostgreSQL shows at the next poll, and the selection stays on its customer")
     func liveRefresh() async throws {
         guard PostgresTestServer.enabled else { return }

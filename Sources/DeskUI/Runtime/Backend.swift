@@ -14,6 +14,13 @@ public protocol TerminalBackend: AnyObject {
     func setMouse(_ enabled: Bool)
     /// Sends an OSC 52 clipboard sequence (the backend knows whether output is a terminal).
     func copyToClipboard(_ text: String) -> Bool
+    /// What the process says on standard error, once the terminal is given back, when a signal ends it (Ctrl-C during
+    /// "saving…"); nil says nothing.
+    func setInterruptNote(_ text: String?)
+}
+
+extension TerminalBackend {
+    public func setInterruptNote(_ text: String?) {}
 }
 
 /// What a backend reads.

@@ -139,6 +139,7 @@ public final class Runtime {
     private func applyAnswers() async -> Bool {
         let actions = answers.take()
         guard !actions.isEmpty else { return false }
+        defer { noteInterrupt() }
         for action in actions {
             await dispatch(action)
             switch action {
@@ -241,6 +242,18 @@ public final class Runtime {
             return triageDescription(action, ids, undo: undo)
         }
         await dispatch(.saving(described.count == 1 ? described[0] : described.joined(separator: ", ")))
+        noteInterrupt()
+    }
+
+    /// Gives the backend what to say if a signal ends the process now (Ctrl-C during "saving…", which the status line
+    /// offers): the writes on their way, which may or may not be saved, and the failed ones ``unsaved`` holds.
+    private func noteInterrupt() {
+        var parts: [String] = []
+        if let saving = state.saving {
+            parts.append("ended while saving (\(saving)): it may or may not be saved; receiptdesk refunds shows each flag's status")
+        }
+        if let unsaved { parts.append("not saved: \(unsaved)") }
+        backend.setInterruptNote(parts.isEmpty ? nil : Sanitize.text("receiptdesk: " + parts.joined(separator: "; ")))
     }
 
     /// Runs a read of the ledger off the key loop. Answered within ``readGrace`` (the usual case), it is as if it had
