@@ -82,38 +82,74 @@ struct Refunds: AsyncParsableCommand {
         let from = try since.map { text in
             try Self.duration(text).map { now.adding(milliseconds: -$0) } ?? parseInstant(text, option: "--since", now: now)
         }
-        // One more than asked: a list cut by --limit says so.
-        let fetched = try await ledger.flags(FlagQuery(status: status, rule: rule, since: from, limit: limit + 1))
-        let flags = fetched.prefix(limit)
-        let cut = fetched.count > limit ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
+        let query = FlagQuery(status: status, rule: rule, since: from, limit: limit)
         let output = Output()
+        var listed = 0
+        let write: ([RefundFlag]) -> Void
         if json {
             var w = JSONWriter()
-            for flag in flags {
-                w.reset()
-                w.flag(flag, full: true)
-                w.newline()
-                output.write(w.bytes)
+            write = { flags in
+                for flag in flags {
+                    w.reset()
+                    w.flag(flag, full: true)
+                    w.newline()
+                    output.write(w.bytes)
+                }
             }
         } else if csv {
             // The dashboard's export's columns and units (the amount in its currency's units, not milliunits).
             output.line(flagCSVHeader.joined(separator: ","))
-            for f in flags { output.line(flagCSVRow(f).map(csvCell).joined(separator: ",")) }
+            write = { flags in
+                for f in flags { output.line(flagCSVRow(f).map(csvCell).joined(separator: ",")) }
+            }
         } else {
             // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
             output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
+            write = { flags in
+                for f in flags {
+                    output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
+                    output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")
+                }
+            }
+        }
+        // A page at a time, each written before the next is read: a list of a million flags is never held whole.
+        let more = try await Self.eachPage(of: query, in: ledger) { page in
+            listed += page.count
+            write(page)
+        }
+        let cut = more ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
+        if !json && !csv {
             // The options given, named as given ("no flags match --since 7d", not every filter the command has).
             let given = [since.map { "--since \(safe($0))" }, status.map { "--status \($0.rawValue)" }, rule.map { "--rule \(safe($0))" }].compactMap { $0 }
-            if flags.isEmpty { output.line(given.isEmpty ? "no flags" : "no flags match \(given.joined(separator: " "))") }
-            for f in flags {
-                output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
-                output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")
-            }
+            if listed == 0 { output.line(given.isEmpty ? "no flags" : "no flags match \(given.joined(separator: " "))") }
             if let cut { output.line(cut) }
         }
         output.flush()
         // JSON and CSV stay data only; the notice goes to standard error.
         if let cut, json || csv { FileHandle.standardError.write(Data("receiptdesk: \(cut)\n".utf8)) }
+    }
+}
+
+extension Refunds {
+    /// Hands the flags `query` selects to `body` a page at a time, in the queue's order, `query.limit` of them at most;
+    /// returns whether more match than that.
+    static func eachPage(
+        of query: FlagQuery, in ledger: SQLLedger, pageSize: Int = 1000, _ body: ([RefundFlag]) throws -> Void
+    ) async throws -> Bool {
+        var page = query
+        var left = query.limit
+        while true {
+            // One more than the page: whether anything follows it.
+            let size = min(pageSize, left)
+            page.limit = size + 1
+            let rows = try await ledger.flags(page)
+            let shown = rows.prefix(size)
+            try body(Array(shown))
+            left -= shown.count
+            guard rows.count > shown.count, let last = shown.last else { return false }
+            if left == 0 { return true }
+            page.after = FlagCursor(after: last)
+        }
     }
 }
 

@@ -1,5 +1,8 @@
 import Entitlements
 import Foundation
+import Ledger
+import LedgerQueries
+import LedgerSQLite
 import ReceiptModel
 import Testing
 @testable import ReceiptDeskCLI
@@ -277,6 +280,27 @@ struct LookupCommandTests {
         // The text's first line is the whole ledger's, whatever the filters; an empty list says the filters chose none.
         let recent = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--since", "1d"]).lines
         #expect(recent.first?.hasPrefix("refunds in the whole ledger: ") == true && recent.dropFirst() == ["no flags match --since 1d"], "\(recent)")
+    }
+
+    @Test("refunds reads the queue a page at a time: every flag once, in order, up to --limit, and whether more match")
+    func refundsPages() async throws {
+        let path = try Self.sampleDataLedger()
+        let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: path), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        defer { Task { try? await ledger.close() } }
+        let all = try await ledger.flags(FlagQuery(limit: 100_000))
+        #expect(all.count > 10)
+        for (limit, pageSize) in [(all.count, 3), (all.count + 5, 4), (all.count - 1, 3), (7, 3), (6, 3), (1, 1), (all.count, 1000)] {
+            var pages: [[RefundFlag]] = []
+            let more = try await Refunds.eachPage(of: FlagQuery(limit: limit), in: ledger, pageSize: pageSize) { pages.append($0) }
+            let listed = pages.flatMap { $0 }
+            #expect(listed.map(\.id) == all.prefix(limit).map(\.id), "limit \(limit), pages of \(pageSize)")
+            #expect(more == (all.count > limit), "limit \(limit), pages of \(pageSize)")
+            #expect(pages.allSatisfy { $0.count <= pageSize })
+        }
+        // The filters hold across pages.
+        var open: [RefundFlag] = []
+        _ = try await Refunds.eachPage(of: FlagQuery(status: .open, limit: 100_000), in: ledger, pageSize: 2) { open += $0 }
+        #expect(open.map(\.id) == all.filter { $0.status == .open }.map(\.id))
     }
 
     @Test("lookup --json counts the transactions the text and the dashboard count, and the purchases they are apart")
