@@ -452,6 +452,48 @@ struct PostgresRuntimeTests {
         #expect(!last.contains("reading the ledger"), "the reading line outlived the poll's read: \(last)")
     }
 
+    @Test("keys typed during a slow read are all handled before the loop polls again (a poll that could be slow in turn)", .timeLimit(.minutes(6)))
+    func noPollAheadOfKeys() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (terminal, runtime, ledger) = try await Self.scripted(url)
+        defer { Task { try? await ledger.close() } }
+        #expect(runtime.pollMilliseconds == 0)
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+        await runtime.handle(.key(.char("2")))
+        #expect(runtime.state.customerPage.total == 2)
+
+        // The sort changed with the server frozen: its read is slow, and two keys are typed meanwhile.
+        Self.thawWhenReading(runtime, frozen)
+        frozen.freeze()
+        terminal.type(.key(.char("j")))
+        terminal.type(.key(.char("j")))
+        await runtime.handle(.key(.char("s")))
+        #expect(runtime.state.customerQuery.sort == .lastActivity && terminal.pending == 0)
+        runtime.onFrame = nil
+
+        // Another process imports a customer: the next poll would show it (the loop polls at every turn here).
+        let more = directory.appendingPathComponent("more.ndjson")
+        let line =
+            #"{"transactionId":"7001","originalTransactionId":"7001","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+        try Data((line + "\n").utf8).write(to: more)
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", url, more.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        // The first typed key: the second still waits, so no poll runs after it.
+        await runtime.run(maxEvents: 1)
+        #expect(runtime.state.customerList.selected == 1)
+        #expect(runtime.state.customerPage.total == 2, "a poll ran ahead of a typed key")
+        // The second: now the loop polls, and shows the import.
+        await runtime.run(maxEvents: 1)
+        #expect(runtime.state.customerPage.total == 3, "no poll after the typed keys")
+    }
+
     /// Thaws `frozen` a second after the runtime first draws a slow read's line (the keys typed before it are read by
     /// then), whatever the machine's load: a thaw timed from the freeze could come before the read was slow.
     static func thawWhenReading(_ runtime: Runtime, _ frozen: FrozenProcesses) {
