@@ -14,8 +14,11 @@ struct Refunds: AsyncParsableCommand {
         discussion: "Rules: \(FlagRules.ruleIds.joined(separator: ", ")). Statuses: open, acknowledged, resolved."
     )
 
-    @Option(help: ArgumentHelp("Only flags from this recent: 24h, 7d, 30m, or an instant as --at takes it (2025-03-01, ISO 8601, milliseconds).", valueName: "DUR"))
+    @Option(help: ArgumentHelp("Only flags from this recent: 24h, 7d, 30m (before --at's instant when given), or an instant as --at takes it (2025-03-01, ISO 8601, milliseconds).", valueName: "DUR"))
     var since: String?
+
+    @Option(help: ArgumentHelp("The queue as it stood at an instant: only the flags raised by then, with the status each has now (now, a date, ISO 8601 or milliseconds; a negative one as --at=-5).", valueName: "TIME"))
+    var at: String?
 
     @Option(help: ArgumentHelp("Only this rule.", valueName: "ID"))
     var rule: String?
@@ -43,6 +46,7 @@ struct Refunds: AsyncParsableCommand {
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
         if limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
+        if let at { _ = try parseInstant(at, option: "--at", warn: false) }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
             throw ValidationError("--since takes a duration (24h, 7d, 30m) or an instant (2025-03-01, ISO 8601, milliseconds)")
         }
@@ -78,11 +82,13 @@ struct Refunds: AsyncParsableCommand {
         let outcomes =
             refresh
             ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : try await ledger.refundOutcomes(rules: rules, now: now)
-        // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970.)
+        let until = try at.map { try parseInstant($0, option: "--at", now: now) }
+        // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970. A duration
+        // counts back from the instant answered for: --at's, or now.)
         let from = try since.map { text in
-            try Self.duration(text).map { now.adding(milliseconds: -$0) } ?? parseInstant(text, option: "--since", now: now)
+            try Self.duration(text).map { (until ?? now).adding(milliseconds: -$0) } ?? parseInstant(text, option: "--since", now: now)
         }
-        let query = FlagQuery(status: status, rule: rule, since: from, limit: limit)
+        let query = FlagQuery(status: status, rule: rule, since: from, limit: limit, until: until)
         let output = Output()
         var listed = 0
         let write: ([RefundFlag]) -> Void
@@ -105,6 +111,7 @@ struct Refunds: AsyncParsableCommand {
         } else {
             // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
             output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
+            if let until { output.line("the queue at \(until.iso8601): the flags raised by then, each with its status now") }
             write = { flags in
                 for f in flags {
                     output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
@@ -120,7 +127,10 @@ struct Refunds: AsyncParsableCommand {
         let cut = more ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
         if !json && !csv {
             // The options given, named as given ("no flags match --since 7d", not every filter the command has).
-            let given = [since.map { "--since \(safe($0))" }, status.map { "--status \($0.rawValue)" }, rule.map { "--rule \(safe($0))" }].compactMap { $0 }
+            let given = [
+                since.map { "--since \(safe($0))" }, at.map { "--at \(safe($0))" }, status.map { "--status \($0.rawValue)" },
+                rule.map { "--rule \(safe($0))" },
+            ].compactMap { $0 }
             if listed == 0 { output.line(given.isEmpty ? "no flags" : "no flags match \(given.joined(separator: " "))") }
             if let cut { output.line(cut) }
         }

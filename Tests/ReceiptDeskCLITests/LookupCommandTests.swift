@@ -282,6 +282,37 @@ struct LookupCommandTests {
         #expect(recent.first?.hasPrefix("refunds in the whole ledger: ") == true && recent.dropFirst() == ["no flags match --since 1d"], "\(recent)")
     }
 
+    @Test("refunds --at lists the queue as it stood: the flags raised by the instant, each with its status now; --since counts back from it")
+    func refundsAt() throws {
+        let ledger = try Self.sampleDataLedger()
+        let all = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "100000"]).lines.map(Binary.json)
+        let times = all.compactMap { $0["at"] as? Int }.sorted()
+        #expect(times.count == all.count && times.count > 10)
+        // An instant between two flags, a little over a day after the one before it.
+        let instant = times[times.count / 2]
+        let iso = Timestamp(millisecondsSince1970: Int64(instant)).iso8601
+        let at = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "100000", "--at", iso])
+        #expect(at.status == 0, "\(at.stderr)")
+        let listed = try at.lines.map(Binary.json)
+        #expect(listed.map { $0["id"] as? String } == all.filter { ($0["at"] as? Int ?? .max) <= instant }.map { $0["id"] as? String })
+        #expect(!listed.isEmpty && listed.count < all.count)
+        // Statuses are today's: the same flag says the same as the list now.
+        let now = Dictionary(all.map { ($0["id"] as? String ?? "", $0["status"] as? String) }, uniquingKeysWith: { a, _ in a })
+        #expect(listed.allSatisfy { now[$0["id"] as? String ?? ""] == $0["status"] as? String })
+
+        // --since 24h: the day before the instant, not before now.
+        let day = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "100000", "--at", iso, "--since", "24h"])
+        let inDay = all.filter { ($0["at"] as? Int).map { $0 <= instant && $0 >= instant - 86_400_000 } ?? false }
+        #expect(try day.lines.map(Binary.json).map { $0["id"] as? String } == inDay.map { $0["id"] as? String })
+        #expect(!inDay.isEmpty)
+
+        // The text names the instant, and an empty list the options given.
+        let text = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--at", "1971-01-01"]).lines
+        #expect(text.dropFirst() == ["the queue at 1971-01-01T00:00:00Z: the flags raised by then, each with its status now", "no flags match --at 1971-01-01"], "\(text)")
+        let wrong = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--at", "yesterday-ish"])
+        #expect(wrong.status == 2 && wrong.stderr.contains("--at takes now, a date or an instant"), "\(wrong.stderr)")
+    }
+
     @Test("refunds reads the queue a page at a time: every flag once, in order, up to --limit, and whether more match")
     func refundsPages() async throws {
         let path = try Self.sampleDataLedger()
