@@ -1,6 +1,7 @@
 import CNcurses
 import DeskUI
 import Glibc
+import Synchronization
 
 /// Why the terminal cannot be used; the CLI prints it and exits 2 before anything is drawn.
 public struct TerminalError: Error, CustomStringConvertible, Sendable {
@@ -128,7 +129,9 @@ public final class CursesBackend: TerminalBackend {
     public func end() {
         guard !ended else { return }
         ended = true
-        Self.interruptNoteLength = 0
+        Self.interruptNoteLength.store(0, ordering: .releasing)
+        // (The handlers give back a screen this frees: a signal from now on ends the process as it would any other.)
+        for signal in Self.handledSignals { Glibc.signal(signal, SIG_DFL) }
         if let screen {
             Self.bracketedPaste(false)
             endwin()
@@ -398,14 +401,20 @@ public final class CursesBackend: TerminalBackend {
     nonisolated(unsafe) static var current: CursesBackend?
     nonisolated(unsafe) static var resumedFlag: sig_atomic_t = 0
 
+    /// The signals whose handlers ``installSignalHandlers()`` sets, and ``end()`` sets back to their defaults.
+    private static let handledSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGTSTP, SIGCONT]
+
     private func installSignalHandlers() {
+        // (Made now, so that a handler only loads them: a static's first use runs its initializer, which locks.)
+        _ = Self.interruptNote
+        _ = Self.interruptNoteLength.load(ordering: .relaxed)
         // SIGINT/SIGTERM/SIGHUP/SIGQUIT (Ctrl-\\): give the terminal back, then die of the same signal.
         let terminate: @convention(c) (Int32) -> Void = { signal in
             CursesBackend.bracketedPaste(false)
             endwin()
-            // (What was on its way to the ledger, composed beforehand: only write(2) here.)
-            let length = CursesBackend.interruptNoteLength
-            if length > 0 { _ = write(2, CursesBackend.interruptNote, Int(length)) }
+            // (What was on its way to the ledger, composed beforehand: only an atomic load and write(2) here.)
+            let length = CursesBackend.interruptNoteLength.load(ordering: .acquiring)
+            if length > 0 { _ = write(2, CursesBackend.interruptNote, length) }
             Glibc.signal(signal, SIG_DFL)
             raise(signal)
         }
@@ -434,23 +443,27 @@ public final class CursesBackend: TerminalBackend {
 
     nonisolated(unsafe) static var stopHandler: (@convention(c) (Int32) -> Void)? = nil
 
-    /// The note a terminating signal's handler writes (``setInterruptNote(_:)``): a buffer made once, and its length,
-    /// 0 while it is being written or when there is nothing to say.
+    /// The note a terminating signal's handler writes (``setInterruptNote(_:)``): a buffer made once, and the length of
+    /// the note in it, 0 while it is being written or when there is nothing to say (stored after the bytes, with
+    /// release ordering: a handler that loads a length sees the bytes it counts).
     nonisolated(unsafe) static let interruptNote = UnsafeMutablePointer<UInt8>.allocate(capacity: interruptNoteCapacity)
-    nonisolated(unsafe) static var interruptNoteLength: sig_atomic_t = 0
+    static let interruptNoteLength = Atomic<Int>(0)
     static let interruptNoteCapacity = 2048
 
     public func setInterruptNote(_ text: String?) {
-        Self.interruptNoteLength = 0
+        Self.interruptNoteLength.store(0, ordering: .releasing)
         guard let text, !ended else { return }
-        var bytes = Array(text.utf8.prefix(Self.interruptNoteCapacity - 1))
-        // (Cut at a character's first byte, not inside it.)
-        if bytes.count < text.utf8.count {
+        let ellipsis = Array("…".utf8)
+        var bytes = Array(text.utf8)
+        if bytes.count > Self.interruptNoteCapacity - 1 {
+            // Cut at a character's first byte, not inside it, and said to be cut.
+            bytes = Array(bytes.prefix(Self.interruptNoteCapacity - 1 - ellipsis.count))
             while let last = bytes.last, last & 0xC0 == 0x80 { bytes.removeLast() }
             if let last = bytes.last, last >= 0xC0 { bytes.removeLast() }
+            bytes += ellipsis
         }
         bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeBufferPointer { Self.interruptNote.update(from: $0.baseAddress!, count: $0.count) }
-        Self.interruptNoteLength = sig_atomic_t(bytes.count)
+        Self.interruptNoteLength.store(bytes.count, ordering: .releasing)
     }
 }

@@ -120,9 +120,19 @@ struct Refunds: AsyncParsableCommand {
             }
         }
         // A page at a time, each written before the next is read: a list of a million flags is never held whole.
-        let more = try await Self.eachPage(of: query, in: ledger) { page in
-            listed += page.count
-            write(page)
+        let more: Bool
+        do {
+            more = try await Self.eachPage(of: query, in: ledger) { page in
+                listed += page.count
+                write(page)
+            }
+        } catch {
+            // (What was written is kept, and said to be the start of the list only, before the error is.)
+            output.flush()
+            if listed > 0 {
+                FileHandle.standardError.write(Data("receiptdesk: the list stops after \(listed) flags: the ledger failed reading the next page\n".utf8))
+            }
+            throw error
         }
         let cut = more ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
         if !json && !csv {
@@ -146,6 +156,7 @@ extension Refunds {
     static func eachPage(
         of query: FlagQuery, in ledger: SQLLedger, pageSize: Int = 1000, _ body: ([RefundFlag]) throws -> Void
     ) async throws -> Bool {
+        precondition(pageSize > 0, "a page holds a flag at least")
         var page = query
         var left = query.limit
         while true {

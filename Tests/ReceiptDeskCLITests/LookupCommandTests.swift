@@ -288,7 +288,7 @@ struct LookupCommandTests {
         let all = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "100000"]).lines.map(Binary.json)
         let times = all.compactMap { $0["at"] as? Int }.sorted()
         #expect(times.count == all.count && times.count > 10)
-        // An instant between two flags, a little over a day after the one before it.
+        // The instant a flag in the middle was raised (it is in the queue at that instant).
         let instant = times[times.count / 2]
         let iso = Timestamp(millisecondsSince1970: Int64(instant)).iso8601
         let at = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--json", "--limit", "100000", "--at", iso])

@@ -531,8 +531,48 @@ struct PostgresRuntimeTests {
     }
 
     @Test(
-        "Ctrl-C while Q waits for an acknowledgement a frozen server holds: the terminal is given back and says the write may not be saved (tmux)"
-    )
+        "what a signal would have the process say: a write while it is on its way, nothing once it answered, a failed write once it failed",
+        .timeLimit(.minutes(6)))
+    func interruptNote() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let (server, url, directory) = try Self.makeLedger()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
+        defer { Task { try? await ledger.close() } }
+        await runtime.handle(.key(.char("5")))
+        let flag = try #require(visibleFlags(runtime.state)[safe: runtime.state.flagList.selected], "no flag in the fixture's queue")
+        #expect(terminal.interruptNote == nil)
+
+        // An acknowledgement the frozen server holds past the write's grace: the note names it.
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+        runtime.writeGrace = .milliseconds(100)
+        frozen.freeze()
+        await runtime.handle(.key(.char("a")))
+        #expect(runtime.state.saving == "acknowledge of \(flag.id)")
+        #expect(
+            terminal.interruptNote
+                == "receiptdesk: ended while saving (acknowledge of \(flag.id)): not known to be saved; receiptdesk refunds shows each flag's status")
+        frozen.thaw()
+        await runtime.settle()
+        #expect(runtime.state.saving == nil)
+        #expect(terminal.interruptNote == nil, "the note outlived the write")
+
+        // The server stopped: the undo fails, and the note says it was not saved.
+        try server.stopServer()
+        runtime.writeGrace = .seconds(60)
+        await runtime.handle(.key(.char("u")))
+        await runtime.settle()
+        let unsaved = try #require(runtime.unsaved)
+        #expect(terminal.interruptNote == "receiptdesk: not saved: \(unsaved)")
+    }
+
+    @Test(
+        "Ctrl-C while Q waits for an acknowledgement a frozen server holds: the terminal is given back and says the write may not be saved (tmux)",
+        .timeLimit(.minutes(6)))
     func interruptWhileSaving() throws {
         guard PostgresTestServer.enabled, TmuxSession.available() else { return }
         let (server, url, directory) = try Self.makeLedger()
@@ -556,7 +596,7 @@ struct PostgresRuntimeTests {
         #expect(tmux.exitStatus(seconds: 30) == 130, "the process did not end of the Ctrl-C")
         let screen = tmux.waitFor(text: "receiptdesk: ended while saving (acknowledge of")
         // (The line wraps at the pane's width.)
-        #expect(screen.replacing("\n", with: "").contains("it may or may not be saved; receiptdesk refunds shows each flag's status"), "\(screen)")
+        #expect(screen.replacing("\n", with: "").contains("not known to be saved; receiptdesk refunds shows each flag's status"), "\(screen)")
         #expect(tmux.display("#{alternate_on}") == "0", "the terminal was not given back")
     }
 
@@ -623,6 +663,11 @@ final class ScriptedTerminal: TerminalBackend, @unchecked Sendable {
 
     func setMouse(_ enabled: Bool) {}
     func copyToClipboard(_ text: String) -> Bool { false }
+
+    private let note = Mutex<String?>(nil)
+    /// What the process would say if a signal ended it now.
+    var interruptNote: String? { note.withLock { $0 } }
+    func setInterruptNote(_ text: String?) { note.withLock { $0 = text } }
 }
 
 /// A server's processes stopped (SIGSTOP) and let go on (SIGCONT), each once.

@@ -104,6 +104,7 @@ public final class Runtime {
             // (Over the "retrying" line of an outage too: Q seemed not to have been taken, for as long as the wait.)
             state.message = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers; Ctrl-C abandons it)", urgent: true)
             draw()
+            noteInterrupt()
             await settle()
         }
     }
@@ -250,7 +251,7 @@ public final class Runtime {
     private func noteInterrupt() {
         var parts: [String] = []
         if let saving = state.saving {
-            parts.append("ended while saving (\(saving)): it may or may not be saved; receiptdesk refunds shows each flag's status")
+            parts.append("ended while saving (\(saving)): not known to be saved; receiptdesk refunds shows each flag's status")
         }
         if let unsaved { parts.append("not saved: \(unsaved)") }
         backend.setInterruptNote(parts.isEmpty ? nil : Sanitize.text("receiptdesk: " + parts.joined(separator: "; ")))
@@ -329,6 +330,7 @@ public final class Runtime {
                 return false
             }
             abandoned.append("\(what) was not done: Q again quit before the ledger answered")
+            noteInterrupt()
         }
         if state.message == shown { state.message = nil }
         state.reading = false
