@@ -27,6 +27,19 @@ struct PostgresRuntimeTests {
         return (server, url, fixture.directory)
     }
 
+    /// Stops the cluster ``makeLedger()`` started and removes the fixture's directory.
+    static func remove(_ server: PostgresTestServer, _ directory: URL) {
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The real binary's dashboard over `url` in tmux, 120 columns wide, once it has taken the screen.
+    static func dashboard(_ url: String) throws -> TmuxSession {
+        let tmux = try TmuxSession(arguments: ["--ledger", url], width: 120)
+        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
+        return tmux
+    }
+
     /// A dashboard over `url` whose keys the test types, and whose reads say they are slow after 100 ms.
     static func scripted(_ url: String, readOnly: Bool = true) async throws -> (ScriptedTerminal, Runtime, SQLLedger) {
         let terminal = ScriptedTerminal(width: 120, height: 40)
@@ -51,10 +64,7 @@ struct PostgresRuntimeTests {
     func operatorIsTheRole() throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let triaged = try Binary.run(["triage", "quick-refund:5002", "--ack", "--ledger", url], environment: ["USER": ""])
         #expect(triaged.status == 0 && triaged.stdout.contains("acknowledged by postgres"), "\(triaged.stdout)\(triaged.stderr)")
         let noted = try Binary.run(["note", "5002", "called back", "--ledger", url], environment: ["USER": ""])
@@ -70,10 +80,7 @@ struct PostgresRuntimeTests {
     func serverStopsAndStarts() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (runtime, ledger) = try await RuntimeTests.runtime(url)
         defer { Task { try? await ledger.close() } }
         await runtime.handle(.key(.char("2")))
@@ -134,10 +141,7 @@ struct PostgresRuntimeTests {
     func serverHangs() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
         await runtime.handle(.key(.char("2")))
@@ -178,10 +182,7 @@ struct PostgresRuntimeTests {
     func typedAhead() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
         let frozen = FrozenProcesses(try server.processes())
@@ -254,10 +255,7 @@ struct PostgresRuntimeTests {
     func secondQuit() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
         // Keys bound to writes that write nothing here (u with nothing to undo, Space, which marks only on the queue)
@@ -301,10 +299,7 @@ struct PostgresRuntimeTests {
     func heldAcrossReads() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
         let frozen = FrozenProcesses(try server.processes())
@@ -341,10 +336,7 @@ struct PostgresRuntimeTests {
     func quitWaitsForExport() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
         await runtime.handle(.key(.char("5")))
@@ -370,10 +362,7 @@ struct PostgresRuntimeTests {
     func slowReloadKeepsEmptyLists() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
         let none = "none: every record was imported or a duplicate"
@@ -412,10 +401,7 @@ struct PostgresRuntimeTests {
     func slowPollLineGoes() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
         let frozen = FrozenProcesses(try server.processes())
@@ -456,10 +442,7 @@ struct PostgresRuntimeTests {
     func noPollAheadOfKeys() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url)
         defer { Task { try? await ledger.close() } }
         #expect(runtime.pollMilliseconds == 0)
@@ -509,13 +492,9 @@ struct PostgresRuntimeTests {
     func quitOverFrozenServer() throws {
         guard PostgresTestServer.enabled, TmuxSession.available() else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let tmux = try TmuxSession(arguments: ["--ledger", url], width: 120)
+        defer { Self.remove(server, directory) }
+        let tmux = try Self.dashboard(url)
         defer { tmux.kill() }
-        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
         try tmux.keys("2")
         tmux.waitFor(text: "C2")
         let frozen = FrozenProcesses(try server.processes())
@@ -536,10 +515,7 @@ struct PostgresRuntimeTests {
     func interruptNote() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
         defer { Task { try? await ledger.close() } }
         await runtime.handle(.key(.char("5")))
@@ -576,13 +552,9 @@ struct PostgresRuntimeTests {
     func interruptWhileSaving() throws {
         guard PostgresTestServer.enabled, TmuxSession.available() else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let tmux = try TmuxSession(arguments: ["--ledger", url], width: 120)
+        defer { Self.remove(server, directory) }
+        let tmux = try Self.dashboard(url)
         defer { tmux.kill() }
-        tmux.waitFor(format: "#{alternate_on}", toBe: "1")
         try tmux.keys("5")
         tmux.waitFor(text: "quick-refund")
         let frozen = FrozenProcesses(try server.processes())
@@ -604,10 +576,7 @@ struct PostgresRuntimeTests {
     func liveRefresh() async throws {
         guard PostgresTestServer.enabled else { return }
         let (server, url, directory) = try Self.makeLedger()
-        defer {
-            server.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
+        defer { Self.remove(server, directory) }
         let (runtime, ledger) = try await RuntimeTests.runtime(url)
         defer { Task { try? await ledger.close() } }
         await runtime.handle(.key(.char("2")))
