@@ -313,7 +313,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     /// The advisory lock every writing transaction takes first (portable SQL: the writers' row instead).
-    static let writersLock = 7_243_501
+    public static let writersLock = 7_243_501
 
     /// Portable SQL's writers' lock: the one row of ``PortableSQL/writersTable``, locked until the transaction
     /// ends. Before the ledger is created there is no row (and nobody to wait for but another creator, whose
