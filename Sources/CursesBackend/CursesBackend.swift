@@ -418,13 +418,16 @@ public final class CursesBackend: TerminalBackend {
             Glibc.signal(signal, SIG_DFL)
             raise(signal)
         }
-        signal(SIGINT, terminate)
-        signal(SIGTERM, terminate)
-        signal(SIGHUP, terminate)
-        signal(SIGQUIT, terminate)
-        // A crash (a Swift trap is SIGILL or SIGTRAP; fatalError aborts): give the terminal back first so the
-        // shell is usable and the crash message readable, then die of it as before.
-        for crash in [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] { signal(crash, terminate) }
+        // A crash too (a Swift trap is SIGILL or SIGTRAP; fatalError aborts): give the terminal back first so the
+        // shell is usable and the crash message readable, then die of it as before. Every signal waits while the
+        // handler runs: a second one (SIGTERM after Ctrl-C) would say the note twice.
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = terminate
+        sigfillset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        for ending in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] {
+            sigaction(ending, &action, nil)
+        }
         // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
         let stop: @convention(c) (Int32) -> Void = { _ in
             CursesBackend.bracketedPaste(false)
