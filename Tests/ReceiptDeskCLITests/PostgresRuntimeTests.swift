@@ -40,6 +40,34 @@ struct PostgresRuntimeTests {
         return tmux
     }
 
+    /// A private cluster holding the fixture (``makeLedger()``) and a scripted dashboard over it (``scripted(_:readOnly:)``);
+    /// ``ScriptedLedger/end()`` closes and removes them.
+    static func scriptedLedger(readOnly: Bool = true) async throws -> ScriptedLedger {
+        let (server, url, directory) = try makeLedger()
+        do {
+            let (terminal, runtime, ledger) = try await scripted(url, readOnly: readOnly)
+            return ScriptedLedger(server: server, url: url, directory: directory, terminal: terminal, runtime: runtime, ledger: ledger)
+        } catch {
+            remove(server, directory)
+            throw error
+        }
+    }
+
+    struct ScriptedLedger {
+        let server: PostgresTestServer
+        let url: String
+        let directory: URL
+        let terminal: ScriptedTerminal
+        let runtime: Runtime
+        let ledger: SQLLedger
+
+        /// Closes the dashboard's ledger and stops and removes the cluster.
+        func end() {
+            Task { [ledger] in try? await ledger.close() }
+            PostgresRuntimeTests.remove(server, directory)
+        }
+    }
+
     /// A dashboard over `url` whose keys the test types, and whose reads say they are slow after 100 ms.
     static func scripted(_ url: String, readOnly: Bool = true) async throws -> (ScriptedTerminal, Runtime, SQLLedger) {
         let terminal = ScriptedTerminal(width: 120, height: 40)
@@ -140,10 +168,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func serverHangs() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger()
+        defer { fixture.end() }
+        let (        server, terminal, runtime) = (fixture.server, fixture.terminal, fixture.runtime)
         await runtime.handle(.key(.char("2")))
         #expect(runtime.state.customerPage.total == 2)
         let first = try #require(runtime.state.customerPage.rows.first?.id)
@@ -181,10 +208,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func typedAhead() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger(readOnly: false)
+        defer { fixture.end() }
+        let (server, terminal, runtime, ledger) = (fixture.server, fixture.terminal, fixture.runtime, fixture.ledger)
         let frozen = FrozenProcesses(try server.processes())
         try #require(frozen.pids.count > 1, "the server's processes: \(frozen.pids)")
         defer { frozen.thaw() }
@@ -254,10 +280,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func secondQuit() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger(readOnly: false)
+        defer { fixture.end() }
+        let (        server, url, terminal, runtime) = (fixture.server, fixture.url, fixture.terminal, fixture.runtime)
         // Keys bound to writes that write nothing here (u with nothing to undo, Space, which marks only on the queue)
         // hold no quit: another dashboard's Q after them quits at once.
         let (otherTerminal, other, otherLedger) = try await Self.scripted(url, readOnly: false)
@@ -298,10 +323,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func heldAcrossReads() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger(readOnly: false)
+        defer { fixture.end() }
+        let (server, terminal, runtime, ledger) = (fixture.server, fixture.terminal, fixture.runtime, fixture.ledger)
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
         let held = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
@@ -335,10 +359,9 @@ struct PostgresRuntimeTests {
     @Test("a slow read of the queue's pages for :export: Q typed meanwhile waits for the export, which is written", .timeLimit(.minutes(6)))
     func quitWaitsForExport() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger()
+        defer { fixture.end() }
+        let (        server, directory, terminal, runtime) = (fixture.server, fixture.directory, fixture.terminal, fixture.runtime)
         await runtime.handle(.key(.char("5")))
         let path = directory.appendingPathComponent("queue.csv").path
         await runtime.handle(.key(.char(":")))
@@ -361,10 +384,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func slowReloadKeepsEmptyLists() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger()
+        defer { fixture.end() }
+        let (server, url, directory, terminal, runtime, ledger) = (fixture.server, fixture.url, fixture.directory, fixture.terminal, fixture.runtime, fixture.ledger)
         let none = "none: every record was imported or a duplicate"
         await runtime.handle(.key(.char("6")))
         #expect((terminal.frames.last ?? "").contains(none))
@@ -400,10 +422,9 @@ struct PostgresRuntimeTests {
         "a slow poll that found nothing new: its reading line is taken off the screen when it answers", .timeLimit(.minutes(6)))
     func slowPollLineGoes() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger()
+        defer { fixture.end() }
+        let (        server, terminal, runtime) = (fixture.server, fixture.terminal, fixture.runtime)
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
         frozen.freeze()
@@ -441,10 +462,9 @@ struct PostgresRuntimeTests {
     @Test("keys typed during a slow read are all handled before the loop polls again (a poll that could be slow in turn)", .timeLimit(.minutes(6)))
     func noPollAheadOfKeys() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger()
+        defer { fixture.end() }
+        let (        server, url, directory, terminal, runtime) = (fixture.server, fixture.url, fixture.directory, fixture.terminal, fixture.runtime)
         #expect(runtime.pollMilliseconds == 0)
         let frozen = FrozenProcesses(try server.processes())
         defer { frozen.thaw() }
@@ -514,10 +534,9 @@ struct PostgresRuntimeTests {
         .timeLimit(.minutes(6)))
     func interruptNote() async throws {
         guard PostgresTestServer.enabled else { return }
-        let (server, url, directory) = try Self.makeLedger()
-        defer { Self.remove(server, directory) }
-        let (terminal, runtime, ledger) = try await Self.scripted(url, readOnly: false)
-        defer { Task { try? await ledger.close() } }
+        let fixture = try await Self.scriptedLedger(readOnly: false)
+        defer { fixture.end() }
+        let (server, terminal, runtime) = (fixture.server, fixture.terminal, fixture.runtime)
         await runtime.handle(.key(.char("5")))
         let flag = try #require(visibleFlags(runtime.state)[safe: runtime.state.flagList.selected], "no flag in the fixture's queue")
         #expect(terminal.interruptNote == nil)
