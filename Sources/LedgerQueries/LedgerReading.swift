@@ -56,3 +56,28 @@ extension LedgerReading {
         try await refundsPerDay(days: days, endingAt: end, productId: productId, environment: .all)
     }
 }
+
+extension LedgerReading {
+    /// Hands the flags `query` selects to `body` a page of `pageSize` at a time, in the queue's order, at most `limit` of
+    /// them (every one without a limit; the query's own limit is the pages'), each page read after the one before was
+    /// handed on; returns whether more match than `limit`.
+    public func forEachFlagPage(
+        _ query: FlagQuery, limit: Int? = nil, pageSize: Int = 1000, _ body: ([RefundFlag]) throws -> Void
+    ) async throws -> Bool {
+        precondition(pageSize > 0, "a page holds a flag at least")
+        var page = query
+        var left = limit ?? .max
+        while true {
+            // One more than the page: whether anything follows it.
+            let size = min(pageSize, left)
+            page.limit = size + 1
+            let rows = try await flags(page)
+            let shown = rows.prefix(size)
+            try body(Array(shown))
+            left -= shown.count
+            guard rows.count > shown.count, let last = shown.last else { return false }
+            if left == 0 { return true }
+            page.after = FlagCursor(after: last)
+        }
+    }
+}

@@ -69,13 +69,7 @@ struct Lookup: AsyncParsableCommand {
         let timeline = history.timeline(upTo: instant, catalog: catalog)
         // Every flag of the customer, page by page: none is left out.
         var flags: [RefundFlag] = []
-        var page = FlagQuery(customerId: records.id, limit: 500)
-        while true {
-            let rows = try await ledger.flags(page)
-            flags += rows
-            guard rows.count == page.limit, let last = rows.last else { break }
-            page.after = FlagCursor(after: last)
-        }
+        _ = try await ledger.forEachFlagPage(FlagQuery(customerId: records.id), pageSize: 500) { flags += $0 }
         // Only the flags raised by the instant (their status stays the ledger's now, as the dashboard's): a lookup
         // --at the day of the purchase listed the refund flags of a month later. The text counts those left out.
         let raisedAfter = flags.filter { $0.at > instant }.count

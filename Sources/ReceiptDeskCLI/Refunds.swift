@@ -88,7 +88,7 @@ struct Refunds: AsyncParsableCommand {
         let from = try since.map { text in
             try Self.duration(text).map { (until ?? now).adding(milliseconds: -$0) } ?? parseInstant(text, option: "--since", now: now)
         }
-        let query = FlagQuery(status: status, rule: rule, since: from, limit: limit, until: until)
+        let query = FlagQuery(status: status, rule: rule, since: from, until: until)
         let output = Output()
         var listed = 0
         let write: ([RefundFlag]) -> Void
@@ -122,7 +122,7 @@ struct Refunds: AsyncParsableCommand {
         // A page at a time, each written before the next is read: a list of a million flags is never held whole.
         let more: Bool
         do {
-            more = try await Self.eachPage(of: query, in: ledger) { page in
+            more = try await ledger.forEachFlagPage(query, limit: limit) { page in
                 listed += page.count
                 write(page)
             }
@@ -147,30 +147,6 @@ struct Refunds: AsyncParsableCommand {
         output.flush()
         // JSON and CSV stay data only; the notice goes to standard error.
         if let cut, json || csv { FileHandle.standardError.write(Data("receiptdesk: \(cut)\n".utf8)) }
-    }
-}
-
-extension Refunds {
-    /// Hands the flags `query` selects to `body` a page at a time, in the queue's order, `query.limit` of them at most;
-    /// returns whether more match than that.
-    static func eachPage(
-        of query: FlagQuery, in ledger: SQLLedger, pageSize: Int = 1000, _ body: ([RefundFlag]) throws -> Void
-    ) async throws -> Bool {
-        precondition(pageSize > 0, "a page holds a flag at least")
-        var page = query
-        var left = query.limit
-        while true {
-            // One more than the page: whether anything follows it.
-            let size = min(pageSize, left)
-            page.limit = size + 1
-            let rows = try await ledger.flags(page)
-            let shown = rows.prefix(size)
-            try body(Array(shown))
-            left -= shown.count
-            guard rows.count > shown.count, let last = shown.last else { return false }
-            if left == 0 { return true }
-            page.after = FlagCursor(after: last)
-        }
     }
 }
 

@@ -322,7 +322,7 @@ struct LookupCommandTests {
         #expect(all.count > 10)
         for (limit, pageSize) in [(all.count, 3), (all.count + 5, 4), (all.count - 1, 3), (7, 3), (6, 3), (1, 1), (all.count, 1000)] {
             var pages: [[RefundFlag]] = []
-            let more = try await Refunds.eachPage(of: FlagQuery(limit: limit), in: ledger, pageSize: pageSize) { pages.append($0) }
+            let more = try await ledger.forEachFlagPage(FlagQuery(), limit: limit, pageSize: pageSize) { pages.append($0) }
             let listed = pages.flatMap { $0 }
             #expect(listed.map(\.id) == all.prefix(limit).map(\.id), "limit \(limit), pages of \(pageSize)")
             #expect(more == (all.count > limit), "limit \(limit), pages of \(pageSize)")
@@ -330,7 +330,7 @@ struct LookupCommandTests {
         }
         // The filters hold across pages.
         var open: [RefundFlag] = []
-        _ = try await Refunds.eachPage(of: FlagQuery(status: .open, limit: 100_000), in: ledger, pageSize: 2) { open += $0 }
+        _ = try await ledger.forEachFlagPage(FlagQuery(status: .open), pageSize: 2) { open += $0 }
         #expect(open.map(\.id) == all.filter { $0.status == .open }.map(\.id))
     }
 

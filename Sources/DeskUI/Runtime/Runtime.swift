@@ -504,15 +504,10 @@ public final class Runtime {
 
     /// Every flag `query` finds, a page of its limit at a time.
     private static func everyPage(of query: FlagQuery, _ reader: any LedgerReading) async -> Result<[RefundFlag], any Error> {
-        var query = query
         var all: [RefundFlag] = []
         do {
-            while true {
-                let page = try await reader.flags(query)
-                all += page
-                guard page.count == query.limit, let last = page.last else { return .success(all) }
-                query.after = FlagCursor(after: last)
-            }
+            _ = try await reader.forEachFlagPage(query, pageSize: query.limit) { all += $0 }
+            return .success(all)
         } catch {
             return .failure(error)
         }
