@@ -401,14 +401,17 @@ public final class CursesBackend: TerminalBackend {
     nonisolated(unsafe) static var current: CursesBackend?
     nonisolated(unsafe) static var resumedFlag: sig_atomic_t = 0
 
+    /// The signals that end the process, whose handler gives the terminal back first: SIGINT, SIGTERM, SIGHUP, SIGQUIT
+    /// (Ctrl-\\), and a crash's (a Swift trap is SIGILL or SIGTRAP; fatalError aborts).
+    private static let endingSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
     /// The signals whose handlers ``installSignalHandlers()`` sets, and ``end()`` sets back to their defaults.
-    private static let handledSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGTSTP, SIGCONT]
+    private static let handledSignals = endingSignals + [SIGTSTP, SIGCONT]
 
     private func installSignalHandlers() {
         // (Made now, so that a handler only loads them: a static's first use runs its initializer, which locks.)
         _ = Self.interruptNote
         _ = Self.interruptNoteLength.load(ordering: .relaxed)
-        // SIGINT/SIGTERM/SIGHUP/SIGQUIT (Ctrl-\\): give the terminal back, then die of the same signal.
+        // An ending signal: give the terminal back (the shell usable, a crash's message readable), then die of it.
         let terminate: @convention(c) (Int32) -> Void = { signal in
             CursesBackend.bracketedPaste(false)
             endwin()
@@ -418,16 +421,12 @@ public final class CursesBackend: TerminalBackend {
             Glibc.signal(signal, SIG_DFL)
             raise(signal)
         }
-        // A crash too (a Swift trap is SIGILL or SIGTRAP; fatalError aborts): give the terminal back first so the
-        // shell is usable and the crash message readable, then die of it as before. Every signal waits while the
-        // handler runs: a second one (SIGTERM after Ctrl-C) would say the note twice.
+        // Every signal waits while the handler runs: a second one (SIGTERM after Ctrl-C) would say the note twice.
         var action = sigaction()
         action.__sigaction_handler.sa_handler = terminate
         sigfillset(&action.sa_mask)
         action.sa_flags = SA_RESTART
-        for ending in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE] {
-            sigaction(ending, &action, nil)
-        }
+        for ending in Self.endingSignals { sigaction(ending, &action, nil) }
         // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
         let stop: @convention(c) (Int32) -> Void = { _ in
             CursesBackend.bracketedPaste(false)

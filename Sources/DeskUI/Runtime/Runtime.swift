@@ -104,7 +104,6 @@ public final class Runtime {
             // (Over the "retrying" line of an outage too: Q seemed not to have been taken, for as long as the wait.)
             state.message = StatusMessage("saving: \(state.saving ?? "triage")… (quits when the ledger answers; Ctrl-C abandons it)", urgent: true)
             draw()
-            noteInterrupt()
             await settle()
         }
     }
