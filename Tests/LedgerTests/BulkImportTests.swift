@@ -293,15 +293,8 @@ struct BulkImportTests {
             "BEGIN; LOCK TABLE customers IN SHARE UPDATE EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT",
             database: try PostgresDatabase.databaseName(url: url))
         defer { PostgresTestServer.end(pid) }
-        var held = false
-        for _ in 0..<200 where !held {
-            held = try await ledger.database.read { c in
-                try c.scalar(
-                    "SELECT COUNT(*) FROM pg_locks WHERE relation = 'customers'::regclass AND mode = 'ShareUpdateExclusiveLock' AND granted"
-                )?.int == 1
-            }
-            if !held { pause(for: .milliseconds(50)) }
-        }
+        let held = try await PostgresTestServer.waitForLock(
+            "relation = 'customers'::regclass AND mode = 'ShareUpdateExclusiveLock'", seenBy: ledger)
         try #require(held, "psql did not take the lock")
         let input = try #require(try Self.inputs().first { $0.path.contains("verify-receipt") })
         let lines = input.bytes.split(separator: 10).prefix(40).joined(separator: [10])

@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import Synchronization
 import Testing
 
@@ -172,6 +173,19 @@ final class PostgresTestServer: @unchecked Sendable {
         let spawned = posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
         guard spawned == 0 else { throw ServerError(message: "cannot start psql: error \(spawned)") }
         return pid
+    }
+
+    /// Whether `ledger` sees the lock `lock` names (a `pg_locks` condition) granted, asked every 50 ms for up to 10 s: a
+    /// ``background(_:database:)`` session has taken it.
+    static func waitForLock(_ lock: String, seenBy ledger: SQLLedger) async throws -> Bool {
+        for _ in 0..<200 {
+            let held = try await ledger.database.read { c in
+                try c.scalar("SELECT COUNT(*) FROM pg_locks WHERE \(lock) AND granted")?.int == 1
+            }
+            if held { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
     }
 
     /// Ends a ``background(_:database:)`` session (its transaction rolled back by the server) and waits for it.

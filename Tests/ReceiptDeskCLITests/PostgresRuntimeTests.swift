@@ -402,13 +402,7 @@ struct PostgresRuntimeTests {
             "BEGIN; LOCK TABLE sources IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT",
             database: try PostgresDatabase.databaseName(url: url))
         defer { PostgresTestServer.end(pid) }
-        var held = false
-        for _ in 0..<200 where !held {
-            held = try await ledger.database.read { c in
-                try c.scalar("SELECT COUNT(*) FROM pg_locks WHERE relation = 'sources'::regclass AND mode = 'AccessExclusiveLock' AND granted")?.int == 1
-            }
-            if !held { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let held = try await PostgresTestServer.waitForLock("relation = 'sources'::regclass AND mode = 'AccessExclusiveLock'", seenBy: ledger)
         try #require(held, "psql did not take the lock")
         let before = terminal.frames.count
         await runtime.pollChanges()
@@ -584,14 +578,7 @@ struct PostgresRuntimeTests {
         defer { PostgresTestServer.end(pid) }
         let ledger = try await LedgerOptions.open(url: url, now: currentTimestamp(), readOnly: true, mustExist: true)
         defer { Task { try? await ledger.close() } }
-        var held = false
-        for _ in 0..<400 where !held {
-            held = try await ledger.database.read { c in
-                try c.scalar(
-                    "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = \(PostgresDatabase.writersLock) AND granted")?.int == 1
-            }
-            if !held { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let held = try await PostgresTestServer.waitForLock("locktype = 'advisory' AND objid = \(PostgresDatabase.writersLock)", seenBy: ledger)
         try #require(held, "psql did not take the writers' lock")
         try tmux.keys("a")
         tmux.waitFor(text: "saving: acknowledge of")
