@@ -71,6 +71,7 @@ enum DecodeHarness {
             a.count == b.count
             && zip(a, b).allSatisfy { x, y in
                 x.bytes == y.bytes && x.index == y.index && x.offset == y.offset && x.oversize == y.oversize
+                    && x.unclosedArray == y.unclosedArray
             }
         if !same {
             let counts = "\(a.count) pieces from one chunk, \(b.count) from \(chunk)-byte chunks"

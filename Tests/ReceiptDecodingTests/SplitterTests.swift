@@ -71,4 +71,31 @@ struct SplitterTests {
         let decoded = try await makeDecoder().decode(pieces[1], path: "big")
         #expect(decoded.error?.code == "recordTooLarge")
     }
+
+    @Test("a JSON array cut short between records (no closing ], or a comma last) ends with a truncated record; cut inside a record, that record is the truncated one")
+    func unclosedArray() async throws {
+        let element = Self.v1
+        let cut = "[" + element + ",\n" + element
+        for (text, ok) in [(cut, 2), (cut + ",", 2), (cut + ",\n  ", 2), ("[", 0), ("[ 1", 1)] {
+            let records = try await decodeText(text)
+            #expect(records.count == ok + 1, "\(text)")
+            #expect(records.prefix(ok).allSatisfy { $0.isOK || text.hasPrefix("[ 1") }, "\(text)")
+            let last = try #require(records.last)
+            #expect(last.error?.code == "truncatedJSON", "\(text)")
+            #expect(last.provenance.index == ok && last.provenance.byteOffset == Int64(text.utf8.count), "\(text)")
+            let after = ok == 0 ? "with no record in it" : "after its record #\(ok - 1)"
+            #expect(last.error?.message.contains("no closing ] (the input ends at byte \(text.utf8.count), \(after))") == true, "\(String(describing: last.error))")
+            // The same pieces whatever the chunks the input comes in.
+            for chunk in [1, 2, 7] {
+                #expect(try await decodeAll(Array(text.utf8), chunk: chunk).map(\.error?.code) == records.map(\.error?.code), "\(text), \(chunk)")
+            }
+        }
+        // Closed, or cut inside its last record: nothing more.
+        #expect(try await decodeText("[" + element + "]\n").map(\.isOK) == [true])
+        let inside = try await decodeText("[" + element + "," + element.dropLast(5))
+        #expect(inside.map(\.error?.code) == [nil, "truncatedJSON"])
+        #expect(inside.last?.error?.message.contains("no closing ]") == false)
+        // A document that is not an array is not held to one.
+        #expect(try await decodeText(element + "\n" + element).count == 2)
+    }
 }

@@ -82,6 +82,30 @@ struct DecodeCommandTests {
         #expect(result.stdout.contains("1 record: 1 ok, 0 rejected"))
     }
 
+    @Test("a JSON array cut short between records is rejected at its end, by decode and import; the whole file imported after it adds what was missing")
+    func cutArray() throws {
+        let element = { (n: Int) in
+            #"{"notification_type":"DID_RENEW","unified_receipt":{"status":0,"latest_receipt_info":[{"transaction_id":"\#(n)","product_id":"p"}]}}"#
+        }
+        let cut = ImportCommandTests.temporary("cut.json")
+        let whole = ImportCommandTests.temporary("whole.json")
+        writeTestFile(cut, Data(("[" + element(1) + ",\n" + element(2) + ",\n").utf8))
+        writeTestFile(whole, Data(("[" + element(1) + ",\n" + element(2) + ",\n" + element(3) + "]\n").utf8))
+        let decoded = try Binary.run(["decode", cut])
+        #expect(decoded.status == 1)
+        #expect(decoded.stdout.contains("#2  unknown  REJECTED  truncatedJSON: the input's JSON array has no closing ]"), "\(decoded.stdout)")
+        #expect(decoded.stdout.contains("3 records: 2 ok, 1 rejected"), "\(decoded.stdout)")
+
+        let ledger = ImportCommandTests.temporary("cut.sqlite")
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", cut])
+        #expect(first.status == 1)
+        #expect(first.stdout.contains("total: read 3 = imported 2 + duplicate 0 + rejected 1"), "\(first.stdout)")
+        #expect(first.stderr.contains("rejected record #2 (byte \(try Data(contentsOf: URL(fileURLWithPath: cut)).count)): truncatedJSON"), "\(first.stderr)")
+        let second = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", whole])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("total: read 3 = imported 1 + duplicate 2 + rejected 0"), "\(second.stdout)")
+    }
+
     @Test("usage errors exit 2")
     func usage() throws {
         #expect(try Binary.run(["decode"]).status == 2)

@@ -170,6 +170,16 @@ extension RecordDecoder {
                     message: "the record is \(piece.length) bytes, over the limit of \(piece.limit) bytes; split the input or raise the limit"),
                 raw: piece.bytes)
         }
+        if piece.unclosedArray {
+            let after = piece.index == 0 ? "with no record in it" : "after its record #\(piece.index - 1)"
+            return .rejected(
+                provenance, kind: .unknown,
+                error: RecordError(
+                    code: "truncatedJSON",
+                    message: "the input's JSON array has no closing ] (the input ends at byte \(piece.offset), \(after)): "
+                        + "it is cut short, and the records after those read are missing"),
+                raw: [])
+        }
         return await decode(piece.bytes, provenance: provenance)
     }
 }

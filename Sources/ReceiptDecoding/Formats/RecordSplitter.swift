@@ -31,6 +31,9 @@ public struct RecordSplitter: Sendable {
         public var length = 0
         /// The splitter's limit, for the message of an oversize record.
         public var limit = 0
+        /// Not a record but the end of an input whose JSON array was never closed (`[{…},{…}` or `[{…},`: a download
+        /// cut short between records), to be rejected as truncated: no bytes, at the input's end.
+        public var unclosedArray = false
     }
 
     private enum Mode {
@@ -152,11 +155,20 @@ public struct RecordSplitter: Sendable {
     }
 
     /// Ends the input; returns the last record if one was open (a truncated document stays truncated).
-    /// An input with no record at all (empty, or only white space) yields none: it holds zero records.
+    /// An input with no record at all (empty, or only white space) yields none: it holds zero records. A JSON
+    /// array never closed ends with an ``Piece/unclosedArray`` piece, unless its last record was cut inside (that
+    /// record is the truncated one): the records read are whole, but those after them are missing.
     public mutating func finish() -> [Piece] {
         var pieces: [Piece] = []
         if mode == .start { pieces = startInput(then: []) }
-        return pieces + finishOpenRecord()
+        let cutInside = inRecord && !scalarRecord && mode == .jsonArray
+        pieces += finishOpenRecord()
+        if arrayOpen && !cutInside {
+            arrayOpen = false
+            pieces.append(Piece(bytes: [], index: nextIndex, offset: offset, oversize: false, unclosedArray: true))
+            nextIndex += 1
+        }
+        return pieces
     }
 
     /// Whether `bytes`, the first bytes of an input, are UTF-16: a byte order mark (`FF FE` little-endian,
