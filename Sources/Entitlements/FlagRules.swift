@@ -404,10 +404,12 @@ public struct FlagEvaluation: Sendable {
             switch n.notificationType {
             case .consumptionRequest:
                 let deadline = at.adding(milliseconds: rules.consumptionDeadline)
-                let state = deadline <= now ? "deadline passed \(deadline.iso8601)" : "send consumption data by \(deadline.iso8601)"
                 if deadline > now { outcomes.pendingConsumptionRequests += 1 }
+                // (The same text whenever the rules run: it is stored and read at other instants, `lookup --at` or the
+                // dashboard's as-of time, where "deadline passed" from the import's clock contradicted them.)
                 raise("consumption-request", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
-                      amount: fact.price, currency: fact.currency, environment: n.environment, "refund requested; \(state)")
+                      amount: fact.price, currency: fact.currency, environment: n.environment,
+                      "refund requested; send consumption data by \(deadline.iso8601)")
             case .refundReversed:
                 outcomes.reversed += 1
                 raise("refund-reversed", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,
