@@ -180,17 +180,23 @@ struct ChunkedFile {
         return false
     }
 
+    /// Fails naming the first path that is not there (`-`, standard input, always is).
+    static func requireExisting(_ paths: [String]) throws {
+        for path in paths where path != "-" && !FileManager.default.fileExists(atPath: path) {
+            throw CLIError.usage("no such file: \(path)")
+        }
+    }
+
     /// ``expand(_:)``'s files, and what it left out (sorted by path), with why.
     static func expandNoting(_ paths: [String]) throws -> (files: [String], skipped: [(path: String, reason: Skip)]) {
+        try requireExisting(paths)
         var out: [String] = []
         var left: [(path: String, reason: Skip)] = []
         // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
         let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
         for path in paths {
             var isDirectory: ObjCBool = false
-            guard path == "-" || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CLIError.usage("no such file: \(path)")
-            }
+            _ = path != "-" && FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             guard isDirectory.boolValue else {
                 // A path named itself is read whatever it is (`<(zcat export.gz)` is a pipe), but for an SQLite
                 // database or its companions, regular files (a pipe's first bytes are not read here): `import ./*`

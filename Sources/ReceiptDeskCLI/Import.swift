@@ -63,6 +63,8 @@ struct Import: AsyncParsableCommand {
         let flagRules = try DataOptions.loadRules(rules)
         // The mapping is checked whole before anything is written.
         let mapping = try customers.map(DataOptions.customerMapping)
+        // (A mistyped input is said before the ledger is opened, which creates a new SQLite one.)
+        try ChunkedFile.requireExisting(paths)
         // (Links alone go into a ledger that is there: a mistyped path would have been created empty, and linked nothing.)
         let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now, mustExist: paths.isEmpty)
         do {

@@ -261,6 +261,14 @@ struct ImportCommandTests {
         #expect(bare.status == 2 && bare.stderr.contains("give sqlite:\(home)/bare.sqlite"), "\(bare.stderr)")
         let bogus = try Binary.run(["import", file], environment: ["RECEIPTDESK_LEDGER": "bogus"])
         #expect(bogus.status == 2 && bogus.stderr.contains("(--ledger, else RECEIPTDESK_LEDGER)"), "\(bogus.stderr)")
+        // A mistyped input is said before the ledger is opened: no new ledger is left behind, and a PostgreSQL one is
+        // never reached.
+        let mistyped = Self.temporary("mistyped.sqlite")
+        let missing = try Binary.run(["import", "--ledger", "sqlite:\(mistyped)", file, home + "/nofile.json"])
+        #expect(missing.status == 2 && missing.stderr.contains("no such file: \(home)/nofile.json"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mistyped) && !FileManager.default.fileExists(atPath: mistyped + "-wal"))
+        let missingOnServer = try Binary.run(["import", "--ledger", "postgres://someone@127.0.0.1:1/none", home + "/nofile.json"])
+        #expect(missingOnServer.status == 2 && missingOnServer.stderr.contains("no such file"), "\(missingOnServer.stderr)")
     }
 
     @Test("import - reads standard input: piped again it is all duplicates; the source is named -")
