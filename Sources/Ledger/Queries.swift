@@ -242,7 +242,12 @@ enum Queries {
     static func customerId(_ c: any SQLConnection, pasted text: String) throws -> PastedMatch? {
         let id = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !id.isEmpty else { return nil }
-        if let found = try customerId(c, quoted: id, displayIds: true) { return PastedMatch(customer: found.customer, matched: found.matched) }
+        if let found = try customerId(c, quoted: id, displayIds: true) {
+            // A display id of a customer merged since into another: said, or the other number reads as a wrong match.
+            let named = parseDisplayId(found.matched)
+            let merged = try named.map { n in try n != found.customer && resolve(c, n) == found.customer } ?? false
+            return PastedMatch(customer: found.customer, matched: found.matched, mergedFrom: merged ? named : nil)
+        }
         // (A short number among words is a count, a price or a year, not an id: "charged 2 times" named the customer of
         // Xcode's transaction 2, first or as another customer beside the one the text is about. As the whole text it is
         // tried above.)

@@ -425,15 +425,24 @@ public struct PastedMatch: Sendable, Equatable {
     public var matched: String
     /// Other words of the text that are another customer's ids, each with its customer (one each).
     public var others: [(id: String, customer: Int64)]
+    /// The customer a display id (`C176`) matched named, merged since into ``customer`` (a record named ids of both).
+    public var mergedFrom: Int64?
 
-    public init(customer: Int64, matched: String, others: [(id: String, customer: Int64)] = []) {
+    public init(customer: Int64, matched: String, others: [(id: String, customer: Int64)] = [], mergedFrom: Int64? = nil) {
         self.customer = customer
         self.matched = matched
         self.others = others
+        self.mergedFrom = mergedFrom
     }
 
     public static func == (a: PastedMatch, b: PastedMatch) -> Bool {
-        a.customer == b.customer && a.matched == b.matched && a.others.elementsEqual(b.others) { $0.id == $1.id && $0.customer == $1.customer }
+        a.customer == b.customer && a.matched == b.matched && a.mergedFrom == b.mergedFrom
+            && a.others.elementsEqual(b.others) { $0.id == $1.id && $0.customer == $1.customer }
+    }
+
+    /// Why another number is shown than the display id given: `C176 was merged into C24 (a record named ids of both)`.
+    public var mergedSaid: String? {
+        mergedFrom.map { "C\($0) was merged into C\(customer) (a record named ids of both)" }
     }
 
     /// What the others are, to say after the customer shown: `the text also names C67 (by 150000000016001)`.

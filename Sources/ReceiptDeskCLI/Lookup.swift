@@ -60,6 +60,7 @@ struct Lookup: AsyncParsableCommand {
         if found.matched != id.trimmingCharacters(in: .whitespacesAndNewlines) {
             FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
         }
+        if let merged = found.mergedSaid { FileHandle.standardError.write(Data("receiptdesk: \(merged)\n".utf8)) }
         if let others = found.othersSaid {
             FileHandle.standardError.write(Data("receiptdesk: \(safe(others)); this is C\(found.customer), by \(safe(found.matched))\n".utf8))
         }

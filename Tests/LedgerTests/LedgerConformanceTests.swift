@@ -253,6 +253,26 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a display id of a customer merged into another finds the other, and says it was merged", arguments: Backend.available)
+    func mergedDisplayId(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        try await importText(#"{"transactionId":"t1","originalTransactionId":"o1","appAccountToken":"tok-A","productId":"pro","purchaseDate":1000}"#, path: "a.ndjson", into: ledger)
+        try await importText(#"{"transactionId":"t2","originalTransactionId":"o2","appAccountToken":"tok-B","productId":"pro","purchaseDate":2000}"#, path: "b.ndjson", into: ledger)
+        let first = try #require(try await ledger.customerId(matching: "o1"))
+        let second = try #require(try await ledger.customerId(matching: "o2"))
+        #expect(first != second)
+        #expect(try await ledger.customerId(pasted: "C\(second)") == PastedMatch(customer: second, matched: "C\(second)"))
+        // A renewal of o2 bought under tok-A: one customer, the younger merged into the older.
+        try await importText(#"{"transactionId":"t3","originalTransactionId":"o2","appAccountToken":"tok-A","productId":"pro","purchaseDate":3000}"#, path: "c.ndjson", into: ledger)
+        let merged = try #require(try await ledger.customerId(pasted: " c\(second) "))
+        #expect(merged.customer == first && merged.mergedFrom == second, "\(merged)")
+        #expect(merged.mergedSaid == "C\(second) was merged into C\(first) (a record named ids of both)")
+        // The customer's own display id, or another of its ids, says nothing of a merge.
+        #expect(try await ledger.customerId(pasted: "C\(first)")?.mergedFrom == nil)
+        #expect(try await ledger.customerId(pasted: "o2")?.mergedFrom == nil)
+        try await ledger.close()
+    }
+
     @Test("a customer is found by every id kind, and records sharing an id join one customer", arguments: Backend.available)
     func customerLookup(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()

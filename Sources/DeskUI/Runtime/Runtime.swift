@@ -605,6 +605,7 @@ extension Runtime {
                 if let others = found.othersSaid {
                     return [loaded, .message(StatusMessage("found by \(found.matched); \(others)", kind: .error))]
                 }
+                if let merged = found.mergedSaid { return [loaded, .message(StatusMessage(merged))] }
                 guard found.matched != text else { return [loaded] }
                 return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
             case .loadCustomer(let id):
