@@ -31,6 +31,11 @@ struct VerificationOptions: ParsableArguments {
     }
 
     func validate() throws {
+        // (Taken without a word, either read as if signatures were checked against it.)
+        let unused = [trustRoots.isEmpty ? nil : "--trust-root", verifyNow ? "--verify-now" : nil].compactMap { $0 }
+        if noVerify && !unused.isEmpty {
+            throw ValidationError("--no-verify checks no signature, so \(unused.joined(separator: " and ")) would do nothing: give one or the other")
+        }
         if let environment, parsedEnvironment(environment) == nil {
             throw ValidationError("--environment takes production, sandbox, xcode or localtesting, not \(environment)")
         }

@@ -111,6 +111,16 @@ struct DecodeCommandTests {
         #expect(try Binary.run(["decode"]).status == 2)
         #expect(try Binary.run(["decode", "--environment", "mars", "x"]).status == 2)
         #expect(try Binary.run(["decode", "/nonexistent/file"]).status == 2)
+        // Options that check signatures, given with --no-verify, which checks none.
+        let file = "\(Binary.corpus)/RevenueCat__purchases-ios/verifyReceiptSample1.txt"
+        for (options, says) in [
+            (["--verify-now"], "so --verify-now would do nothing"), (["--trust-root", file], "so --trust-root would do nothing"),
+            (["--trust-root", file, "--verify-now"], "so --trust-root and --verify-now would do nothing"),
+        ] {
+            let both = try Binary.run(["decode", "--no-verify"] + options + [file])
+            #expect(both.status == 2 && both.stderr.contains("--no-verify checks no signature, \(says): give one or the other"), "\(both.stderr)")
+        }
+        #expect(try Binary.run(["decode", "--no-verify", "--bundle-id", "com.example", file]).status != 2)
     }
 
     @Test("control characters in data never reach the terminal")
