@@ -527,8 +527,10 @@ struct SnapshotTests {
         let whole = Sanitize.text(timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? ""))
         #expect(DisplayWidth.of(whole) > 58, "\(whole)")
         let lines = renderedLines(state)
-        let footer = try #require(lines.lastIndex { $0.contains("Enter") })
-        let shown = lines[(footer - 3)..<footer].map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // The lines under the last event, up to the next pane's title (the transactions fit under it here) or the keys.
+        let lastEvent = try #require(lines.lastIndex { $0.prefix(17).wholeMatch(of: #/\d{4}-\d{2}-\d{2} \d{2}:\d{2} /#) != nil })
+        let end = lines[(lastEvent + 1)...].firstIndex { $0.hasPrefix("─") || $0.contains("Enter") } ?? lines.count
+        let shown = lines[(lastEvent + 1)..<end].map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         #expect(shown.joined(separator: " ").contains(whole.split(separator: " ").prefix(12).joined(separator: " ")), "\(lines.joined(separator: "\n"))")
         #expect(shown.count >= 2, "\(lines.joined(separator: "\n"))")
     }
@@ -546,6 +548,45 @@ struct SnapshotTests {
         state.overview?.counts.rawRecords = 1
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.text.contains("1 source, 1 record"), "\(buffer.text)")
+    }
+
+    @Test("a customer whose timeline, transactions and flags all fit is shown whole, Tab moving the focus, not the panes; shorter, the pane Tab chose and the others that fit")
+    func customerPanesTogether() {
+        var state = Fixture.state(width: 120, height: 40, screen: .customer)
+        func titles(_ lines: [String]) -> [Int: String] {
+            Dictionary(uniqueKeysWithValues: lines.enumerated().compactMap { index, line in
+                ["─ Timeline", "─ Transactions", "─ Flags"].first { line.hasPrefix($0) }.map { (index, $0) }
+            })
+        }
+        let together = renderedLines(state)
+        let placed = titles(together)
+        #expect(placed.values.sorted() == ["─ Flags", "─ Timeline", "─ Transactions"], "\(together.joined(separator: "\n"))")
+        // Every row of each: the first transaction and the last flag are there.
+        #expect(together.contains { $0.hasPrefix("2001 ") } && together.contains { $0.hasPrefix("medium app-issue") }, "\(together.joined(separator: "\n"))")
+        for pane in [2, 3, 0, 1] {
+            _ = reduce(&state, .key(.tab))
+            #expect(state.customerPane == pane)
+            let lines = renderedLines(state)
+            #expect(titles(lines) == placed, "pane \(pane): \(lines.joined(separator: "\n"))")
+            // Where Tab goes and what the triage keys act on, said by the pane in focus only.
+            let flagsTitle = lines.first { $0.hasPrefix("─ Flags") } ?? ""
+            #expect(flagsTitle.contains("a r o: this flag") == (pane == 3), "\(flagsTitle)")
+            #expect(lines.contains { $0.contains("Tab: flags") } == (pane == 2))
+        }
+        // Too short for all of it: the pane Tab chose, and the others in their order while every row of each fits.
+        var shorter = Fixture.state(width: 120, height: 30, screen: .customer)
+        for (pane, panes) in [(1, ["─ Timeline", "─ Transactions"]), (2, ["─ Timeline", "─ Transactions"]), (3, ["─ Timeline", "─ Flags"])] {
+            shorter.customerPane = pane
+            let lines = renderedLines(shorter)
+            #expect(titles(lines).sorted { $0.key < $1.key }.map(\.value) == panes, "pane \(pane): \(lines.joined(separator: "\n"))")
+        }
+        // Shorter still, the pane Tab chose, alone, as before.
+        var short = Fixture.state(width: 120, height: 18, screen: .customer)
+        for pane in [1, 2, 3] {
+            short.customerPane = pane
+            let shown = titles(renderedLines(short)).values.sorted()
+            #expect(shown == [["─ Timeline"], ["─ Transactions"], ["─ Flags"]][pane - 1], "pane \(pane): \(shown)")
+        }
     }
 
     @Test("at 60 columns an entitlement's why keeps whether it renews: its instant's seconds and milliseconds give way first")

@@ -434,101 +434,166 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(legend, x: x, y: y, role: "ui.text.muted", width: state.width - x - 1)
         y += 1
     }
-    // Timeline or transactions below, whichever pane is chosen (Tab).
+    // The timeline, the transactions and the flags below, in that order: the pane Tab chose, and each other one the
+    // screen has room for every row of (a support agent's tall terminal shows the customer's whole story at once; the
+    // keys move in the pane in focus). The pane Tab chose, too long for that, takes every row alone.
     let rows = max(1, body.y + body.height - y - 1)
-    if state.customerPane == 3 {
-        drawCustomerFlags(state, detail, &p, body, y: y, rows: rows)
-    } else if state.customerPane == 2 {
-        let next = detail.flags.isEmpty ? "entitlements" : "flags"
-        // Under time travel, those bought by the instant, and how many after it are not listed.
-        let later = view.transactionsLater > 0 ? "  \(Format.count(view.transactionsLater)) bought later not listed" : ""
-        p.section("Transactions (newest first)\(later)  Tab: \(next)", x: 0, y: y, width: state.width, focused: true)
-        let transactions = view.transactions
-        // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
-        // less than the day alone.
-        // Narrow, the price leaves first, then the environment (the header says it when there is one).
-        var columns = [
-            Column("transaction", 16, keepsWidth: true), Column("env", 4, drops: 1), Column("product", 12, flex: true),
-            Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true, drops: 2), Column("status", 10),
-        ]
-        let purchaseMinutes = state.width >= columns.reduce(columns.count - 1) { $0 + $1.width }
-        if !purchaseMinutes { columns[3].width = 10 }
-        p.table(
-            x: 0, y: y + 1, width: state.width, height: rows, columns: columns,
-            rows: transactions.count, position: state.customerPositions[2]
-        ) { row, column in
-            let t = transactions[row]
-            switch column {
-            case 0: return TableCell(t.transactionId)
-            case 1: return TableCell(environmentLabel(t.environment), role: t.environment == .production ? "ui.text" : "status.warn")
-            case 2: return TableCell.id(t.productId ?? "-")
-            case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
-            case 4: return TableCell(Format.day(t.expiresDate))
-            case 5: return TableCell(t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-")
-            default:
-                // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
-                // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
-                if let revoked = view.revocations[t.transactionId] {
-                    switch revoked {
-                    case .refund(_, let share)?:
-                        return TableCell(share < 100_000 ? "refunded \(share / 1000)%" : "refunded", role: "status.danger")
-                    case .familyRevoke?: return TableCell("family revoked", role: "status.warn")
-                    case nil:
-                        if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
-                        if (t.revocationDate?.millisecondsSince1970 ?? .max) <= view.instant.millisecondsSince1970 {
-                            return TableCell("reversed", role: "status.ok")
-                        }
+    let chosen = max(1, state.customerPane)
+    // (Each pane takes its title's line and its rows.)
+    var paneLines = [chosen: customerPaneHeight(chosen, state, detail, view) + 1]
+    for pane in detail.flags.isEmpty ? [1, 2] : [1, 2, 3] where pane != chosen && paneLines[chosen]! <= rows + 1 {
+        let needs = customerPaneHeight(pane, state, detail, view) + 1
+        if paneLines.values.reduce(needs, +) <= rows + 1 { paneLines[pane] = needs }
+    }
+    guard paneLines.count > 1 else {
+        drawCustomerPane(chosen, state, detail, view, &p, y: y, rows: rows)
+        return
+    }
+    var paneY = y
+    for (pane, height) in paneLines.sorted(by: { $0.key < $1.key }) {
+        drawCustomerPane(pane, state, detail, view, &p, y: paneY, rows: height - 1)
+        paneY += height
+    }
+}
+
+/// The rows a pane under the customer's entitlements needs to show all of its rows, under its title: its table's
+/// header and rows, and the lines under the table about the selected row.
+func customerPaneHeight(_ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView) -> Int {
+    switch pane {
+    case 1:
+        // The selected event's (or, the entitlements in focus, the selected entitlement's) line under the events, kept
+        // (blank) while another pane is in focus, so that Tab moves no pane, and up to two more where it is too long
+        // for one. (The pane draws it from four rows on.)
+        let lines = timelineLastText(state, view).map { wrapped($0, width: state.width - 2, words: true).count } ?? 1
+        return max(4, 1 + max(1, view.timeline.count) + min(3, max(1, lines)))
+    case 2:
+        return 1 + max(1, view.transactions.count)
+    default:
+        // In focus, the selected flag's line, and who last moved it on one more.
+        let selected = detail.flags[safe: state.customerPositions[3].selected]
+        let footer = state.customerPane != 3 || selected == nil ? 0 : selected.flatMap { detail.lastTriage(of: $0.id) } == nil ? 1 : 2
+        // (The pane draws the first from four rows on, the second from six.)
+        return max([0, 4, 6][footer], 1 + max(1, detail.flags.count) + footer)
+    }
+}
+
+/// Draws a pane under the customer's entitlements: 1 the timeline, 2 the transactions, 3 the flags; its title at `y`,
+/// its rows under it (`rows` lines); in focus when Tab chose it.
+func drawCustomerPane(
+    _ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int
+) {
+    let focused = pane == state.customerPane
+    switch pane {
+    case 1: drawTimeline(state, view, &p, y: y, rows: rows)
+    case 2: drawTransactions(state, detail, view, &p, y: y, rows: rows, focused: focused)
+    default: drawCustomerFlags(state, detail, &p, y: y, rows: rows, focused: focused)
+    }
+}
+
+/// The customer's transactions, newest first.
+private func drawTransactions(
+    _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int, focused: Bool
+) {
+    let next = !focused ? "" : detail.flags.isEmpty ? "  Tab: entitlements" : "  Tab: flags"
+    // Under time travel, those bought by the instant, and how many after it are not listed.
+    let later = view.transactionsLater > 0 ? "  \(Format.count(view.transactionsLater)) bought later not listed" : ""
+    p.section("Transactions (newest first)\(later)\(next)", x: 0, y: y, width: state.width, focused: focused)
+    let transactions = view.transactions
+    // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
+    // less than the day alone.
+    // Narrow, the price leaves first, then the environment (the header says it when there is one).
+    var columns = [
+        Column("transaction", 16, keepsWidth: true), Column("env", 4, drops: 1), Column("product", 12, flex: true),
+        Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true, drops: 2), Column("status", 10),
+    ]
+    let purchaseMinutes = state.width >= columns.reduce(columns.count - 1) { $0 + $1.width }
+    if !purchaseMinutes { columns[3].width = 10 }
+    p.table(
+        x: 0, y: y + 1, width: state.width, height: rows, columns: columns,
+        rows: transactions.count, position: state.customerPositions[2], focused: focused
+    ) { row, column in
+        let t = transactions[row]
+        switch column {
+        case 0: return TableCell(t.transactionId)
+        case 1: return TableCell(environmentLabel(t.environment), role: t.environment == .production ? "ui.text" : "status.warn")
+        case 2: return TableCell.id(t.productId ?? "-")
+        case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
+        case 4: return TableCell(Format.day(t.expiresDate))
+        case 5: return TableCell(t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-")
+        default:
+            // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
+            // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
+            if let revoked = view.revocations[t.transactionId] {
+                switch revoked {
+                case .refund(_, let share)?:
+                    return TableCell(share < 100_000 ? "refunded \(share / 1000)%" : "refunded", role: "status.danger")
+                case .familyRevoke?: return TableCell("family revoked", role: "status.warn")
+                case nil:
+                    if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+                    if (t.revocationDate?.millisecondsSince1970 ?? .max) <= view.instant.millisecondsSince1970 {
+                        return TableCell("reversed", role: "status.ok")
                     }
                 }
-                if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
-                return verificationCell(t.verification)
             }
+            if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+            return verificationCell(t.verification)
         }
-    } else {
-        // The longest that leaves room for the scroll hint (" 16/16 "): the key to the next pane outlasts the note on
-        // the columns.
-        let counted = Format.counted(view.timeline.count, "event")
-        // (Where Tab goes from here, while it is here: from the entitlements it comes here.)
-        let next = state.customerPane == 1 ? "  Tab: transactions" : ""
-        let title =
-            ["Timeline (\(counted); at, then when learned if later)\(next)", "Timeline (\(counted))\(next)"]
-            .first { DisplayWidth.of($0) + 14 <= state.width } ?? "Timeline (\(counted))"
-        p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
-        let events = view.timeline
-        // The selected event in full on the last line, as the flag queue does: at 80 columns the detail column
-        // holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question.
-        let selectedEvent =
-            state.customerPane == 1 && rows > 3 ? events[safe: state.customerPositions[1].selected] : nil
-        // With the entitlements in focus, that line holds the selected one's why whole (its row cuts it).
-        let selectedEntitlement =
-            state.customerPane == 0 && rows > 3 ? view.entitlements[safe: state.customerPositions[0].selected] : nil
-        // The detail first: it is what is cut at the right edge when the line is short.
-        let lastText =
-            selectedEvent.map { e in timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? "") }
-            ?? selectedEntitlement.map { e in "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))" }
-        // Too long for one line, it takes up to two more of the rows the events leave empty (at 60 columns a
-        // consumption request's deadline was cut off).
-        let lastLines = lastText.map { wrapped($0, width: state.width - 2, words: true) } ?? []
-        let extra = max(0, min(lastLines.count - 1, rows - 2 - events.count, 2))
-        p.table(
-            x: 0, y: y + 1, width: state.width, height: lastText != nil ? rows - 1 - extra : rows,
-            columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
-            rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
-        ) { row, column in
-            let e = events[row]
-            switch column {
-            case 0: return TableCell(Format.minute(e.at))
-            case 1: return TableCell(e.kind.rawValue, role: "event.\(e.kind.rawValue)")
-            case 2: return TableCell.id(e.productId ?? "-")
-            default: return TableCell(timelineDetail(e))
-            }
+    }
+}
+
+/// The line under the timeline: the selected event in full, as the flag queue does (at 80 columns the detail column
+/// holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question); with the
+/// entitlements in focus, the selected one's why whole (its row cuts it); nil with another pane in focus.
+func timelineLastText(_ state: AppState, _ view: CustomerView) -> String? {
+    // The detail first: it is what is cut at the right edge when the line is short.
+    switch state.customerPane {
+    case 1:
+        view.timeline[safe: state.customerPositions[1].selected].map { e in
+            timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? "")
         }
-        if !lastLines.isEmpty {
-            for index in 0...extra {
-                // The last row, with more to say than the rows hold, is cut at the edge.
-                let text = index < extra || index == lastLines.count - 1 ? lastLines[index] : lastLines[index] + " " + lastLines[index + 1]
-                _ = p.text(text, x: 1, y: y + rows - extra + index, role: "ui.text.muted", width: state.width - 2)
-            }
+    case 0:
+        view.entitlements[safe: state.customerPositions[0].selected].map { e in
+            "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))"
+        }
+    default: nil
+    }
+}
+
+/// The customer's timeline, with the selected event (or entitlement, the entitlements in focus) in full under it.
+private func drawTimeline(_ state: AppState, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int) {
+    // The longest that leaves room for the scroll hint (" 16/16 "): the key to the next pane outlasts the note on
+    // the columns.
+    let counted = Format.counted(view.timeline.count, "event")
+    // (Where Tab goes from here, while it is here: from the entitlements it comes here.)
+    let next = state.customerPane == 1 ? "  Tab: transactions" : ""
+    let title =
+        ["Timeline (\(counted); at, then when learned if later)\(next)", "Timeline (\(counted))\(next)"]
+        .first { DisplayWidth.of($0) + 14 <= state.width } ?? "Timeline (\(counted))"
+    p.section(title, x: 0, y: y, width: state.width, focused: state.customerPane == 1)
+    let events = view.timeline
+    let lastText = rows > 3 ? timelineLastText(state, view) : nil
+    // Too long for one line, it takes up to two more of the rows the events leave empty (at 60 columns a
+    // consumption request's deadline was cut off).
+    let lastLines = lastText.map { wrapped($0, width: state.width - 2, words: true) } ?? []
+    let extra = max(0, min(lastLines.count - 1, rows - 2 - events.count, 2))
+    p.table(
+        x: 0, y: y + 1, width: state.width, height: lastText != nil ? rows - 1 - extra : rows,
+        columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
+        rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
+    ) { row, column in
+        let e = events[row]
+        switch column {
+        case 0: return TableCell(Format.minute(e.at))
+        case 1: return TableCell(e.kind.rawValue, role: "event.\(e.kind.rawValue)")
+        case 2: return TableCell.id(e.productId ?? "-")
+        default: return TableCell(timelineDetail(e))
+        }
+    }
+    if !lastLines.isEmpty {
+        for index in 0...extra {
+            // The last row, with more to say than the rows hold, is cut at the edge.
+            let text = index < extra || index == lastLines.count - 1 ? lastLines[index] : lastLines[index] + " " + lastLines[index + 1]
+            _ = p.text(text, x: 1, y: y + rows - extra + index, role: "ui.text.muted", width: state.width - 2)
         }
     }
 }
@@ -553,19 +618,22 @@ func verificationCell(_ verification: Verification) -> TableCell {
 
 /// The customer's flags, every status (the queue shows one at a time), with the selected one's detail and its last
 /// triage on the last line; the triage keys act on the selected flag here.
-private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, _ body: Body, y: Int, rows: Int) {
+private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, y: Int, rows: Int, focused: Bool) {
     let flags = detail.flags
     let open = flags.filter { $0.status == .open }.count
     // Flags and their statuses are the ledger's now; under time travel, those raised after the instant are counted.
     let later = flags.filter { $0.at > state.instant }.count
     let after = later > 0 ? "; \(later) raised after \(Format.minute(state.instant))" : ""
-    // (The triage keys act on the selected flag here, not on all of the customer's: said where they can be used.)
-    let keys = state.readOnly ? "" : "  a r o: this flag"
+    // (The triage keys act on the selected flag here, not on all of the customer's: said where they can be used. Out of
+    // focus, they act on all of them.)
+    let keys = state.readOnly || !focused ? "" : "  a r o: this flag"
+    let next = focused ? "  Tab: entitlements" : ""
     p.section(
-        "Flags (\(Format.counted(flags.count, "flag")), \(open) open\(after))\(keys)  Tab: entitlements", x: 0, y: y,
-        width: state.width, focused: true)
-    // The selected flag under the table: what it found and its id, then (with room) who last moved it and their note.
-    let selected = rows > 3 ? flags[safe: state.customerPositions[3].selected] : nil
+        "Flags (\(Format.counted(flags.count, "flag")), \(open) open\(after))\(keys)\(next)", x: 0, y: y,
+        width: state.width, focused: focused)
+    // The selected flag under the table, in focus: what it found and its id, then (with room) who last moved it and
+    // their note.
+    let selected = rows > 3 && focused ? flags[safe: state.customerPositions[3].selected] : nil
     let triage = selected.flatMap { detail.lastTriage(of: $0.id) }
     let footer = selected == nil ? 0 : triage != nil && rows > 5 ? 2 : 1
     let short = state.width < narrowFlagTable
@@ -576,7 +644,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     let instant = state.instant
     p.table(
         x: 0, y: y + 1, width: state.width, height: rows - footer, columns: columns, rows: flags.count,
-        position: state.customerPositions[3]
+        position: state.customerPositions[3], focused: focused
     ) { row, column in
         let f = flags[row]
         switch column {
