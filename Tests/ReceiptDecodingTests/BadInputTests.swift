@@ -84,6 +84,21 @@ struct BadInputTests {
         #expect(other.error?.message.hasSuffix("(starts with 00 01 fe 0a 7f)") == true, "\(other.error?.message ?? "")")
     }
 
+    @Test("an array's stray number, string or literal is JSON that is no document, and said so; a quoted JWS decodes")
+    func scalarElements() async throws {
+        let jws = try String(decoding: Corpus.bytes("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws"), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let records = try await decodeText("[\"\(jws)\", 1, -2.5e3, \"x\", null, true]")
+        #expect(records.first?.kind == .signedRenewalInfo && records.first?.isOK == true)
+        let said = records.dropFirst().map { $0.error?.message ?? "" }
+        #expect(
+            said == ["a number", "a number", "a string", "null", "a boolean"].map { "the JSON is \($0), not an App Store document (which is a JSON object)" },
+            "\(said)")
+        #expect(records.dropFirst().allSatisfy { $0.error?.code == "unrecognisedDocument" })
+        // Text that is no JSON at all is still named by its first bytes.
+        #expect(try await decodeText("hello").first?.error?.message.contains("(starts with") == true)
+    }
+
     @Test("nesting deeper than the bound is refused, not recursed into")
     func deepNesting() async throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
