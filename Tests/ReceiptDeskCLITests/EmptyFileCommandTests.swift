@@ -26,6 +26,12 @@ struct EmptyFileCommandTests {
         let decoded = try Binary.run(["decode", dir + "/empty.ndjson"])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.contains("0 records: 0 ok, 0 rejected"), "\(decoded.stdout)")
+        // Which file held none is said, as import says it; the output stays the records.
+        let both = try Binary.run(["decode", "--json", dir + "/empty.ndjson", dir + "/blank.ndjson"])
+        #expect(both.status == 0 && both.stdout.isEmpty, "\(both.stdout)")
+        #expect(
+            both.stderr == ["empty", "blank"].map { "\(dir)/\($0).ndjson: no records in it (empty, or white space only)\n" }.joined(),
+            "\(both.stderr)")
     }
 
     @Test("the files `sample` writes import without a rejection, the empty ones included")
