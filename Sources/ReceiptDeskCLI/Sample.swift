@@ -51,6 +51,17 @@ struct Sample: AsyncParsableCommand {
         return (start, end)
     }
 
+    /// The directory a path is in, as `dirname` says it (`x` is in `.`, `a/b/` in `a`, `/x` in `/`). (Foundation's
+    /// `deletingLastPathComponent` trapped on a one-character path: `sample --out x` crashed.)
+    static func directory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        var head = trimmed[..<slash]
+        while head.count > 1, head.last == "/" { head = head.dropLast() }
+        return head.isEmpty ? "/" : String(head)
+    }
+
     func run() async throws {
         let span = try range()
         let generator = SampleGenerator(.init(customers: customers, seedText: seed, from: span.from, to: span.to))
@@ -58,8 +69,8 @@ struct Sample: AsyncParsableCommand {
         var summary = SampleGenerator.Summary()
         // The nearest part of the path that is there must be a directory (`--out FILE/sub` named a file's child).
         var existing = out
-        while !FileManager.default.fileExists(atPath: existing), existing != "/", !existing.isEmpty {
-            existing = (existing as NSString).deletingLastPathComponent
+        while !FileManager.default.fileExists(atPath: existing), existing != "/", existing != "." {
+            existing = Self.directory(of: existing)
         }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: existing, isDirectory: &isDirectory), !isDirectory.boolValue {

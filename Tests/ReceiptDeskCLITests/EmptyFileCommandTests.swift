@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import ReceiptDeskCLI
+
 @Suite("receiptdesk decode and import on empty files", .serialized, .ownThreads)
 struct EmptyFileCommandTests {
     static func directory() throws -> String {
@@ -59,6 +61,15 @@ struct EmptyFileCommandTests {
             underFile.status == 2 && underFile.stderr.contains("--out \(dir)/data/customers.csv/inner/more: \(dir)/data/customers.csv is not a directory"),
             "\(underFile.stderr)")
         #expect(!underFile.stderr.contains("NSCocoaErrorDomain") && !underFile.stderr.contains("could not be completed"), "\(underFile.stderr)")
+        // A relative path of one character, not there yet (it crashed: Foundation's deletingLastPathComponent trapped on it).
+        for relative in ["x", "y/z/"] {
+            let short = try Binary.run(["sample", "--customers", "1", "--out", relative], directory: dir)
+            #expect(short.status == 0 && FileManager.default.fileExists(atPath: "\(dir)/\(relative)/catalog.csv"), "\(relative): \(short.stderr)")
+        }
+        #expect(
+            [("x", "."), ("x/", "."), ("a/b", "a"), ("a/b/", "a"), ("/x", "/"), ("/", "/"), ("a//b", "a"), ("./x", ".")].allSatisfy {
+                Sample.directory(of: $0.0) == $0.1
+            })
         let imported = try Binary.run([
             "import", "--ledger", "sqlite:\(dir)/ledger.sqlite", "--trust-root", dir + "/data/test-root.pem", dir + "/data/data",
         ])
