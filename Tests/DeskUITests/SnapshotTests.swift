@@ -573,6 +573,30 @@ struct SnapshotTests {
             #expect(flagsTitle.contains("a r o: this flag") == (pane == 3), "\(flagsTitle)")
             #expect(lines.contains { $0.contains("Tab: flags") } == (pane == 2))
         }
+        // Only the pane in focus shows a selected row (out of focus, the triage keys act on every flag of the customer).
+        func selectedRows(_ state: AppState) -> [String] {
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            return (0..<buffer.height).filter { y in
+                (0..<buffer.width).contains { x in !buffer[x, y].style.attributes.isDisjoint(with: [.reverse, .underline]) }
+            }.map { buffer.line($0) }.filter { line in
+                // (The header, the key line and the tables' headers are drawn reversed too.)
+                ![" Enter", " ReceiptDesk", "at ", "transaction ", "sev "].contains { line.hasPrefix($0) }
+            }
+        }
+        for (pane, row) in [(1, "2025-02-19 08:00"), (2, "2006 "), (3, "high   quick-refund")] {
+            state.customerPane = pane
+            let selected = selectedRows(state)
+            #expect(selected.count == 1 && selected.first?.hasPrefix(row) == true, "pane \(pane): \(selected)")
+        }
+        // A long detail on the selected event moves no pane, whichever event is selected.
+        state.customerPane = 1
+        state.customerView?.timeline[3].detail = String(repeating: "a detail too long for one line ", count: 8)
+        let steady = titles(renderedLines(state))
+        for key in [Key.char("j"), .char("j"), .char("j"), .char("k")] {
+            _ = reduce(&state, .key(key))
+            #expect(titles(renderedLines(state)) == steady, "after \(key), event \(state.customerPositions[1].selected)")
+        }
         // Too short for all of it: the pane Tab chose, and the others in their order while every row of each fits.
         var shorter = Fixture.state(width: 120, height: 30, screen: .customer)
         for (pane, panes) in [(1, ["─ Timeline", "─ Transactions"]), (2, ["─ Timeline", "─ Transactions"]), (3, ["─ Timeline", "─ Flags"])] {

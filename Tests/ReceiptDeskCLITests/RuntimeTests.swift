@@ -49,6 +49,37 @@ struct RuntimeTests {
         return (runtime, ledger)
     }
 
+    @Test(":customer with a display id of a customer merged since says so, with the id it was found by")
+    func mergedDisplayId() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-merged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = "sqlite:" + directory.appendingPathComponent("ledger.sqlite").path
+        // C1 (o1, tok-A) and C2 (o2, tok-B), then a renewal of o2 under tok-A: C2 merged into C1.
+        for (n, line) in [
+            #"{"transactionId":"t1","originalTransactionId":"o1","appAccountToken":"tok-A","productId":"pro","purchaseDate":1000}"#,
+            #"{"transactionId":"t2","originalTransactionId":"o2","appAccountToken":"tok-B","productId":"pro","purchaseDate":2000}"#,
+            #"{"transactionId":"t3","originalTransactionId":"o2","appAccountToken":"tok-A","productId":"pro","purchaseDate":3000}"#,
+        ].enumerated() {
+            let file = directory.appendingPathComponent("\(n).json").path
+            writeTestFile(file, Data(line.utf8))
+            let imported = try Binary.run(["import", "--no-verify", "--ledger", url, file])
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let (runtime, ledger) = try await Self.runtime(url)
+        defer { Task { try? await ledger.close() } }
+        for (pasted, said) in [
+            ("C2", "C2 was merged into C1 (a record named ids of both)"),
+            ("(C2).", "found by C2 (pasted as (C2).); C2 was merged into C1 (a record named ids of both)"),
+        ] {
+            await runtime.handle(.key(.char(":")))
+            for c in "customer \(pasted)" { await runtime.handle(.key(.char(c))) }
+            await runtime.handle(.key(.enter))
+            #expect(runtime.state.customer?.records.id == 1, "\(pasted)")
+            #expect(runtime.state.message?.text == said, "\(pasted): \(String(describing: runtime.state.message))")
+        }
+    }
+
     @Test("a triage write waiting for another process's lock leaves the keys free, refuses a second triage meanwhile, and lands")
     func triageWhileLedgerBusy() async throws {
         let fixture = try DashboardEndToEndTests.makeLedger()

@@ -605,9 +605,11 @@ extension Runtime {
                 if let others = found.othersSaid {
                     return [loaded, .message(StatusMessage("found by \(found.matched); \(others)", kind: .error))]
                 }
-                if let merged = found.mergedSaid { return [loaded, .message(StatusMessage(merged))] }
-                guard found.matched != text else { return [loaded] }
-                return [loaded, .message(StatusMessage("found by \(found.matched) (pasted as \(text.trimmingWhitespace()))"))]
+                // (And a display id's customer merged since into this one: both said, as `lookup` says them.)
+                let said = [
+                    found.matched == text ? nil : "found by \(found.matched) (pasted as \(text.trimmingWhitespace()))", found.mergedSaid,
+                ].compactMap { $0 }
+                return said.isEmpty ? [loaded] : [loaded, .message(StatusMessage(said.joined(separator: "; ")))]
             case .loadCustomer(let id):
                 return [.customerLoaded(try await handlers.customer(id))]
             case .loadTransaction(let id):

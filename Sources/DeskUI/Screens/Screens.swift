@@ -440,39 +440,41 @@ func drawCustomer(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let rows = max(1, body.y + body.height - y - 1)
     let chosen = max(1, state.customerPane)
     // (Each pane takes its title's line and its rows.)
-    var paneLines = [chosen: customerPaneHeight(chosen, state, detail, view) + 1]
+    var paneLines = [chosen: customerPaneHeight(chosen, state, detail, view, within: rows) + 1]
     for pane in detail.flags.isEmpty ? [1, 2] : [1, 2, 3] where pane != chosen && paneLines[chosen]! <= rows + 1 {
-        let needs = customerPaneHeight(pane, state, detail, view) + 1
+        let needs = customerPaneHeight(pane, state, detail, view, within: rows) + 1
         if paneLines.values.reduce(needs, +) <= rows + 1 { paneLines[pane] = needs }
     }
     guard paneLines.count > 1 else {
-        drawCustomerPane(chosen, state, detail, view, &p, y: y, rows: rows)
+        drawCustomerPane(chosen, state, detail, view, &p, y: y, rows: rows, showsSelection: true)
         return
     }
     var paneY = y
     for (pane, height) in paneLines.sorted(by: { $0.key < $1.key }) {
-        drawCustomerPane(pane, state, detail, view, &p, y: paneY, rows: height - 1)
+        // Only the pane in focus shows a selected row: the keys act on it, and the others' keys act on all of theirs (a
+        // flag underlined out of focus read as the one `a` acknowledges, where `a` acknowledged every flag).
+        drawCustomerPane(pane, state, detail, view, &p, y: paneY, rows: height - 1, showsSelection: pane == state.customerPane)
         paneY += height
     }
 }
 
 /// The rows a pane under the customer's entitlements needs to show all of its rows, under its title: its table's
-/// header and rows, and the lines under the table about the selected row.
-func customerPaneHeight(_ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView) -> Int {
+/// header and rows, and the lines under the table about a selected row, as many as the longest of those takes, so that
+/// moving the selection or the focus moves no pane. `within`: the rows there are (a pane longer is not measured whole).
+func customerPaneHeight(_ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, within rows: Int) -> Int {
     switch pane {
     case 1:
-        // The selected event's (or, the entitlements in focus, the selected entitlement's) line under the events, kept
-        // (blank) while another pane is in focus, so that Tab moves no pane, and up to two more where it is too long
-        // for one. (The pane draws it from four rows on.)
-        let lines = timelineLastText(state, view).map { wrapped($0, width: state.width - 2, words: true).count } ?? 1
+        // The selected event's (or, the entitlements in focus, the selected entitlement's) line under the events, and up
+        // to two more where it is too long for one. (The pane draws it from four rows on.)
+        let texts = view.timeline.prefix(rows).map(timelineLine) + view.entitlements.prefix(rows).map(entitlementLine)
+        let lines = texts.map { wrapped($0, width: state.width - 2, words: true).count }.max() ?? 1
         return max(4, 1 + max(1, view.timeline.count) + min(3, max(1, lines)))
     case 2:
         return 1 + max(1, view.transactions.count)
     default:
-        // In focus, the selected flag's line, and who last moved it on one more.
-        let selected = detail.flags[safe: state.customerPositions[3].selected]
-        let footer = state.customerPane != 3 || selected == nil ? 0 : selected.flatMap { detail.lastTriage(of: $0.id) } == nil ? 1 : 2
-        // (The pane draws the first from four rows on, the second from six.)
+        // A flag's line, and who last moved it on one more. (The pane draws the first from four rows on, the second
+        // from six.)
+        let footer = detail.flags.prefix(rows).contains { detail.lastTriage(of: $0.id) != nil } ? 2 : 1
         return max([0, 4, 6][footer], 1 + max(1, detail.flags.count) + footer)
     }
 }
@@ -480,19 +482,23 @@ func customerPaneHeight(_ pane: Int, _ state: AppState, _ detail: CustomerDetail
 /// Draws a pane under the customer's entitlements: 1 the timeline, 2 the transactions, 3 the flags; its title at `y`,
 /// its rows under it (`rows` lines); in focus when Tab chose it.
 func drawCustomerPane(
-    _ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int
+    _ pane: Int, _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int,
+    showsSelection: Bool
 ) {
     let focused = pane == state.customerPane
+    // (No row is selected in a position past every row.)
+    let position = showsSelection ? state.customerPositions[pane] : ListPosition(selected: -1)
     switch pane {
-    case 1: drawTimeline(state, view, &p, y: y, rows: rows)
-    case 2: drawTransactions(state, detail, view, &p, y: y, rows: rows, focused: focused)
-    default: drawCustomerFlags(state, detail, &p, y: y, rows: rows, focused: focused)
+    case 1: drawTimeline(state, view, &p, y: y, rows: rows, position: position)
+    case 2: drawTransactions(state, detail, view, &p, y: y, rows: rows, focused: focused, position: position)
+    default: drawCustomerFlags(state, detail, &p, y: y, rows: rows, focused: focused, position: position)
     }
 }
 
 /// The customer's transactions, newest first.
 private func drawTransactions(
-    _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int, focused: Bool
+    _ state: AppState, _ detail: CustomerDetail, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int, focused: Bool,
+    position: ListPosition
 ) {
     let next = !focused ? "" : detail.flags.isEmpty ? "  Tab: entitlements" : "  Tab: flags"
     // Under time travel, those bought by the instant, and how many after it are not listed.
@@ -510,7 +516,7 @@ private func drawTransactions(
     if !purchaseMinutes { columns[3].width = 10 }
     p.table(
         x: 0, y: y + 1, width: state.width, height: rows, columns: columns,
-        rows: transactions.count, position: state.customerPositions[2], focused: focused
+        rows: transactions.count, position: position, focused: focused
     ) { row, column in
         let t = transactions[row]
         switch column {
@@ -545,22 +551,21 @@ private func drawTransactions(
 /// holds about twenty characters, and "Apple refunded it: ..." is the part that answers a question); with the
 /// entitlements in focus, the selected one's why whole (its row cuts it); nil with another pane in focus.
 func timelineLastText(_ state: AppState, _ view: CustomerView) -> String? {
-    // The detail first: it is what is cut at the right edge when the line is short.
     switch state.customerPane {
-    case 1:
-        view.timeline[safe: state.customerPositions[1].selected].map { e in
-            timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? "")
-        }
-    case 0:
-        view.entitlements[safe: state.customerPositions[0].selected].map { e in
-            "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))"
-        }
+    case 1: view.timeline[safe: state.customerPositions[1].selected].map(timelineLine)
+    case 0: view.entitlements[safe: state.customerPositions[0].selected].map(entitlementLine)
     default: nil
     }
 }
 
+/// An event in full, under the timeline: the detail first, which is what is cut at the right edge when the line is short.
+func timelineLine(_ e: TimelineEvent) -> String { timelineDetail(e) + (e.transactionId.map { "  (transaction \($0))" } ?? "") }
+
+/// An entitlement's why whole, under the timeline (its row cuts it).
+func entitlementLine(_ e: Entitlement) -> String { "\(e.name): \(Format.instants(in: e.reason))\(renewalNote(e))" }
+
 /// The customer's timeline, with the selected event (or entitlement, the entitlements in focus) in full under it.
-private func drawTimeline(_ state: AppState, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int) {
+private func drawTimeline(_ state: AppState, _ view: CustomerView, _ p: inout Painter, y: Int, rows: Int, position: ListPosition) {
     // The longest that leaves room for the scroll hint (" 16/16 "): the key to the next pane outlasts the note on
     // the columns.
     let counted = Format.counted(view.timeline.count, "event")
@@ -579,7 +584,7 @@ private func drawTimeline(_ state: AppState, _ view: CustomerView, _ p: inout Pa
     p.table(
         x: 0, y: y + 1, width: state.width, height: lastText != nil ? rows - 1 - extra : rows,
         columns: [Column("at", 16, keepsWidth: true), Column("event", 20), Column("product", 17), Column("detail", 20, flex: true)],
-        rows: events.count, position: state.customerPositions[1], focused: state.customerPane == 1
+        rows: events.count, position: position, focused: state.customerPane == 1
     ) { row, column in
         let e = events[row]
         switch column {
@@ -618,7 +623,9 @@ func verificationCell(_ verification: Verification) -> TableCell {
 
 /// The customer's flags, every status (the queue shows one at a time), with the selected one's detail and its last
 /// triage on the last line; the triage keys act on the selected flag here.
-private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, y: Int, rows: Int, focused: Bool) {
+private func drawCustomerFlags(
+    _ state: AppState, _ detail: CustomerDetail, _ p: inout Painter, y: Int, rows: Int, focused: Bool, position: ListPosition
+) {
     let flags = detail.flags
     let open = flags.filter { $0.status == .open }.count
     // Flags and their statuses are the ledger's now; under time travel, those raised after the instant are counted.
@@ -633,7 +640,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
         width: state.width, focused: focused)
     // The selected flag under the table, in focus: what it found and its id, then (with room) who last moved it and
     // their note.
-    let selected = rows > 3 && focused ? flags[safe: state.customerPositions[3].selected] : nil
+    let selected = rows > 3 && focused ? flags[safe: position.selected] : nil
     let triage = selected.flatMap { detail.lastTriage(of: $0.id) }
     let footer = selected == nil ? 0 : triage != nil && rows > 5 ? 2 : 1
     let short = state.width < narrowFlagTable
@@ -644,7 +651,7 @@ private func drawCustomerFlags(_ state: AppState, _ detail: CustomerDetail, _ p:
     let instant = state.instant
     p.table(
         x: 0, y: y + 1, width: state.width, height: rows - footer, columns: columns, rows: flags.count,
-        position: state.customerPositions[3], focused: focused
+        position: position, focused: focused
     ) { row, column in
         let f = flags[row]
         switch column {
