@@ -32,10 +32,6 @@ struct Decode: AsyncParsableCommand {
         for path in files {
             var file = try ChunkedFile(path)
             let before = total
-            defer {
-                // (Said, as import says it: "0 records" at the end did not say which file held none.)
-                if total == before { FileHandle.standardError.write(Data("\(safe(path)): no records in it (empty, or white space only)\n".utf8)) }
-            }
             while let pieces = try file.next() {
                 for piece in pieces {
                     let record = await decoder.decode(piece, path: path)
@@ -51,6 +47,8 @@ struct Decode: AsyncParsableCommand {
                     }
                 }
             }
+            // (Said, as import says it: "0 records" at the end did not say which file held none.)
+            if total == before { FileHandle.standardError.write(Data("\(safe(path)): no records in it\n".utf8)) }
         }
         if !json {
             output.line("\(total) record\(total == 1 ? "" : "s"): \(total - rejected) ok, \(rejected) rejected")

@@ -95,6 +95,14 @@ struct SplitterTests {
         let inside = try await decodeText("[" + element + "," + element.dropLast(5))
         #expect(inside.map(\.error?.code) == [nil, "truncatedJSON"])
         #expect(inside.last?.error?.message.contains("no closing ]") == false)
+        // A string element cut short is the truncated record, said once; one whole, the array's end is missing still.
+        let cutString = try await decodeText(#"["eyJhbGciOiJFUzI1NiJ9.eyJ"#)
+        #expect(cutString.count == 1 && cutString[0].error?.message.contains("truncated") == true, "\(cutString.map { $0.error?.message ?? "" })")
+        let wholeString = try await decodeText(#"["x""#)
+        #expect(wholeString.map(\.error?.code) == ["unrecognisedDocument", "truncatedJSON"], "\(wholeString.map { $0.error?.message ?? "" })")
+        #expect(try await decodeText(#"["x\\""#).map(\.error?.code) == ["unrecognisedDocument", "truncatedJSON"])
+        // (A quote after a backslash is in the string; after two, it closes it.)
+        #expect(try await decodeText(#"["x\""#).map(\.error?.code) == ["truncatedJSON"])
         // A document that is not an array is not held to one.
         #expect(try await decodeText(element + "\n" + element).count == 2)
     }

@@ -97,10 +97,21 @@ public struct RecordDecoder: Sendable {
                 message: "this looks like a JWS with \(parts) of 3 parts (truncated?): a JWS is header.payload.signature, and this has "
                     + "\(parts == 1 ? "no payload or signature" : "no signature") (\(bytes.count) bytes)")
         }
-        // A number, a string or a literal (an array's stray element): JSON, but no document.
-        if let value = try? JSONParser.parse(bytes) {
-            throw RecordError(
-                code: "unrecognisedDocument", message: "the JSON is \(value.typeName), not an App Store document (which is a JSON object)")
+        // A number, a string or a literal (an array's stray element): JSON, but no document; a string cut short (an array's
+        // last element, where the input ends) is truncated JSON.
+        if let first = bytes.first, Array("-0123456789\"tfn".utf8).contains(first) {
+            let value: JSONValue?
+            do {
+                value = try JSONParser.parse(bytes)
+            } catch where error.code == "truncatedJSON" {
+                throw error
+            } catch {
+                value = nil
+            }
+            if let value {
+                throw RecordError(
+                    code: "unrecognisedDocument", message: "the JSON is \(value.typeName), not an App Store document (which is a JSON object)")
+            }
         }
         // A compressed export (`.json.gz`) is the usual mistake, and a person can act on its name.
         let compressed = bytes.starts(with: [0x1f, 0x8b]) ? "; it is gzip-compressed: gunzip it and import the result" : ""

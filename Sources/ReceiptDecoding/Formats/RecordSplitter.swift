@@ -161,7 +161,8 @@ public struct RecordSplitter: Sendable {
     public mutating func finish() -> [Piece] {
         var pieces: [Piece] = []
         if mode == .start { pieces = startInput(then: []) }
-        let cutInside = inRecord && !scalarRecord && mode == .jsonArray
+        // (A number or a literal ends where the input does; a string without its closing quote was cut.)
+        let cutInside = inRecord && mode == .jsonArray && (!scalarRecord || current.first == UInt8(ascii: "\"") && !Self.closesString(current))
         pieces += finishOpenRecord()
         if arrayOpen && !cutInside {
             arrayOpen = false
@@ -359,6 +360,13 @@ public struct RecordSplitter: Sendable {
         nextIndex += 1
         current.removeAll(keepingCapacity: current.capacity <= 1 << 20)
         return piece
+    }
+
+    /// Whether `bytes`, a string's from its opening quote, end with its closing quote (not an escaped one).
+    static func closesString(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 2, bytes.last == UInt8(ascii: "\"") else { return false }
+        let backslashes = bytes.dropLast().reversed().prefix { $0 == UInt8(ascii: "\\") }.count
+        return backslashes % 2 == 0
     }
 
     private func looksLikeText(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
