@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeskUI
 import Entitlements
 import Foundation
 import Ledger
@@ -163,7 +164,7 @@ struct Lookup: AsyncParsableCommand {
                 output.line("  note \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))")
             }
             for flag in flags {
-                output.line("  \(flag.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))")
+                output.line("  \(flag.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))\(consumptionDue(flag, at: instant))")
             }
             if raisedAfter > 0 { output.line("  (\(raisedAfter) more raised after \(instant.iso8601), not shown)") }
         }

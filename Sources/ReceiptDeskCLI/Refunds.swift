@@ -115,7 +115,7 @@ struct Refunds: AsyncParsableCommand {
             write = { flags in
                 for f in flags {
                     output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")
-                    output.line("    \(safe(f.detail))\(f.customerId.map { "  customer C\($0)" } ?? "")")
+                    output.line("    \(safe(f.detail))\(consumptionDue(f, at: until ?? now))\(f.customerId.map { "  customer C\($0)" } ?? "")")
                 }
             }
         }

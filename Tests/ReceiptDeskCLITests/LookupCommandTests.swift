@@ -313,6 +313,27 @@ struct LookupCommandTests {
         #expect(wrong.status == 2 && wrong.stderr.contains("--at takes now, a date or an instant"), "\(wrong.stderr)")
     }
 
+    @Test("refunds and lookup say whether a consumption request's deadline has passed at the instant they answer for, as the dashboard's due column does")
+    func consumptionDeadlineAtInstant() throws {
+        let ledger = try Self.sampleDataLedger()
+        let id = "consumption-request:a7d2e135-75aa-4969-b5d4-69ad5588fd02"
+        let detail = "refund requested; send consumption data by 2025-07-01T02:00:00Z"
+        // (Raised 2025-06-30T14:00Z, twelve hours to answer.)
+        for (at, said) in [("2025-07-01T00:00:00Z", "  (2h left)"), ("2025-07-01T03:00:00Z", "  (deadline passed)"), (nil, "  (deadline passed)")] {
+            let options = ["--ledger", "sqlite:\(ledger)"] + (at.map { ["--at", $0] } ?? [])
+            let queue = try Binary.run(["refunds", "--rule", "consumption-request", "--limit", "1000"] + options)
+            let lines = queue.lines
+            let flag = try #require(lines.firstIndex { $0.hasSuffix(id) }, "\(queue.stdout)")
+            #expect(lines[flag + 1].hasPrefix("    \(detail)\(said)  customer C"), "\(at ?? "now"): \(lines[flag + 1])")
+            let customer = try #require(lines[flag + 1].split(separator: " ").last.map(String.init))
+            let looked = try Binary.run(["lookup", customer] + options)
+            #expect(looked.lines.contains { $0.hasSuffix("\(id)  \(detail)\(said)") }, "\(at ?? "now"): \(looked.stdout)")
+        }
+        // Raised after the instant, it is not in the queue at all.
+        let before = try Binary.run(["refunds", "--rule", "consumption-request", "--ledger", "sqlite:\(ledger)", "--at", "2025-06-30T13:00:00Z"])
+        #expect(!before.stdout.contains(id))
+    }
+
     @Test("refunds reads the queue a page at a time: every flag once, in order, up to --limit, and whether more match")
     func refundsPages() async throws {
         let path = try Self.sampleDataLedger()

@@ -1081,11 +1081,24 @@ func ageCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
 
 /// A consumption request's time left to answer (12 hours from the request), open or acknowledged.
 func dueCell(_ f: RefundFlag, at instant: Timestamp) -> TableCell {
-    let now = instant.millisecondsSince1970
-    // (Acknowledged, the clock still runs: someone looking is not an answer.)
-    guard f.rule == "consumption-request", f.status != .resolved, f.at.millisecondsSince1970 <= now else { return TableCell("") }
-    let left = clampedDifference(consumptionDeadline(f), now)
+    guard let left = consumptionTimeLeft(f, at: instant) else { return TableCell("") }
     return TableCell(left < 0 ? "passed" : Format.span(left), role: left < 3 * 3_600_000 ? "status.danger" : "status.warn")
+}
+
+/// How long a consumption request's flag has left before Apple's deadline at an instant (negative: passed); nil for
+/// another flag, a resolved one, or one raised after the instant. (Acknowledged, the clock still runs: someone looking
+/// is not an answer.)
+public func consumptionTimeLeft(_ f: RefundFlag, at instant: Timestamp) -> Int64? {
+    let now = instant.millisecondsSince1970
+    guard f.rule == "consumption-request", f.status != .resolved, f.at.millisecondsSince1970 <= now else { return nil }
+    return clampedDifference(consumptionDeadline(f), now)
+}
+
+/// The same, as the commands' text says it after the flag's detail: "  (deadline passed)", "  (2h left)"; empty for no
+/// deadline.
+public func consumptionDue(_ f: RefundFlag, at instant: Timestamp) -> String {
+    guard let left = consumptionTimeLeft(f, at: instant) else { return "" }
+    return left < 0 ? "  (deadline passed)" : "  (\(Format.span(left)) left)"
 }
 
 // MARK: Imports
