@@ -34,6 +34,8 @@ struct Sample: AsyncParsableCommand {
 
     func validate() throws {
         guard customers >= 0 else { throw ValidationError("--customers must be 0 or more") }
+        // (An empty one wrote the sample into /: its files are named under it, "" + "/catalog.csv".)
+        guard !out.isEmpty else { throw ValidationError("--out needs the directory to write the sample into (. for this one)") }
         let span = try range()
         // Checked: instants near the ends of Int64 must not overflow the subtraction.
         let (length, overflow) = span.to.millisecondsSince1970.subtractingReportingOverflow(span.from.millisecondsSince1970)

@@ -61,6 +61,9 @@ struct EmptyFileCommandTests {
             underFile.status == 2 && underFile.stderr.contains("--out \(dir)/data/customers.csv/inner/more: \(dir)/data/customers.csv is not a directory"),
             "\(underFile.stderr)")
         #expect(!underFile.stderr.contains("NSCocoaErrorDomain") && !underFile.stderr.contains("could not be completed"), "\(underFile.stderr)")
+        // No directory at all is a usage error (it wrote the sample into /).
+        let none = try Binary.run(["sample", "--customers", "1", "--out", ""], directory: dir)
+        #expect(none.status == 2 && none.stderr.contains("--out needs the directory to write the sample into"), "\(none.stderr)")
         // A relative path of one character, not there yet (it crashed: Foundation's deletingLastPathComponent trapped on it).
         for relative in ["x", "y/z/"] {
             let short = try Binary.run(["sample", "--customers", "1", "--out", relative], directory: dir)
