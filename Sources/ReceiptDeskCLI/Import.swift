@@ -63,8 +63,9 @@ struct Import: AsyncParsableCommand {
         let flagRules = try DataOptions.loadRules(rules)
         // The mapping is checked whole before anything is written.
         let mapping = try customers.map(DataOptions.customerMapping)
-        // (A mistyped input is said before the ledger is opened, which creates a new SQLite one.)
+        // (A mistyped input or trust root is said before the ledger is opened, which creates a new SQLite one.)
         try ChunkedFile.requireExisting(paths)
+        let decoder = try verification.makeDecoder(now: now)
         // (Links alone go into a ledger that is there: a mistyped path would have been created empty, and linked nothing.)
         let store = try await LedgerOptions.open(url: LedgerOptions.ledgerURL(explicit: ledger), now: now, mustExist: paths.isEmpty)
         do {
@@ -73,7 +74,6 @@ struct Import: AsyncParsableCommand {
             try? await store.close()
             throw error
         }
-        let decoder = try verification.makeDecoder(now: now)
         let total: ImportCounts
         do {
             // Ctrl-C stops the import between batches, saying what its committed batches hold (a second one kills

@@ -267,6 +267,9 @@ struct ImportCommandTests {
         let missing = try Binary.run(["import", "--ledger", "sqlite:\(mistyped)", file, home + "/nofile.json"])
         #expect(missing.status == 2 && missing.stderr.contains("no such file: \(home)/nofile.json"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: mistyped) && !FileManager.default.fileExists(atPath: mistyped + "-wal"))
+        let badRoot = try Binary.run(["import", "--ledger", "sqlite:\(mistyped)", "--trust-root", home + "/noroot.pem", file])
+        #expect(badRoot.status == 2 && badRoot.stderr.contains("cannot read trust root \(home)/noroot.pem"), "\(badRoot.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mistyped))
         let missingOnServer = try Binary.run(["import", "--ledger", "postgres://someone@127.0.0.1:1/none", home + "/nofile.json"])
         #expect(missingOnServer.status == 2 && missingOnServer.stderr.contains("no such file"), "\(missingOnServer.stderr)")
     }
