@@ -83,7 +83,7 @@ struct DataOptions: ParsableArguments {
         var mapping: [(account: String, kind: IdentifierKind, value: String)] = []
         let rows: [CSVRow]
         do {
-            rows = try CSVRows.parse(try readBytes(path))
+            rows = try CSVRows.parse(try readBytes(path, option: "--customers"))
         } catch let error as CSVRowsError {
             throw CLIError.usage(safe("\(path) \(error)"))
         }
@@ -116,7 +116,7 @@ struct DataOptions: ParsableArguments {
     func loadCatalog() throws -> Catalog {
         guard let catalog else { return Catalog() }
         do {
-            return try Catalog.parse(csv: try Self.readBytes(catalog))
+            return try Catalog.parse(csv: try Self.readBytes(catalog, option: "--catalog"))
         } catch let error as CatalogError {
             throw CLIError.usage(safe("\(catalog) \(error)"))
         }
@@ -128,22 +128,25 @@ struct DataOptions: ParsableArguments {
     static func loadRules(_ path: String?) throws -> FlagRules {
         guard let path else { return FlagRules() }
         do {
-            return try FlagRules.parse(try read(path))
+            return try FlagRules.parse(try read(path, option: "--rules"))
         } catch let error as CatalogError {
             throw CLIError.usage(safe("\(path) \(error)"))
         }
     }
 
-    private func read(_ path: String) throws -> String { try Self.read(path) }
-
-    static func readBytes(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError.usage("cannot read \(path)")
+    /// The bytes of the file an option names; else an error naming the option, the path and why ("--catalog: no such
+    /// file: x.csv"; it said "cannot read x.csv", and "cannot read " for an empty path).
+    static func readBytes(_ path: String, option: String) throws -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CLIError.usage(path.isEmpty ? "\(option) needs a file's path" : "\(option): no such file: \(safe(path))")
         }
+        guard !isDirectory.boolValue else { throw CLIError.usage("\(option): \(safe(path)) is a directory; name a file") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.usage("\(option): cannot read \(safe(path))") }
         return [UInt8](data)
     }
 
-    static func read(_ path: String) throws -> String {
-        String(decoding: try readBytes(path), as: UTF8.self)
+    static func read(_ path: String, option: String) throws -> String {
+        String(decoding: try readBytes(path, option: option), as: UTF8.self)
     }
 }

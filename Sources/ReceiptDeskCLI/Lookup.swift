@@ -47,12 +47,13 @@ struct Lookup: AsyncParsableCommand {
 
     func run() async throws {
         let now = currentTimestamp()
-        try await data.withLedger(now: now) { ledger in try await run(ledger, now: now) }
+        // (The catalog read first: a wrong one was said after --files had all been read into a ledger.)
+        let catalog = try data.loadCatalog()
+        try await data.withLedger(now: now) { ledger in try await run(ledger, catalog: catalog, now: now) }
     }
 
-    private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
+    private func run(_ ledger: SQLLedger, catalog: Catalog, now: Timestamp) async throws {
         let instant = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now
-        let catalog = try data.loadCatalog()
         guard let found = try await ledger.customerId(pasted: id) else {
             throw CLIError.notFound("no customer matches \(safe(id))")
         }

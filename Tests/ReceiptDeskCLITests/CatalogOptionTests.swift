@@ -88,6 +88,15 @@ struct CatalogOptionTests {
         let missing = ImportCommandTests.temporary("no-such-catalog.csv")
         let unreadable = try Binary.run(["lookup", "c1", "--files", data, "--catalog", missing])
         #expect(unreadable.status == 2)
-        #expect(unreadable.stderr.contains("cannot read \(missing)"), "\(unreadable.stderr)")
+        #expect(unreadable.stderr.contains("--catalog: no such file: \(missing)"), "\(unreadable.stderr)")
+        // Said before --files are read into a ledger, naming the option, for each file option.
+        for (options, says) in [
+            (["lookup", "c1", "--files", data, "--catalog", ""], "--catalog needs a file's path"),
+            (["refunds", "--files", data, "--rules", missing], "--rules: no such file: \(missing)"),
+            (["lookup", "c1", "--files", data, "--catalog", NSTemporaryDirectory()], "--catalog: \(NSTemporaryDirectory()) is a directory; name a file"),
+        ] {
+            let run = try Binary.run(options)
+            #expect(run.status == 2 && run.stderr.hasPrefix("receiptdesk: \(says)"), "\(options): \(run.stderr)")
+        }
     }
 }
