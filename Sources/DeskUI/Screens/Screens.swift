@@ -632,8 +632,8 @@ private func drawCustomerFlags(
     let later = flags.filter { $0.at > state.instant }.count
     let after = later > 0 ? "; \(later) raised after \(Format.minute(state.instant))" : ""
     // (The triage keys act on the selected flag here, not on all of the customer's: said where they can be used. Out of
-    // focus, they act on all of them.)
-    let keys = state.readOnly || !focused ? "" : "  a r o: this flag"
+    // focus, shown under another pane, they act on every flag the key moves: said too, or `a` read as this list's first.)
+    let keys = state.readOnly ? "" : focused ? "  a r o: this flag" : "  a r o: every flag"
     let next = focused ? "  Tab: entitlements" : ""
     p.section(
         "Flags (\(Format.counted(flags.count, "flag")), \(open) open\(after))\(keys)\(next)", x: 0, y: y,
