@@ -414,12 +414,14 @@ struct BatchWriter {
         try c.insertRows(into: "raw_records", columns: rawColumns, rows: rawRows, onConflict: "")
         try c.updateRows(in: "raw_records", key: "id", columns: Self.retriedColumns, rows: rawRowsRetried)
         // An unfinished source's counts follow its committed batches, so that the Imports screen shows how far an
-        // import (running, or cut short) has come; finishing recounts them from its records.
+        // import (running, or cut short) has come; finishing recounts them from its records. (A finished one's gain
+        // records only in a retry that finds more in its bytes than its first import did: the end of an array never
+        // closed, which an earlier splitter did not count.)
         if newRecords.read > 0 {
             try c.executeDeferred(
                 """
                 UPDATE sources SET records_read = records_read + ?, imported = imported + ?, duplicates = duplicates + ?,
-                rejected = rejected + ? WHERE id = ? AND completed_at IS NULL
+                rejected = rejected + ? WHERE id = ?
                 """,
                 [
                     .of(newRecords.read), .of(newRecords.imported), .of(newRecords.duplicate), .of(newRecords.rejected),

@@ -24,8 +24,9 @@ public enum SourceStart: Sendable, Equatable {
     case started(sourceId: Int64, resumeAfter: Int?)
     /// The same content was imported completely before and these records of it (indexes, ascending) were
     /// rejected: decode them again (the trust roots or the decoder may have changed since) and import what now
-    /// decodes; every other record is a duplicate.
-    case retrying(sourceId: Int64, rejected: [Int])
+    /// decodes; every other record of the `records` it held is a duplicate, and one past them is new to it (a
+    /// splitter that finds more in the same bytes: the end of an array never closed).
+    case retrying(sourceId: Int64, rejected: [Int], records: Int)
 }
 
 /// One decoded record with the bytes it came from, ready to import.

@@ -69,8 +69,10 @@ public struct Importer: Sendable {
     ) async throws -> ImportCounts {
         let sourceId: Int64
         let resumeAfter: Int?
-        /// The rejected records of a source imported before, which alone are decoded again.
+        /// The rejected records of a source imported before, which alone are decoded again (with any past the records
+        /// it held, `held`).
         let retrying: Set<Int>?
+        var held = Int.max
         // (Stopped before it began, a file leaves no source cut short.)
         try Task.checkCancellation()
         switch try await ledger.beginSource(info, now: now) {
@@ -79,10 +81,11 @@ public struct Importer: Sendable {
             sourceId = id
             resumeAfter = after
             retrying = nil
-        case .retrying(let id, let rejected):
+        case .retrying(let id, let rejected, let records):
             sourceId = id
             resumeAfter = nil
             retrying = Set(rejected)
+            held = records
         }
         /// Records of a source imported before that are not decoded again.
         var settled = 0
@@ -137,7 +140,7 @@ public struct Importer: Sendable {
                         resumed += 1
                         continue
                     }
-                    if let retrying, !retrying.contains(piece.index) {
+                    if let retrying, !retrying.contains(piece.index), piece.index < held {
                         settled += 1
                         continue
                     }

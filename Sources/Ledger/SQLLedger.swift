@@ -217,7 +217,7 @@ public final class SQLLedger: Sendable {
                             """,
                             [.int(id)]
                         ).compactMap { $0[0].int.map(Int.init) }
-                        if !rejected.isEmpty { return .retrying(sourceId: id, rejected: rejected) }
+                        if !rejected.isEmpty { return .retrying(sourceId: id, rejected: rejected, records: Int(row[2].int ?? 0)) }
                     }
                     let read = Int(row[2].int ?? 0)
                     return .alreadyImported(ImportCounts(read: read, duplicate: read))

@@ -182,6 +182,38 @@ struct LedgerConformanceTests {
         try await ledger.close()
     }
 
+    @Test("a source an earlier splitter read fewer records in (an array's missing end) gains the new one in a retry, stored and counted", arguments: Backend.available)
+    func retryFindsMore(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        // An array cut after its third element, the second a stray number (rejected: the source is retried when imported
+        // again).
+        let element = { (n: Int) in #"{"transactionId":"m\#(n)","originalTransactionId":"m\#(n)","productId":"p","purchaseDate":1740000000000}"# }
+        let bytes = Array("[\(element(0)), 7, \(element(2)),".utf8)
+        let info = SourceInfo(path: "cut.json", sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
+        var splitter = RecordSplitter()
+        let pieces = splitter.feed(bytes) + splitter.finish()
+        #expect(pieces.map(\.unclosedArray) == [false, false, false, true])
+        // As an earlier receiptdesk imported it: without the array's missing end.
+        var earlier: [[RecordSplitter.Piece]] = [Array(pieces.prefix(3))]
+        let importer = Importer(ledger: ledger, decoder: try testDecoder(), batchSize: 2)
+        let first = try await importer.run(info, now: testNow) { earlier.isEmpty ? nil : earlier.removeFirst() }
+        #expect(first == ImportCounts(read: 3, imported: 2, rejected: 1))
+        // Now: the stray number again (rejected again), the two records a duplicate each, and the missing end new.
+        var now: [[RecordSplitter.Piece]] = [pieces]
+        let again = try await importer.run(info, now: testNow) { now.isEmpty ? nil : now.removeFirst() }
+        #expect(again == ImportCounts(read: 4, imported: 0, duplicate: 2, rejected: 2), "\(again)")
+        let source = try #require(try await ledger.sources(after: nil, limit: 10).first)
+        #expect(source.counts == ImportCounts(read: 4, imported: 2, rejected: 2), "\(source.counts)")
+        let rejected = try await ledger.rejectedRecords(after: nil, limit: 10)
+        #expect(rejected.map(\.index) == [1, 3] && rejected.last?.code == "truncatedJSON", "\(rejected)")
+        try await expectFiguresAgree(ledger)
+        // A third import finds nothing new.
+        var once: [[RecordSplitter.Piece]] = [pieces]
+        #expect(try await importer.run(info, now: testNow) { once.isEmpty ? nil : once.removeFirst() } == ImportCounts(read: 4, duplicate: 2, rejected: 2))
+        #expect(try await ledger.sources(after: nil, limit: 10).first?.counts == ImportCounts(read: 4, imported: 2, rejected: 2))
+        try await ledger.close()
+    }
+
     @Test("a retry cut short after one batch leaves the source's reconciliation right, and running it again finishes it", arguments: Backend.available)
     func retryInterrupted(_ backend: Backend) async throws {
         let ledger = try await backend.ledger()
@@ -195,7 +227,7 @@ struct LedgerConformanceTests {
         let bytes = Array(lines.joined(separator: "\n").utf8)
         #expect(try await importBytes(bytes, path: "k.ndjson", into: ledger).rejected == 3)
         let info = SourceInfo(path: "k.ndjson", sha256: CanonicalJSON.sha256Hex(bytes), size: Int64(bytes.count))
-        guard case .retrying(let sourceId, let rejected) = try await ledger.beginSource(info, now: testNow) else {
+        guard case .retrying(let sourceId, let rejected, records: 3) = try await ledger.beginSource(info, now: testNow) else {
             Issue.record("expected a retry")
             return
         }
@@ -207,7 +239,7 @@ struct LedgerConformanceTests {
         _ = try await ledger.importBatch(sourceId: sourceId, await importer.decode([pieces[0]], path: "k.ndjson"), now: testNow)
         try await expectFiguresAgree(ledger)
         #expect(try await ledger.sources(after: nil, limit: 10).map(\.counts) == [ImportCounts(read: 3, imported: 1, rejected: 2)])
-        #expect(try await ledger.beginSource(info, now: testNow) == .retrying(sourceId: sourceId, rejected: [1, 2]))
+        #expect(try await ledger.beginSource(info, now: testNow) == .retrying(sourceId: sourceId, rejected: [1, 2], records: 3))
         let counts = try await importBytes(bytes, path: "k.ndjson", into: ledger, decoder: try testDecoder(extraRoots: [ca.rootDER]))
         #expect(counts == ImportCounts(read: 3, imported: 2, duplicate: 1, rejected: 0))
         #expect(try await ledger.beginSource(info, now: testNow) == .alreadyImported(ImportCounts(read: 3, duplicate: 3)))
