@@ -69,10 +69,9 @@ public struct Importer: Sendable {
     ) async throws -> ImportCounts {
         let sourceId: Int64
         let resumeAfter: Int?
-        /// The rejected records of a source imported before, which alone are decoded again (with any past the records
-        /// it held, `held`).
-        let retrying: Set<Int>?
-        var held = Int.max
+        /// A source imported before: its rejected records, which alone are decoded again (with any past the records it
+        /// held).
+        let retrying: (rejected: Set<Int>, held: Int)?
         // (Stopped before it began, a file leaves no source cut short.)
         try Task.checkCancellation()
         switch try await ledger.beginSource(info, now: now) {
@@ -84,8 +83,7 @@ public struct Importer: Sendable {
         case .retrying(let id, let rejected, let records):
             sourceId = id
             resumeAfter = nil
-            retrying = Set(rejected)
-            held = records
+            retrying = (Set(rejected), records)
         }
         /// Records of a source imported before that are not decoded again.
         var settled = 0
@@ -140,7 +138,7 @@ public struct Importer: Sendable {
                         resumed += 1
                         continue
                     }
-                    if let retrying, !retrying.contains(piece.index), piece.index < held {
+                    if let retrying, !retrying.rejected.contains(piece.index), piece.index < retrying.held {
                         settled += 1
                         continue
                     }

@@ -195,8 +195,9 @@ struct ChunkedFile {
         // Notes and key material that sit beside data (a corpus's SOURCES.md, its certificates).
         let skipped: Set<String> = ["md", "cer", "der", "pem", "p8", "crt", "key"]
         for path in paths {
+            // (Every path is there: ``requireExisting(_:)``.)
             var isDirectory: ObjCBool = false
-            _ = path != "-" && FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            if path != "-" { _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) }
             guard isDirectory.boolValue else {
                 // A path named itself is read whatever it is (`<(zcat export.gz)` is a pipe), but for an SQLite
                 // database or its companions, regular files (a pipe's first bytes are not read here): `import ./*`
