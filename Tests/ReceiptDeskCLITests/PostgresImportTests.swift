@@ -8,10 +8,12 @@ import Testing
 /// the test's own (Tests/LedgerTests/PostgresTestServer.swift, compiled here through a symbolic link).
 @Suite("Import: a PostgreSQL server lost mid-import", .ownThreads)
 struct PostgresImportTests {
-    /// `count` consumable purchases, one customer each: every line a new transaction.
-    static func purchases(_ count: Int) -> String {
-        (1...count).map { n in
-            #"{"transactionId":"9\#(n)","originalTransactionId":"9\#(n)","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
+    /// `count` consumable purchases, one customer each: every line a new transaction; `refunded`, each refunded an
+    /// hour after purchase (a `quick-refund` flag each, and a `refund-spike` for the day).
+    static func purchases(_ count: Int, refunded: Bool = false) -> String {
+        let refund = refunded ? #""revocationDate":1741003600000,"revocationReason":0,"# : ""
+        return (1...count).map { n in
+            #"{"transactionId":"9\#(n)","originalTransactionId":"9\#(n)","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,\#(refund)"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741000000000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
         }.joined(separator: "\n") + "\n"
     }
 

@@ -9,14 +9,6 @@ import Testing
 /// test's own: the list across the page boundary, and a server lost between pages.
 @Suite("Refunds: a PostgreSQL queue longer than a page", .ownThreads)
 struct PostgresRefundsTests {
-    /// `count` consumables refunded an hour after purchase, one customer each: a `quick-refund` flag each (and a
-    /// `refund-spike` for the day).
-    static func refunds(_ count: Int) -> String {
-        (1...count).map { n in
-            #"{"transactionId":"8\#(n)","originalTransactionId":"8\#(n)","bundleId":"com.example.app","productId":"gems.100","purchaseDate":1741000000000,"revocationDate":1741003600000,"revocationReason":0,"quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","signedDate":1741003600000,"environment":"Production","storefront":"USA","price":990,"currency":"USD"}"#
-        }.joined(separator: "\n") + "\n"
-    }
-
     @Test("refunds lists a queue of more than a page once each, in order, and a server lost between pages keeps the pages written and says where the list stops")
     func pagesOnAServer() async throws {
         guard PostgresTestServer.enabled else { return }
@@ -24,7 +16,7 @@ struct PostgresRefundsTests {
         defer { server.stop() }
         let url = try server.createDatabase()
         let file = ImportCommandTests.temporary("pg-refunds.ndjson")
-        writeTestFile(file, Data(Self.refunds(1_500).utf8))
+        writeTestFile(file, Data(PostgresImportTests.purchases(1_500, refunded: true).utf8))
         let imported = try Binary.run(["import", "--no-verify", "--ledger", url, file], limit: .seconds(240))
         #expect(imported.status == 0, "\(imported.stderr)")
 
