@@ -1265,6 +1265,20 @@ struct SnapshotTests {
         #expect(footer().contains("a ack") && footer().contains("o reopen"), "\(footer())")
     }
 
+    @Test("what the status line says while a prompt is open shows on the line above it: `/` with nothing to filter says it finds a customer")
+    func messageOverPrompt() throws {
+        var state = Fixture.state(width: 100, height: 24, screen: .overview)
+        _ = reduce(&state, .key(.char("/")))
+        let lines = renderedLines(state)
+        #expect(lines[21].contains("nothing to filter on Overview: / finds a customer here (Esc cancels)"), "\(lines.joined(separator: "\n"))")
+        #expect(lines[22].hasPrefix(":customer"), "\(lines[22])")
+        // Typed into, the prompt keeps it; closed, the line goes with it.
+        _ = reduce(&state, .key(.char("C")))
+        #expect(renderedLines(state)[21].contains("nothing to filter on Overview"))
+        _ = reduce(&state, .key(.escape))
+        #expect(!renderedLines(state).joined().contains("nothing to filter"))
+    }
+
     @Test("the customer list's title says what A and F narrowed it to")
     func listTitleSaysItsNarrowing() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customers)

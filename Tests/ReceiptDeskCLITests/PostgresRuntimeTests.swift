@@ -319,6 +319,51 @@ struct PostgresRuntimeTests {
     }
 
     @Test(
+        "a slow read: Q held back for an r typed before it (the queue not read yet) is not typed into the note r opens once the queue is read; Enter resolves, then Q quits",
+        .timeLimit(.minutes(6)))
+    func heldQuitMeetsNote() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let fixture = try await Self.scriptedLedger(readOnly: false)
+        defer { fixture.end() }
+        let (server, terminal, runtime, ledger) = (fixture.server, fixture.terminal, fixture.runtime, fixture.ledger)
+        let frozen = FrozenProcesses(try server.processes())
+        defer { frozen.thaw() }
+
+        // The customers' read is slow: 5, r and Q typed meanwhile wait for it; on the copy they are judged on, r has
+        // no flag to resolve, so Q waits for it.
+        Self.thawWhenReading(runtime, frozen)
+        frozen.freeze()
+        for key in "5rQ" { terminal.type(.key(.char(key))) }
+        await runtime.handle(.key(.char("2")))
+        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the triage typed before it (Q again quits without it)") })
+        #expect(!runtime.state.quitting && terminal.pending == 0)
+
+        // Read, the queue has a flag for r, which asks for its note: Q is not the note's text, and the line says so.
+        runtime.onFrame = nil
+        await runtime.run(maxEvents: 3)
+        #expect(runtime.state.screen == .refunds && !runtime.state.quitting)
+        let prompt = try #require(runtime.state.prompt, "r opened no prompt: \(terminal.frames.last ?? "")")
+        guard case .note(let ids) = prompt.kind else {
+            Issue.record("r opened \(prompt.kind), not a note")
+            return
+        }
+        #expect(prompt.text == "", "Q was typed into the note")
+        let said = "resolving the flag asks for a note: Q was not typed into it (Enter resolves, Esc cancels; then Q quits)"
+        #expect(runtime.state.message?.text == said)
+        #expect(terminal.frames.last?.contains(said) == true, "\(terminal.frames.last ?? "")")
+
+        // Enter resolves without a note; Q then quits, after the write.
+        terminal.type(.key(.enter))
+        terminal.type(.key(.char("Q")))
+        await runtime.run(maxEvents: 2)
+        #expect(runtime.state.quitting)
+        await runtime.settle()
+        #expect(runtime.unsaved == nil)
+        let stored = try await ledger.flags(FlagQuery(limit: 100))
+        #expect(ids.count == 1 && stored.first { $0.id == ids.first }?.status == .resolved, "the resolve was not saved")
+    }
+
+    @Test(
         "a quit held back during one slow read is judged again when the next is slow, and waits for the ack typed before it, which is saved",
         .timeLimit(.minutes(6)))
     func heldAcrossReads() async throws {

@@ -41,7 +41,13 @@ public final class Runtime {
     /// A server that stopped answering holds a read until its read timeout (15 s), and the keys with it.
     public var readGrace: Duration = .milliseconds(300)
     /// Events read while a slow read was on its way, handled (in order) before the terminal's next.
-    private var typedAhead: [InputEvent] = []
+    private var typedAhead: [TypedAhead] = []
+    /// An event read while a slow read was on its way; `heldQuit` when it is the quit the status line said waits for
+    /// what was typed before it.
+    private struct TypedAhead {
+        var event: InputEvent
+        var heldQuit = false
+    }
     /// Whether the person quit while a read was on its way: the ledger's connection is then busy with it, and closing
     /// it would wait for the read (a frozen server's, for its read timeout).
     public private(set) var abandonedRead = false
@@ -89,9 +95,17 @@ public final class Runtime {
         var handled = 0
         while !state.quitting {
             if let maxEvents, handled >= maxEvents { return }
-            if let event = typedAhead.isEmpty ? backend.nextEvent(timeoutMilliseconds: 50) : typedAhead.removeFirst() {
+            if let typed = typedAhead.isEmpty ? backend.nextEvent(timeoutMilliseconds: 50).map({ TypedAhead(event: $0) }) : typedAhead.removeFirst() {
                 handled += 1
-                await handle(event)
+                // A quit said to wait for a triage key typed before it is not text for the prompt that key opened once
+                // its screen was read (`5 r Q` on a queue not read yet: r asks for a note, which the judging copy, with
+                // no flag to resolve, did not).
+                if typed.heldQuit, let prompt = state.prompt {
+                    state.message = StatusMessage(Self.heldQuitMet(prompt, typed.event), urgent: true)
+                    draw()
+                } else {
+                    await handle(typed.event)
+                }
             }
             if await applyAnswers() { draw() }
             // (Not while keys typed during a slow read wait: they come first, a quit among them.)
@@ -302,11 +316,11 @@ public final class Runtime {
                 // way (G's read of the last page) counts on them.
                 state.width = size.width
                 state.height = size.height
-                typedAhead.append(.resize(width: size.width, height: size.height))
+                typedAhead.append(TypedAhead(event: .resize(width: size.width, height: size.height)))
                 draw()
                 continue
             }
-            typedAhead.append(event)
+            typedAhead.append(TypedAhead(event: event))
             if quitNow(doing: doing, held: &held, shown: &shown) { return nil }
             draw()
         }
@@ -321,9 +335,10 @@ public final class Runtime {
             return false
         case .now:
             break
-        case .after(let what, let secondQuit):
+        case .after(let what, let secondQuit, let quitAt):
             guard held && secondQuit else {
                 held = true
+                typedAhead[quitAt].heldQuit = true
                 shown = StatusMessage("reading the ledger… Q waits for \(what) typed before it (Q again quits without it)", urgent: true)
                 state.message = shown
                 return false
@@ -338,6 +353,17 @@ public final class Runtime {
         return true
     }
 
+    /// What the status line says when a quit said to wait for the keys typed before it meets a prompt one of them
+    /// opened: the quit is not typed into it, and what the prompt needs is said.
+    static func heldQuitMet(_ prompt: Prompt, _ event: InputEvent) -> String {
+        let key = if case .key(.char(let character)) = event { String(character) } else { "Q" }
+        if case .note(let ids) = prompt.kind {
+            let flags = ids.count == 1 ? "the flag" : "\(ids.count) flags"
+            return "resolving \(flags) asks for a note: \(key) was not typed into it (Enter resolves, Esc cancels; then \(key) quits)"
+        }
+        return "\(key) was not typed into the prompt (Esc closes it; then \(key) quits)"
+    }
+
     /// The commands whose key holds back a quit typed after it during a slow read.
     private static let triageKeys: Set<Command> = [.acknowledge, .resolve, .reopen]
 
@@ -348,8 +374,8 @@ public final class Runtime {
         /// The keys before it are all reads (or nothing): it quits at once.
         case now
         /// It waits for what the keys before it ask for (an acknowledgement, an export); whether the last key typed
-        /// is a quit too (the second).
-        case after(String, secondQuit: Bool)
+        /// is a quit too (the second); where the first quit is among the keys typed.
+        case after(String, secondQuit: Bool, quitAt: Int)
     }
 
     /// Reduces the keys typed during a slow read on a copy of the state (their reads not run) to see whether they
@@ -362,14 +388,15 @@ public final class Runtime {
         // The state the first quit was typed on: a later key that quits there too is the second quit (Q, or q on a
         // top screen).
         var beforeQuit: AppState?
-        for (index, event) in typedAhead.enumerated() {
+        var quitAt = 0
+        for (index, event) in typedAhead.map(\.event).enumerated() {
             let action: Action
             switch event {
             case .key(let key):
                 if let beforeQuit {
                     var again = beforeQuit
                     _ = reduce(&again, .key(key))
-                    if again.quitting, index == typedAhead.count - 1, let what { return .after(what, secondQuit: true) }
+                    if again.quitting, index == typedAhead.count - 1, let what { return .after(what, secondQuit: true, quitAt: quitAt) }
                     continue
                 }
                 // A triage key where the keys reach the screen (no prompt, help, raw view or too-small notice) counts
@@ -399,11 +426,14 @@ public final class Runtime {
                 default: break
                 }
             }
-            if copy.quitting { beforeQuit = before }
+            if copy.quitting {
+                beforeQuit = before
+                quitAt = index
+            }
         }
         guard beforeQuit != nil else { return .none }
         guard let what else { return .now }
-        return .after(what, secondQuit: false)
+        return .after(what, secondQuit: false, quitAt: quitAt)
     }
 
     /// The task that runs `writes` after `previous`, leaving what they answer in `answers`.

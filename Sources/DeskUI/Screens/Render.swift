@@ -123,10 +123,12 @@ private func crumbTitle(_ visit: Visit) -> String {
 private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     let y = state.height - 2
     if let prompt = state.prompt {
-        if prompt.kind == .instant, prompt.completions.isEmpty, let message = state.message, message.kind == .error, y > 0 {
-            // Why the prompt opened again (an instant it could not read), on the line above it.
+        if prompt.completions.isEmpty, let message = state.message, y > 0 {
+            // What the status line says while a prompt is open, on the line above it: why the prompt opened again (an
+            // instant it could not read), what it is for (`/` where there is nothing to filter), what became of a key
+            // typed ahead into it, or what happened meanwhile.
             p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
-            _ = p.text(message.text, x: 1, y: y - 1, role: "status.danger")
+            _ = p.text(message.text, x: 1, y: y - 1, role: message.kind == .error ? "status.danger" : "status.ok")
         } else if !prompt.completions.isEmpty {
             var x = 1
             p.buffer.fill(x: 0, y: y - 1, width: state.width, height: 1, style: p.theme.style("ui.text.muted"))
