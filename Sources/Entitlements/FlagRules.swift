@@ -44,8 +44,6 @@ public struct FlagRules: Sendable {
         let (product, overflow) = highValuePrice.multipliedReportingOverflow(by: rate)
         return overflow ? .max : product / 100
     }
-    /// `consumption-request`: Apple waits this long for consumption data.
-    public var consumptionDeadline: Int64 = 12 * 3_600_000
     /// Severity by rule id.
     public var severities: [String: Severity] = [
         "quick-refund": .high, "serial-refunder": .high, "app-issue": .medium, "refund-spike": .critical,
@@ -114,7 +112,11 @@ public struct FlagRules: Sendable {
             case ("high-value", let name) where name.hasPrefix("rate.") && name.count == 8
                 && name.dropFirst(5).allSatisfy({ $0.isASCII && $0.isLetter }):
                 rules.highValueRates[name.dropFirst(5).uppercased()] = Int64(try number(Limits.rate, whole: true))
-            case ("consumption-request", "deadlineHours"): rules.consumptionDeadline = Int64(try number(Limits.hours) * 3_600_000)
+            case ("consumption-request", "deadlineHours"):
+                // (It once changed the flag's text only, while the screens and commands counted Apple's 12 hours.)
+                throw CatalogError(
+                    line: lineNumber,
+                    message: "consumption-request.deadlineHours is not a setting: Apple waits 12 hours for consumption data, and every screen and command counts them (remove the line)")
             default:
                 let names = ["enabled", "severity"] + (parameters[rule] ?? [])
                 throw CatalogError(line: lineNumber, message: "\(rule) has no parameter \(parameter); it has \(names.joined(separator: ", "))")
@@ -126,7 +128,7 @@ public struct FlagRules: Sendable {
     /// The parameters of each rule besides `enabled` and `severity`, as a rules file names them.
     public static let parameters: [String: [String]] = [
         "quick-refund": ["windowHours"], "serial-refunder": ["count", "windowDays"], "refund-spike": ["factor", "minimum", "trailingDays"],
-        "late-refund": ["share"], "high-value": ["price", "rate.XXX (a currency's code)"], "consumption-request": ["deadlineHours"],
+        "late-refund": ["share"], "high-value": ["price", "rate.XXX (a currency's code)"],
     ]
 
     /// The ranges a rules file may set; each fits its field with room to spare.
@@ -218,6 +220,12 @@ public struct RefundFlag: Hashable, Sendable {
         self.detail = detail
         self.environment = environment
     }
+}
+
+extension RefundFlag {
+    /// How long Apple waits for the consumption data a CONSUMPTION_REQUEST asks for: 12 hours, Apple's and not a
+    /// setting (the flag's text, the dashboard's due column and the commands' "left" all count it).
+    public static let consumptionAnswerWindow: Int64 = 12 * 3_600_000
 }
 
 /// Refund outcome counts for the overview.
@@ -403,7 +411,7 @@ public struct FlagEvaluation: Sendable {
             let key = n.notificationUUID ?? "\(fact.transactionId ?? "?"):\(at.millisecondsSince1970)"
             switch n.notificationType {
             case .consumptionRequest:
-                let deadline = at.adding(milliseconds: rules.consumptionDeadline)
+                let deadline = at.adding(milliseconds: RefundFlag.consumptionAnswerWindow)
                 if deadline > now { outcomes.pendingConsumptionRequests += 1 }
                 // (The same text whenever the rules run: it is stored and read at other instants, `lookup --at` or the
                 // dashboard's as-of time, where "deadline passed" from the import's clock contradicted them.)

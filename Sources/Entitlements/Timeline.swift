@@ -306,7 +306,7 @@ extension CustomerHistory {
                 }
                 note(.familyRevoked, "family sharing access revoked")
             case (.consumptionRequest, _):
-                note(.consumptionRequested, "the customer asked for a refund; consumption data due by \(at.adding(milliseconds: 12 * 3_600_000).iso8601)")
+                note(.consumptionRequested, "the customer asked for a refund; consumption data due by \(at.adding(milliseconds: RefundFlag.consumptionAnswerWindow).iso8601)")
             case (.expired, _):
                 if let stop = stopped(original, at: at) {
                     add(at, seen.seenAt, .expired, nil, stop, product: product ?? transaction?.productId)

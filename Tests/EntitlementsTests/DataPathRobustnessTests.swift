@@ -58,7 +58,8 @@ struct DataPathRobustnessTests {
             ("serial-refunder.count = 2.5", "must be a whole number"),
             ("refund-spike.minimum = -3", "must be a whole number from 1"),
             ("late-refund.share = 1.5", "late-refund.share must be a number from 0 to 1"),
-            ("consumption-request.deadlineHours = -12", "must be a number from 0"),
+            ("consumption-request.deadlineHours = 6", "consumption-request.deadlineHours is not a setting: Apple waits 12 hours for consumption data"),
+            ("consumption-request.windowHours = 6", "consumption-request has no parameter windowHours; it has enabled, severity"),
             ("app-issue.enabled = flase", "app-issue.enabled is true or false"),
         ])
     func rulesValuesValidated(line: String, message: String) {

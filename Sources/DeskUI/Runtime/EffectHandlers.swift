@@ -78,7 +78,7 @@ public struct EffectHandlers: Sendable {
         async let consumptionSeen = reader.flags(
             FlagQuery(status: .acknowledged, rule: "consumption-request", environment: environment, limit: 20))
         // Every open request whose 12 hours had run out by the instant, not only those among the newest 20.
-        let deadlinePassed = Timestamp(millisecondsSince1970: clampedSum(instant.millisecondsSince1970, -12 * 3_600_000))
+        let deadlinePassed = Timestamp(millisecondsSince1970: clampedSum(instant.millisecondsSince1970, -RefundFlag.consumptionAnswerWindow))
         async let pastDeadline = reader.flagCount(
             FlagQuery(status: .open, rule: "consumption-request", environment: environment, until: deadlinePassed))
         async let seenPastDeadline = reader.flagCount(

@@ -621,7 +621,7 @@ func pendingConsumptionRequests(_ data: OverviewData, at instant: Timestamp) -> 
 }
 
 /// When Apple stops waiting for a consumption request's answer: 12 hours after it was sent.
-func consumptionDeadline(_ flag: RefundFlag) -> Int64 { clampedSum(flag.at.millisecondsSince1970, 12 * 3_600_000) }
+func consumptionDeadline(_ flag: RefundFlag) -> Int64 { clampedSum(flag.at.millisecondsSince1970, RefundFlag.consumptionAnswerWindow) }
 
 /// What the refund queue shows: its scope, status and filter, and the flag selected in it.
 public struct QueueScope: Sendable, Equatable {
