@@ -173,12 +173,17 @@ extension Color {
     var rgb: (UInt8, UInt8, UInt8)? {
         switch self {
         case .default: return nil
-        case .ansi(let i), .indexed(let i) where i < 16:
-            let c = Self.ansiRGB[max(0, min(15, i))]
-            return (UInt8(c.0), UInt8(c.1), UInt8(c.2))
+        case .ansi(let i): return Self.rgb(ansi: i)
+        case .indexed(let i) where i < 16: return Self.rgb(ansi: i)
         case .indexed(let i): return Self.rgbOf256(max(16, min(255, i)))
         case .rgb(let r, let g, let b): return (r, g, b)
         }
+    }
+
+    /// One of the sixteen ANSI colours as xterm shows it.
+    private static func rgb(ansi i: Int) -> (UInt8, UInt8, UInt8) {
+        let c = ansiRGB[max(0, min(15, i))]
+        return (UInt8(c.0), UInt8(c.1), UInt8(c.2))
     }
 
     /// The contrast ratio of two colours (WCAG's, 1 to 21), or nil when either is the terminal's own.
