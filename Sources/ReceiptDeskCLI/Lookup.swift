@@ -54,18 +54,7 @@ struct Lookup: AsyncParsableCommand {
 
     private func run(_ ledger: SQLLedger, catalog: Catalog, now: Timestamp) async throws {
         let instant = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now
-        guard let found = try await ledger.customerId(pasted: id) else {
-            throw CLIError.notFound("no customer matches \(safe(id))")
-        }
-        let customer = found.customer
-        // Found with the punctuation around a pasted id taken off: said on standard error, the output stays data.
-        if found.matched != id.trimmingCharacters(in: .whitespacesAndNewlines) {
-            FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
-        }
-        if let merged = found.mergedSaid { FileHandle.standardError.write(Data("receiptdesk: \(merged)\n".utf8)) }
-        if let others = found.othersSaid {
-            FileHandle.standardError.write(Data("receiptdesk: \(safe(others)); this is C\(found.customer), by \(safe(found.matched))\n".utf8))
-        }
+        let customer = try await Self.customer(pasted: id, in: ledger).customer
         let records = try await ledger.customerRecords(customer)
         let history = records.history
         let entitlements = history.entitlements(at: instant, catalog: catalog)
@@ -174,12 +163,37 @@ struct Lookup: AsyncParsableCommand {
 }
 
 extension Lookup {
+    /// The customer a pasted id names (`lookup` and `note` alike), or `notFound`. How it was found, when not as given
+    /// (the punctuation around a pasted id taken off, a display id merged into another, an id that names others too),
+    /// is said on standard error: the output stays data. A write (`single`) refuses a text that names more than one
+    /// customer rather than choose one.
+    static func customer(pasted id: String, in ledger: SQLLedger, single: Bool = false) async throws -> PastedMatch {
+        guard let found = try await ledger.customerId(pasted: id) else {
+            throw CLIError.notFound("no customer matches \(safe(id))")
+        }
+        if single, !found.others.isEmpty {
+            let all = ["C\(found.customer) (by \(found.matched))"] + found.others.map { "C\($0.customer) (by \($0.id))" }
+            throw CLIError.usage("\(safe(id)) names \(all.count) customers, \(safe(all.joined(separator: ", "))): give one id (nothing was written)")
+        }
+        if found.matched != id.trimmingCharacters(in: .whitespacesAndNewlines) {
+            FileHandle.standardError.write(Data("receiptdesk: no id is \(safe(id)) as given; found by \(safe(found.matched))\n".utf8))
+        }
+        if let merged = found.mergedSaid { FileHandle.standardError.write(Data("receiptdesk: \(merged)\n".utf8)) }
+        if let others = found.othersSaid {
+            FileHandle.standardError.write(Data("receiptdesk: \(safe(others)); this is C\(found.customer), by \(safe(found.matched))\n".utf8))
+        }
+        return found
+    }
+
     /// What the text says of renewal, when known: "renews" of a period that runs; of one that ended (or was revoked)
     /// only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
     /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer
-    /// turning renewal off (DESIGN section 7: never blur the two).
+    /// turning renewal off (DESIGN section 7: never blur the two). Of a revoked one, renewal off with no intent is
+    /// Apple's doing after the refund or the family's revocation (the timeline says so), and the line says what ended
+    /// it: nothing more is said.
     static func renewal(_ e: Entitlement) -> String? {
         guard let willRenew = e.willRenew else { return nil }
+        if e.state == .revoked, !willRenew, e.expirationIntent == nil { return nil }
         let running = e.state == .active || e.state == .gracePeriod || e.state == .billingRetry
         if willRenew { return running ? "renews" : "renewal was on" }
         switch e.expirationIntent {

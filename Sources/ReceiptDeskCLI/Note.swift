@@ -41,9 +41,8 @@ struct Note: AsyncParsableCommand {
         let now = currentTimestamp()
         try await data.withLedger(now: now) { ledger in
             try await ledger.refuseUnlessRoleMay(.noting)
-            guard let customer = try await ledger.customerId(matching: id) else {
-                throw CLIError.notFound("no customer matches \(safe(id))")
-            }
+            // (Found as `lookup` finds it: the id the customer gave, pasted with what came around it.)
+            let customer = try await Lookup.customer(pasted: id, in: ledger, single: true).customer
             let who = try await OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, ledger: ledger)
             try await ledger.noteCustomer(customer, operatorName: who, note: text, now: now)
             print("noted on C\(customer) by \(safe(who))")

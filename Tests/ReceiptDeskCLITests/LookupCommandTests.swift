@@ -68,12 +68,15 @@ struct LookupCommandTests {
         #expect(pasted.status == 0)
         #expect(pasted.stderr.contains("no id is (502). as given; found by 502"), "\(pasted.stderr)")
         #expect(try Binary.json(pasted.stdout)["entitlements"] as? [[String: Any]] != nil)
-        // note writes: it takes an id only as it is.
-        #expect(try Binary.run(["note", "(w501)", "x", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 1)
+        // note finds the customer as lookup does, pasted punctuation and all, and says so.
+        let pastedNote = try Binary.run(["note", "\"(w501)\"", "called about a charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
+        #expect(pastedNote.status == 0 && pastedNote.stdout.hasPrefix("noted on C"), "\(pastedNote.stdout) \(pastedNote.stderr)")
+        #expect(pastedNote.stderr.contains("found by w501"), "\(pastedNote.stderr)")
+        #expect(try Binary.run(["note", "(w999)", "x", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 1)
         #expect(try Binary.run(["note", "w501", "called about a double charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
         let noted = try Binary.json(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)
         let notes = try #require(noted["notes"] as? [[String: Any]])
-        #expect(notes.first?["note"] as? String == "called about a double charge")
+        #expect(Set(notes.compactMap { $0["note"] as? String }) == ["called about a double charge", "called about a charge"], "\(notes)")
         #expect(notes.first?["operator"] as? String == "ana")
         let summary = try #require(noted["summary"] as? [String: Any])
         #expect(summary["transactions"] as? Int == 2)
@@ -135,6 +138,12 @@ struct LookupCommandTests {
         #expect(words(.priceIncreaseDeclined) == "renewal stopped: price increase not consented to")
         #expect(words(.other) == "renewal stopped by Apple, not by the customer")
         #expect(words(.unknown(9)) == "renewal stopped (expiration intent 9)")
+        // Revoked: renewal off without an intent is Apple's, after the refund; the customer's own still says so.
+        var revoked = Entitlement(name: "pro", state: .revoked, reason: "refunded")
+        revoked.willRenew = false
+        #expect(Lookup.renewal(revoked) == nil)
+        revoked.expirationIntent = .customerCancelled
+        #expect(Lookup.renewal(revoked) == "renewal off")
     }
 
     @Test("lookup --at lists only the flags raised by the instant; the text counts those raised after")
@@ -203,8 +212,24 @@ struct LookupCommandTests {
         #expect(stopped.contains(" EXPIRED ") && stopped.hasSuffix("pro.monthly  renewal stopped: billing failed"), "\(stopped)")
         let off = try entitlementLine("150000000056001", at: "9999-12-31T23:59:59Z")
         #expect(off.contains(" EXPIRED ") && off.hasSuffix("pro.monthly  renewal off"), "\(off)")
+        // 150000000180007 was refunded, and Apple turned its renewal off after: not the customer's "renewal off".
+        let refunded = try entitlementLine("150000000180007", at: "2025-07-01")
+        #expect(refunded.contains(" REVOKED ") && refunded.hasSuffix("storage.weekly"), "\(refunded)")
         let json = try Binary.json(try Binary.run(["lookup", "150000000000001", "--ledger", "sqlite:\(ledger)", "--at", "2025-07-01", "--json"]).stdout)
         #expect((json["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["billingRetry"])
+    }
+
+    @Test("note refuses a text naming two customers rather than write on one of them; lookup shows the first and names the other")
+    func noteNamesOneCustomer() throws {
+        let ledger = try Self.sampleDataLedger()
+        let text = "orders 150000000000001 and 150000000056001"
+        let shown = try Binary.run(["lookup", text, "--ledger", "sqlite:\(ledger)"])
+        #expect(shown.status == 0 && shown.stderr.contains("the text also names C"), "\(shown.stderr)")
+        let refused = try Binary.run(["note", text, "called", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
+        #expect(refused.status == 2, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("names 2 customers, C") && refused.stderr.contains("give one id (nothing was written)"), "\(refused.stderr)")
+        let notes = try Binary.json(try Binary.run(["lookup", "150000000000001", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)["notes"] as? [[String: Any]]
+        #expect(notes?.isEmpty != false, "\(String(describing: notes))")
     }
 
     @Test("lookup's text piped (not a terminal) never cuts a name to its column")
