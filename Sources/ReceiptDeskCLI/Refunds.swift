@@ -79,10 +79,15 @@ struct Refunds: AsyncParsableCommand {
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
         let rules = try data.loadRules()
         if refresh { try await ledger.refuseUnlessRoleMay(.refreshingFlags) }
-        let outcomes =
-            refresh
-            ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : try await ledger.refundOutcomes(rules: rules, now: now)
         let until = try at.map { try parseInstant($0, option: "--at", now: now) }
+        let refreshed = refresh ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : nil
+        // (The consumption requests awaiting data are those at the instant the list is of: --at's, or now.)
+        let outcomes: RefundOutcomes
+        if let refreshed, until == nil {
+            outcomes = refreshed
+        } else {
+            outcomes = try await ledger.refundOutcomes(rules: rules, now: until ?? now)
+        }
         // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970. A duration
         // counts back from the instant answered for: --at's, or now.)
         let from = try since.map { text in
@@ -110,7 +115,7 @@ struct Refunds: AsyncParsableCommand {
             }
         } else {
             // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
-            output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data")
+            output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data\(until.map { " at \($0.iso8601)" } ?? "")")
             if let until { output.line("the queue at \(until.iso8601): the flags raised by then, each with its status now") }
             write = { flags in
                 for f in flags {
