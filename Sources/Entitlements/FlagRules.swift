@@ -280,7 +280,9 @@ public struct FlagEvaluation: Sendable {
         var product: String
         var environment: Environment?
     }
-    private var byProductDay: [ProductEnvironment: [Int64: Int]] = [:]
+    /// Each product's refunds by UTC day, as the instants they were refunded (the spike is raised at the one that made
+    /// the day's count an alarm).
+    private var byProductDay: [ProductEnvironment: [Int64: [Timestamp]]] = [:]
 
     public init(rules: FlagRules, notifications: [NotificationFact], now: Timestamp) {
         self.rules = rules
@@ -339,7 +341,7 @@ public struct FlagEvaluation: Sendable {
             }
             if let product = t.productId {
                 byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
-                    revoked.millisecondsSince1970 / 86_400_000, default: 0] += 1
+                    revoked.millisecondsSince1970 / 86_400_000, default: []].append(revoked)
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let delay = purchase.distance(to: revoked)
@@ -394,14 +396,20 @@ public struct FlagEvaluation: Sendable {
             let product = key.product
             // Production (or unstated) keeps the id spikes always had; another environment is named in it.
             let suffix = key.environment.map { $0 == .production ? "" : ":\($0.rawValue.lowercased())" } ?? ""
-            for (day, count) in days where count >= rules.spikeMinimum {
-                let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)] ?? 0) }
+            for (day, refunds) in days where refunds.count >= rules.spikeMinimum {
+                let count = refunds.count
+                let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)]?.count ?? 0) }
                 let mean = Double(trailing) / Double(trailingDays)
-                if Double(count) >= rules.spikeFactor * max(mean, 1.0 / Double(trailingDays)) {
+                let needed = rules.spikeFactor * max(mean, 1.0 / Double(trailingDays))
+                if Double(count) >= needed {
                     let date = Timestamp(millisecondsSince1970: day * 86_400_000)
-                    raise("refund-spike", date, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
+                    // Raised at the refund that made the day an alarm (the count-th of them, in time), not at the
+                    // day's midnight: `--at` and the dashboard's as-of time before it do not show it yet.
+                    let alarming = min(count, max(1, rules.spikeMinimum, Int(needed.rounded(.up))))
+                    let at = refunds.sorted()[alarming - 1]
+                    raise("refund-spike", at, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
                           product: product, amount: nil, currency: nil, environment: key.environment,
-                          "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day")
+                          "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day; an alarm from the \(ordinal(alarming)), at \(at.iso8601.dropFirst(11))")
                 }
             }
         }
@@ -432,6 +440,12 @@ public struct FlagEvaluation: Sendable {
         findings = []
         return (flags, outcomes)
     }
+}
+
+/// "1st", "2nd", "3rd", "4th", "11th", "21st": the place of a refund among its day's.
+private func ordinal(_ n: Int) -> String {
+    let suffix = (11...13).contains(n % 100) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th"
+    return "\(n)\(suffix)"
 }
 
 private func format2(_ value: Double) -> String {

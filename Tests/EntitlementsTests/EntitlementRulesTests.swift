@@ -327,21 +327,30 @@ struct EntitlementRulesTests {
 
     @Test("a refund spike per product and day against its trailing 28-day rate")
     func spike() {
-        func refund(_ id: Int, day: Int64) -> RefundFact {
+        func refund(_ id: Int, day: Int64, hour: Int64 = 1) -> RefundFact {
             var t = Transaction(transactionId: "s\(id)")
             t.productId = "pro.monthly"
             t.purchaseDate = Timestamp(millisecondsSince1970: B.t0 + (day - 20) * B.day)
             t.expiresDate = Timestamp(millisecondsSince1970: B.t0 + (day + 10) * B.day)
-            t.revocationDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day + 3_600_000)
+            t.revocationDate = Timestamp(millisecondsSince1970: B.t0 + day * B.day + hour * 3_600_000)
             return RefundFact(transaction: t, customerId: Int64(id))
         }
         var steady = (0..<28).map { refund($0, day: Int64($0)) }
         #expect(FlagRules().evaluate(refunds: steady, notifications: [], now: B.at(40)).allSatisfy { $0.rule != "refund-spike" })
-        steady += (100..<110).map { refund($0, day: 28) }
+        // Ten in a day, one an hour from 2:00, listed out of order: the alarm is the fifth (three times the mean of
+        // one a day, five at least), at 6:00, not the day's midnight, which no refund had reached yet.
+        steady += (100..<110).reversed().map { refund($0, day: 28, hour: Int64($0 - 98)) }
         let spikes = FlagRules().evaluate(refunds: steady, notifications: [], now: B.at(40)).filter { $0.rule == "refund-spike" }
         #expect(spikes.count == 1)
         #expect(spikes.first?.id == "refund-spike:pro.monthly:2025-01-29")
         #expect(spikes.first?.severity == .critical)
+        #expect(spikes.first?.at == Timestamp(millisecondsSince1970: B.t0 + 28 * B.day + 6 * 3_600_000))
+        #expect(spikes.first?.detail.hasSuffix("mean of 1.00/day; an alarm from the 5th, at 06:00:00Z") == true, "\(spikes.first?.detail ?? "")")
+        // With a higher factor, the alarm waits for the refund that reaches it: the ninth, at 10:00.
+        var rules = FlagRules()
+        rules.spikeFactor = 8.5
+        let later = rules.evaluate(refunds: steady, notifications: [], now: B.at(40)).first { $0.rule == "refund-spike" }
+        #expect(later?.at == Timestamp(millisecondsSince1970: B.t0 + 28 * B.day + 10 * 3_600_000), "\(later?.detail ?? "")")
     }
 
     @Test("spikes are counted per environment: sandbox test refunds neither make nor hide a production spike")
