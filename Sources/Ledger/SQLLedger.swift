@@ -402,17 +402,21 @@ public final class SQLLedger: Sendable {
                 var amount: Int64?
                 var currency: String?
                 var environment: String?
+                /// When it was raised: a spike's moves to the refund that made its day an alarm (before, the day's
+                /// midnight), and earlier when an earlier refund of the day is imported later.
+                var at: Int64?
             }
             var known: [String: Stored] = [:]
             for chunk in chunks(Array(Set(flags.map(\.id)))) {
                 for row in try c.query(
-                    "SELECT id, customer_id, status, severity, detail, amount, environment, currency FROM flags WHERE id IN (\(placeholders(chunk.count)))",
+                    "SELECT id, customer_id, status, severity, detail, amount, environment, currency, at FROM flags WHERE id IN (\(placeholders(chunk.count)))",
                     chunk.map(SQLValue.text))
                 {
                     guard let id = row[0].text else { continue }
                     known[id] = Stored(
                         customer: row[1].int, open: try row[2].decode(FlagStatus.self, column: "flags.status") == .open,
-                        severity: row[3].text, detail: row[4].text, amount: row[5].int, currency: row[7].text, environment: row[6].text)
+                        severity: row[3].text, detail: row[4].text, amount: row[5].int, currency: row[7].text, environment: row[6].text,
+                        at: row[8].int)
                 }
             }
             var opened = 0
@@ -424,6 +428,7 @@ public final class SQLLedger: Sendable {
                     let unchanged =
                         before.customer == flag.customerId && before.severity == flag.severity.rawValue && before.detail == flag.detail
                         && before.amount == flag.amount && before.currency == flag.currency && before.environment == flag.environment?.rawValue
+                        && before.at == flag.at.millisecondsSince1970
                     if unchanged { continue }
                     updated += 1
                     if before.open && before.customer != flag.customerId {
@@ -432,15 +437,15 @@ public final class SQLLedger: Sendable {
                     }
                     try c.executeDeferred(
                         """
-                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ?, currency = ?, environment = ? WHERE id = ?
+                        UPDATE flags SET severity = ?, detail = ?, customer_id = ?, amount = ?, currency = ?, environment = ?, at = ? WHERE id = ?
                         """,
                         [
                             .text(flag.severity.rawValue), .text(flag.detail), .of(flag.customerId), .of(flag.amount), .of(flag.currency),
-                            .of(flag.environment?.rawValue), .text(flag.id),
+                            .of(flag.environment?.rawValue), .of(flag.at), .text(flag.id),
                         ])
                     known[flag.id] = Stored(
                         customer: flag.customerId, open: before.open, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
-                        currency: flag.currency, environment: flag.environment?.rawValue)
+                        currency: flag.currency, environment: flag.environment?.rawValue, at: flag.at.millisecondsSince1970)
                 } else {
                     opened += 1
                     if let customer = flag.customerId { recount.insert(customer) }
@@ -451,7 +456,7 @@ public final class SQLLedger: Sendable {
                     ])
                     known[flag.id] = Stored(
                         customer: flag.customerId, open: true, severity: flag.severity.rawValue, detail: flag.detail, amount: flag.amount,
-                        environment: flag.environment?.rawValue)
+                        currency: flag.currency, environment: flag.environment?.rawValue, at: flag.at.millisecondsSince1970)
                 }
             }
             try c.insertRows(

@@ -499,6 +499,13 @@ struct LedgerConformanceTests {
         try await ledger.saveFlags([flag], now: testNow)
         try await ledger.saveFlags([flag], now: testNow)  // found again: no second flag, status kept
         #expect(try await ledger.flags(FlagQuery(status: .open)).map(\.id) == ["quick-refund:t1"])
+        // Restated with another instant (a spike's alarm, now raised at its refund, once at the day's midnight): moved.
+        var moved = flag
+        moved.at = testNow.adding(milliseconds: 500)
+        try await ledger.saveFlags([moved], now: testNow)
+        #expect(try await ledger.flags(FlagQuery(status: .open)).map(\.at) == [moved.at], "on \(backend)")
+        try await ledger.saveFlags([flag], now: testNow)
+        #expect(try await ledger.flags(FlagQuery(status: .open)).map(\.at) == [flag.at], "on \(backend)")
         _ = try await ledger.triage(flagId: flag.id, action: .ack, operatorName: "ana", note: nil, now: testNow.adding(milliseconds: 1000))
         try await ledger.saveFlags([flag], now: testNow)
         #expect(try await ledger.flags(FlagQuery(status: .acknowledged)).count == 1)
