@@ -154,7 +154,7 @@ public struct CustomerQuery: Sendable, Equatable {
     /// Only customers with an identifier starting with this text (or matching it exactly, any id kind).
     public var filter: String?
     public var environment: EnvironmentFilter
-    /// Only customers covered at this instant: a purchase not refunded bought by then and expiring after it (as far
+    /// Only customers subscribed at this instant: a purchase not refunded bought by then and expiring after it (as far
     /// as the ledger knows now: a refund counts whenever it happened).
     public var activeAt: Timestamp?
     /// Only customers with open flags.

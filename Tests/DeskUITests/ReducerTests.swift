@@ -253,7 +253,7 @@ struct ReducerTests {
         #expect(state.message?.text == "saved")
         state.screen = .imports
         _ = reduce(&state, .key(.char("A")))
-        #expect(state.message?.text.hasPrefix("A (only customers covered at the instant) works on Customers; not on Imports") == true)
+        #expect(state.message?.text.hasPrefix("A (customers subscribed at the instant) works on Customers; not on Imports") == true)
         // A key bound on several rows names every screen it works on (t works on the Refunds too).
         _ = reduce(&state, .key(.char("t")))
         #expect(state.message?.text == "t (time travel: as of when) works on Overview, Customers, Customer, Refunds; not on Imports")
@@ -1204,7 +1204,7 @@ struct ReducerTests {
         state.customerQuery.activeAt = Timestamp(millisecondsSince1970: 1_740_816_000_000)
         let rowsLine = exportCSV(state).split(separator: "\n")[0]
         #expect(
-            rowsLine.contains("covered-at=2025-03-01T08:00:00Z with-open-flags rows=1-\(state.customerPage.rows.count)-of-11812 as-of="),
+            rowsLine.contains("subscribed-at=2025-03-01T08:00:00Z with-open-flags rows=1-\(state.customerPage.rows.count)-of-11812 as-of="),
             "\(rowsLine)")
         state.customerQuery = CustomerQuery()
         // The first line is a comment a reader can skip: never a quoted cell, whatever the ledger is called.
@@ -1834,11 +1834,13 @@ struct ReducerTests {
         #expect(state.screen == .overview)
     }
 
-    @Test("time travel moves the covered-at filter to the new instant and reads the list again")
+    @Test("time travel moves the subscribed-at filter to the new instant and reads the list again; A says what it counts")
     func coveredFollowsTimeTravel() {
         var state = Fixture.state(screen: .customers)
         _ = reduce(&state, .key(.char("A")))
         #expect(state.customerQuery.activeAt == state.instant)
+        // (A grace period and a one-time purchase give access the list cannot tell: said, not called "covered".)
+        #expect(state.message?.text.hasSuffix("(grace periods and one-time purchases not counted; A shows all)") == true, "\(state.message?.text ?? "")")
         let earlier = Fixture.at(-30)
         let effects = reduce(&state, .instantParsed(earlier))
         #expect(state.customerQuery.activeAt == earlier)

@@ -1285,7 +1285,7 @@ struct SnapshotTests {
         state.customerQuery.activeAt = Timestamp(millisecondsSince1970: 1_606_293_030_000)
         state.customerQuery.withOpenFlags = true
         let title = try #require(renderedLines(state).first { $0.contains("sorted by") })
-        #expect(title.contains("covered at 2020-11-25 08:30:30  with open flags"), "\(title)")
+        #expect(title.contains("subscribed at 2020-11-25 08:30:30  with open flags"), "\(title)")
     }
 
     @Test("instants at the ends of Int64 draw without trapping (the screen fuzz harness's finding)")

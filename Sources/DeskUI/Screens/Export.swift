@@ -76,7 +76,7 @@ public func exportCSV(_ state: AppState) -> String {
     case .customers:
         if let text = state.customerQuery.filter { filter += " filter=\(text)" }
         filter += " sort=\(state.customerQuery.sort.rawValue)"
-        if let at = state.customerQuery.activeAt { filter += " covered-at=\(at.iso8601)" }
+        if let at = state.customerQuery.activeAt { filter += " subscribed-at=\(at.iso8601)" }
         if state.customerQuery.withOpenFlags { filter += " with-open-flags" }
         // The rows loaded, when they are not the whole list: which of how many (the file alone said nothing of it).
         let page = state.customerPage

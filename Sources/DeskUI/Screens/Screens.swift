@@ -194,7 +194,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         + "  sorted by \(state.customerQuery.sort.label)"
     if let filter = state.customerQuery.filter { title += "  filter \"\(filter)\"" }
     // What A and F narrowed it to (an empty list said nothing of why).
-    if let at = state.customerQuery.activeAt { title += "  covered at \(Format.instant(at))" }
+    if let at = state.customerQuery.activeAt { title += "  subscribed at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
     // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
     if state.asOf != nil { title += "  figures are the ledger's now" }

@@ -103,7 +103,7 @@ public struct Keymap: Sendable {
         KeyBinding([.char("s")], .sort, "sort by id / last activity / refunds", on: [.customers], footer: true),
         KeyBinding([.char("f")], .cycleStatus, "cycle the status shown", on: [.refunds], footer: true),
         KeyBinding([.char("e")], .cycleEnvironment, "cycle the environment", on: ScreenID.environmentFiltered),
-        KeyBinding([.char("A")], .toggleCovered, "only customers covered at the instant", on: [.customers]),
+        KeyBinding([.char("A")], .toggleCovered, "customers subscribed at the instant", on: [.customers]),
         KeyBinding([.char("F")], .toggleFlagged, "only customers with open flags", on: [.customers]),
     ])
 }

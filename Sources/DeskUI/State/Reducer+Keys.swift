@@ -287,7 +287,11 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
         state.customerQuery.activeAt = state.customerQuery.activeAt == nil ? state.instant : nil
         state.customerList = ListPosition()
         state.message = StatusMessage(
-            state.customerQuery.activeAt.map { "only customers covered at \(Format.minute($0)) (A shows all)" } ?? "all customers, covered or not")
+            state.customerQuery.activeAt.map {
+                // (What the ledger's list can tell: a period of a subscription. A grace period and a one-time purchase
+                // give access too, which the customer's screen says, but the list does not know them.)
+                "only customers subscribed at \(Format.minute($0)): a subscription period of theirs, not refunded, runs then (grace periods and one-time purchases not counted; A shows all)"
+            } ?? "all customers, subscribed or not")
         return [.loadCustomers(pageQuery(state), append: false)]
     case .toggleFlagged:
         state.customerQuery.withOpenFlags.toggle()

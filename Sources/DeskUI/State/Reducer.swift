@@ -322,7 +322,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.asOf = instant
         state.message = StatusMessage(instant.map { "as of \($0.iso8601)" } ?? "as of now")
         viewCustomerAtInstant(&state)
-        // "Covered at" (A) is covered at the instant shown: it moves with it, and the list is read again.
+        // "Subscribed at" (A) is subscribed at the instant shown: it moves with it, and the list is read again.
         var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
         if state.customerQuery.activeAt != nil {
             state.customerQuery.activeAt = state.instant
