@@ -1840,7 +1840,7 @@ struct ReducerTests {
         _ = reduce(&state, .key(.char("A")))
         #expect(state.customerQuery.activeAt == state.instant)
         // (A grace period and a one-time purchase give access the list cannot tell: said, not called "covered".)
-        #expect(state.message?.text.hasSuffix("(grace periods and one-time purchases not counted; A shows all)") == true, "\(state.message?.text ?? "")")
+        #expect(state.message?.text.hasSuffix("(A shows all; grace periods and one-time purchases not counted)") == true, "\(state.message?.text ?? "")")
         let earlier = Fixture.at(-30)
         let effects = reduce(&state, .instantParsed(earlier))
         #expect(state.customerQuery.activeAt == earlier)

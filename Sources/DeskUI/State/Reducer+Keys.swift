@@ -290,7 +290,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             state.customerQuery.activeAt.map {
                 // (What the ledger's list can tell: a period of a subscription. A grace period and a one-time purchase
                 // give access too, which the customer's screen says, but the list does not know them.)
-                "only customers subscribed at \(Format.minute($0)): a subscription period of theirs, not refunded, runs then (grace periods and one-time purchases not counted; A shows all)"
+                "only customers subscribed at \(Format.minute($0)) (A shows all; grace periods and one-time purchases not counted)"
             } ?? "all customers, subscribed or not")
         return [.loadCustomers(pageQuery(state), append: false)]
     case .toggleFlagged:
