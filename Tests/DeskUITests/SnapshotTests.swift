@@ -188,6 +188,23 @@ struct SnapshotTests {
         let statuses = renderedLines(state).compactMap { line in line.hasPrefix("200") ? line.split(separator: " ").last : nil }
         #expect(statuses.prefix(2) == ["JSON", "failed"], "\(statuses)")
         #expect(renderedLines(state).contains { $0.hasPrefix("2006 ") && $0.hasSuffix("plain JSON") }, "\(renderedLines(state))")
+
+        // A partial refund and a family revoke are said whole ("refunded 35%", "family revoked": the column was ten
+        // cells), at 80 columns too; a price with its currency, whole where there is room for the price.
+        records.transactions[3].revocationPercentage = 35_000
+        records.transactions[2].revocationDate = Fixture.at(-20)
+        records.transactions[2].revocationType = .familyRevoke
+        records.transactions[2].price = 119_990
+        records.transactions[2].currency = "AUD"
+        for width in [80, 100, 200] {
+            state.width = width
+            _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [], log: [])))
+            state.customerPane = 2
+            let rows = renderedLines(state).filter { $0.hasPrefix("200") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(rows.contains { $0.hasPrefix("2004 ") && $0.hasSuffix(" refunded 35%") }, "\(width): \(rows)")
+            #expect(rows.contains { $0.hasPrefix("2003 ") && $0.hasSuffix(" family revoked") }, "\(width): \(rows)")
+            if width > 80 { #expect(rows.contains { $0.hasPrefix("2003 ") && $0.contains(" 119.99 AUD ") }, "\(width): \(rows)") }
+        }
     }
 
     @Test("periods shorter than a strip's cell (a sandbox's five-minute months) cover the cells they fall in")

@@ -507,10 +507,16 @@ private func drawTransactions(
     let transactions = view.transactions
     // The purchase minute when every column has room for it, else its day: a time cut to "2025-06-01 0…" says
     // less than the day alone.
-    // Narrow, the price leaves first, then the environment (the header says it when there is one).
+    // Narrow, the price leaves first, then the environment (the header says it when there is one). The price and the
+    // status are as wide as their widest cell (a currency, "refunded 35%", "family revoked"), the product gives way.
+    let prices = transactions.map(priceText)
+    let statuses = transactions.map { transactionStatusCell($0, view) }
+    let priceWidth = min(16, prices.reduce(5) { max($0, DisplayWidth.of($1)) })
+    let statusWidth = min(16, statuses.reduce(6) { max($0, DisplayWidth.of($1.text)) })
     var columns = [
         Column("transaction", 16, keepsWidth: true), Column("env", 4, drops: 1), Column("product", 12, flex: true),
-        Column("purchased", 16), Column("expires", 10), Column("price", 9, right: true, drops: 2), Column("status", 10),
+        Column("purchased", 16), Column("expires", 10), Column("price", priceWidth, right: true, drops: 2),
+        Column("status", statusWidth, keepsWidth: true),
     ]
     let purchaseMinutes = state.width >= columns.reduce(columns.count - 1) { $0 + $1.width }
     if !purchaseMinutes { columns[3].width = 10 }
@@ -525,26 +531,35 @@ private func drawTransactions(
         case 2: return TableCell.id(t.productId ?? "-")
         case 3: return TableCell(purchaseMinutes ? Format.minute(t.purchaseDate) : Format.day(t.purchaseDate))
         case 4: return TableCell(Format.day(t.expiresDate))
-        case 5: return TableCell(t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-")
-        default:
-            // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
-            // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
-            if let revoked = view.revocations[t.transactionId] {
-                switch revoked {
-                case .refund(_, let share)?:
-                    return TableCell(share < 100_000 ? "refunded \(share / 1000)%" : "refunded", role: "status.danger")
-                case .familyRevoke?: return TableCell("family revoked", role: "status.warn")
-                case nil:
-                    if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
-                    if (t.revocationDate?.millisecondsSince1970 ?? .max) <= view.instant.millisecondsSince1970 {
-                        return TableCell("reversed", role: "status.ok")
-                    }
-                }
-            }
-            if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
-            return verificationCell(t.verification)
+        case 5: return TableCell(prices[row])
+        default: return statuses[row]
         }
     }
+}
+
+/// A transaction's price with its currency, as the transactions pane shows it ("-" without one).
+private func priceText(_ t: Transaction) -> String {
+    t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-"
+}
+
+/// The transactions pane's status: what revoked it, or how its signature stands.
+private func transactionStatusCell(_ t: Transaction, _ view: CustomerView) -> TableCell {
+    // "Refunded" only for a refund that stands at the instant: a family revoke, an upgrade's
+    // prorated cancellation and a reversed refund are not refunds (Revocation.swift).
+    if let revoked = view.revocations[t.transactionId] {
+        switch revoked {
+        case .refund(_, let share)?:
+            return TableCell(share < 100_000 ? "refunded \(share / 1000)%" : "refunded", role: "status.danger")
+        case .familyRevoke?: return TableCell("family revoked", role: "status.warn")
+        case nil:
+            if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+            if (t.revocationDate?.millisecondsSince1970 ?? .max) <= view.instant.millisecondsSince1970 {
+                return TableCell("reversed", role: "status.ok")
+            }
+        }
+    }
+    if t.isUpgraded == true { return TableCell("upgraded", role: "ui.text.muted") }
+    return verificationCell(t.verification)
 }
 
 /// The line under the timeline: the selected event in full, as the flag queue does (at 80 columns the detail column
