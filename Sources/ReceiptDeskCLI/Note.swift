@@ -13,6 +13,10 @@ struct Note: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The note.", valueName: "text"))
     var givenText: String?
 
+    /// The note as `triage --resolve --note TEXT` takes one: the same as the second argument.
+    @Option(name: .customLong("note"), help: ArgumentHelp("The note (instead of the second argument, as triage takes it).", valueName: "text"))
+    var noteOption: String?
+
     private var id: String { given ?? "" }
     private var text: String { givenText ?? "" }
 
@@ -22,6 +26,10 @@ struct Note: AsyncParsableCommand {
         if given == nil, data.source.files.count > 2, !data.source.files.suffix(2).contains(where: { FileManager.default.fileExists(atPath: $0) }) {
             givenText = data.source.files.removeLast()
             given = data.source.files.removeLast()
+        }
+        if let noteOption {
+            guard givenText == nil else { throw ValidationError("the note is given twice (TEXT and --note): give one") }
+            givenText = noteOption
         }
         guard given != nil, let givenText else {
             throw ValidationError("give the customer's id and the note: receiptdesk note ID \"TEXT\"")

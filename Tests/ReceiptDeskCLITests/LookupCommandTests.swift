@@ -73,10 +73,15 @@ struct LookupCommandTests {
         #expect(pastedNote.status == 0 && pastedNote.stdout.hasPrefix("noted on C"), "\(pastedNote.stdout) \(pastedNote.stderr)")
         #expect(pastedNote.stderr.contains("found by w501"), "\(pastedNote.stderr)")
         #expect(try Binary.run(["note", "(w999)", "x", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 1)
+        // The note as triage takes one (--note), not both ways at once.
+        let twice = try Binary.run(["note", "w501", "x", "--note", "y", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
+        #expect(twice.status == 2 && twice.stderr.contains("the note is given twice"), "\(twice.stderr)")
+        #expect(try Binary.run(["note", "w501", "--note", "sent a refund link", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
         #expect(try Binary.run(["note", "w501", "called about a double charge", "--ledger", "sqlite:\(ledger)", "--operator", "ana"]).status == 0)
         let noted = try Binary.json(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--json"]).stdout)
         let notes = try #require(noted["notes"] as? [[String: Any]])
-        #expect(Set(notes.compactMap { $0["note"] as? String }) == ["called about a double charge", "called about a charge"], "\(notes)")
+        #expect(
+            Set(notes.compactMap { $0["note"] as? String }) == ["called about a double charge", "called about a charge", "sent a refund link"], "\(notes)")
         #expect(notes.first?["operator"] as? String == "ana")
         let summary = try #require(noted["summary"] as? [String: Any])
         #expect(summary["transactions"] as? Int == 2)
