@@ -50,6 +50,9 @@ struct SnapshotTests {
         try match(raw, name: "raw-80x24")
 
         try match(Fixture.state(width: 50, height: 12), name: "too-small-50x12")
+        // Narrower than its lines, the notice wraps at words: the size needed is still said whole.
+        let tiny = renderedLines(Fixture.state(width: 20, height: 5)).map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(tiny.contains("20x5") && tiny.contains("least 60x16"), "\(tiny)")
 
         for width in [60, 80] {
             var transactions = Fixture.state(width: width, height: 20, screen: .customer)

@@ -16,13 +16,15 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
     var p = Painter(buffer: buffer, theme: theme, glyphs: state.glyphs)
     p.buffer.clear(style: theme.style("ui.text"))
     guard state.fitsTerminal else {
+        // Each line wrapped at its words on a terminal narrower than it, so that the size needed is always said.
         let lines = [
-            "Terminal too small: \(state.width)x\(state.height)",
-            "ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)",
-        ]
-        for (i, line) in lines.enumerated() {
+            ("Terminal too small: \(state.width)x\(state.height)", "status.warn"),
+            ("ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)", "ui.text"),
+        ].flatMap { text, role in wrapped(text, width: max(1, state.width), words: true).map { ($0, role) } }
+        let top = max(0, (state.height - lines.count) / 2)
+        for (i, (line, role)) in lines.enumerated() {
             let x = max(0, (state.width - DisplayWidth.of(line)) / 2)
-            _ = p.text(line, x: x, y: max(0, state.height / 2 - 1 + i), role: i == 0 ? "status.warn" : "ui.text")
+            _ = p.text(line, x: x, y: top + i, role: role)
         }
         buffer = p.buffer
         return
