@@ -267,7 +267,7 @@ struct PostgresRuntimeTests {
         terminal.type(.key(.char("Q")))
         await runtime.pollChanges()
         #expect(!runtime.state.quitting && !runtime.abandonedRead, "Q after an ack quit at once, dropping the ack")
-        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the triage typed before it (Q again quits without it)") })
+        #expect(terminal.frames.contains { $0.contains(Self.heldLine) })
         await runtime.run(maxEvents: 2)
         #expect(runtime.state.quitting)
         await runtime.settle()
@@ -302,7 +302,7 @@ struct PostgresRuntimeTests {
         for key in "5aQ" { terminal.type(.key(.char(key))) }
         // Q again once the line says the first waits: it quits at once, the server still frozen, and the command will
         // say what was not done.
-        let held = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
+        let held = Self.heldLine
         var heldSeen = false
         runtime.onFrame = { state in
             guard !heldSeen, state.message?.text == held else { return }
@@ -325,18 +325,12 @@ struct PostgresRuntimeTests {
         guard PostgresTestServer.enabled else { return }
         let fixture = try await Self.scriptedLedger(readOnly: false)
         defer { fixture.end() }
-        let (server, terminal, runtime, ledger) = (fixture.server, fixture.terminal, fixture.runtime, fixture.ledger)
-        let frozen = FrozenProcesses(try server.processes())
+        let (terminal, runtime, ledger) = (fixture.terminal, fixture.runtime, fixture.ledger)
+        let frozen = FrozenProcesses(try fixture.server.processes())
         defer { frozen.thaw() }
 
-        // The customers' read is slow: 5, r and Q typed meanwhile wait for it; on the copy they are judged on, r has
-        // no flag to resolve, so Q waits for it.
-        Self.thawWhenReading(runtime, frozen)
-        frozen.freeze()
-        for key in "5rQ" { terminal.type(.key(.char(key))) }
-        await runtime.handle(.key(.char("2")))
-        #expect(terminal.frames.contains { $0.contains("reading the ledger… Q waits for the triage typed before it (Q again quits without it)") })
-        #expect(!runtime.state.quitting && terminal.pending == 0)
+        // On the copy the keys are judged on, r has no flag to resolve, so Q waits for it.
+        await Self.quitHeldBack(after: "r", fixture, frozen)
 
         // Read, the queue has a flag for r, which asks for its note: Q is not the note's text, and the line says so.
         runtime.onFrame = nil
@@ -370,18 +364,12 @@ struct PostgresRuntimeTests {
         guard PostgresTestServer.enabled else { return }
         let fixture = try await Self.scriptedLedger(readOnly: false)
         defer { fixture.end() }
-        let (server, terminal, runtime, ledger) = (fixture.server, fixture.terminal, fixture.runtime, fixture.ledger)
-        let frozen = FrozenProcesses(try server.processes())
+        let (terminal, runtime, ledger) = (fixture.terminal, fixture.runtime, fixture.ledger)
+        let frozen = FrozenProcesses(try fixture.server.processes())
         defer { frozen.thaw() }
-        let held = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
+        let held = Self.heldLine
 
-        // The customers' read is slow: 5, a and Q typed meanwhile wait for it, Q held back for the `a`.
-        Self.thawWhenReading(runtime, frozen)
-        frozen.freeze()
-        for key in "5aQ" { terminal.type(.key(.char(key))) }
-        await runtime.handle(.key(.char("2")))
-        #expect(terminal.frames.contains { $0.contains(held) })
-        #expect(!runtime.state.quitting && terminal.pending == 0)
+        await Self.quitHeldBack(after: "a", fixture, frozen)
 
         // The queue's read (the 5, handled after it) is slow too: the Q still waiting is judged again as it starts.
         let before = terminal.frames.count
@@ -538,6 +526,20 @@ struct PostgresRuntimeTests {
 
     /// Thaws `frozen` a second after the runtime first draws a slow read's line (the keys typed before it are read by
     /// then), whatever the machine's load: a thaw timed from the freeze could come before the read was slow.
+    /// What the status line says of a quit held back for a triage key typed before it during a slow read.
+    static let heldLine = "reading the ledger… Q waits for the triage typed before it (Q again quits without it)"
+
+    /// The customers' read made slow (the server frozen, thawed a second after the line says it reads), with 5, `key`
+    /// (a triage key) and Q typed meanwhile: they wait for the read, and Q is held back for the key.
+    static func quitHeldBack(after key: Character, _ fixture: ScriptedLedger, _ frozen: FrozenProcesses) async {
+        thawWhenReading(fixture.runtime, frozen)
+        frozen.freeze()
+        for typed in "5\(key)Q" { fixture.terminal.type(.key(.char(typed))) }
+        await fixture.runtime.handle(.key(.char("2")))
+        #expect(fixture.terminal.frames.contains { $0.contains(heldLine) })
+        #expect(!fixture.runtime.state.quitting && fixture.terminal.pending == 0)
+    }
+
     static func thawWhenReading(_ runtime: Runtime, _ frozen: FrozenProcesses) {
         var scheduled = false
         runtime.onFrame = { state in
