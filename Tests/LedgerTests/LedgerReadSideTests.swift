@@ -270,8 +270,8 @@ extension LedgerConformanceTests {
         let plans = try await ledger.database.read { c in
             let deadline = Queries.flagFilters(FlagQuery(status: .open, rule: "consumption-request", until: testNow), id: nil, dialect: c.dialect)
             let statements: [(String, [SQLValue])] = [
-                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, productId: nil, environment: .all),
-                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, productId: "p", environment: .all),
+                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, until: first + 90 * World.day - 1, productId: nil, environment: .all),
+                Queries.refundSeriesSQL(c.dialect, days: 90, first: first, until: first + 90 * World.day - 1, productId: "p", environment: .all),
                 ("SELECT COUNT(*) FROM flags WHERE " + deadline.conditions.joined(separator: " AND "), deadline.arguments),
             ]
             return try statements.map { try queryPlan(c, $0, $1) }
@@ -284,6 +284,22 @@ extension LedgerConformanceTests {
         if !backend.isPostgres {
             for plan in plans.prefix(2) { #expect(!plan.contains("TEMP B-TREE") && !plan.contains("SCAN transactions"), "\(plan)") }
             #expect(plans[2].contains("COVERING INDEX"), "\(plans[2])")
+        }
+        try await ledger.close()
+    }
+
+    @Test("a refund series as of an instant counts its own day's refunds up to the instant only", arguments: Backend.available)
+    func refundSeriesUntilInstant(_ backend: Backend) async throws {
+        let ledger = try await backend.ledger()
+        let day = 20_000 * World.day
+        // Refunds at 01:00 and 23:00 of one day, and one the day before.
+        let lines = [(day - 3_600_000, "a"), (day + 3_600_000, "b"), (day + 23 * 3_600_000, "c")].map { at, id in
+            #"{"transactionId":"\#(id)","originalTransactionId":"\#(id)","productId":"p","purchaseDate":\#(at - World.day),"revocationDate":\#(at)}"#
+        }
+        try await importText(lines.joined(separator: "\n"), path: "day.ndjson", into: ledger)
+        for (hour, counts) in [(0, [1, 0]), (2, [1, 1]), (23, [1, 2])] as [(Int64, [Int])] {
+            let series = try await ledger.refundsPerDay(days: 2, endingAt: Timestamp(millisecondsSince1970: day + hour * 3_600_000), productId: nil)
+            #expect(series.counts == counts, "at \(hour):00 on \(backend)")
         }
         try await ledger.close()
     }
@@ -414,7 +430,8 @@ extension LedgerConformanceTests {
         try await importText(lines.joined(separator: "\n"), path: "refunds.ndjson", into: ledger)
         // The same refund seen again in another source is still one refund.
         try await importText(lines[2], path: "again.ndjson", into: ledger)
-        let end = Timestamp(millisecondsSince1970: first + 9 * day + 5 * 3_600_000)
+        // (As of the last day's last millisecond: the series counts refunds up to its instant.)
+        let end = Timestamp(millisecondsSince1970: first + 9 * day + day - 1)
         let all = try await ledger.refundsPerDay(days: 10, endingAt: end, productId: nil)
         #expect(all.firstDay.millisecondsSince1970 == first)
         #expect(all.counts == [2, 3, 0, 0, 1, 0, 0, 0, 0, 1])

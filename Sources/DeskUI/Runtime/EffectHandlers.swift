@@ -72,7 +72,8 @@ public struct EffectHandlers: Sendable {
         async let counts = reader.overview(environment: environment)
         async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil, environment: environment)
         async let flagCounts = reader.flagCounts(environment: environment)
-        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20))
+        // Alarms raised by the instant (the refunds after it are not in the series either).
+        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20, until: instant))
         // Requests open or acknowledged: someone looking at one does not stop Apple's 12 hours.
         async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", environment: environment, limit: 20))
         async let consumptionSeen = reader.flags(
