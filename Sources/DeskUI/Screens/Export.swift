@@ -99,7 +99,12 @@ public func exportCSV(_ state: AppState) -> String {
     case .transaction:
         filter += " transaction=\(state.transaction?.transactionId ?? "")"
         rows.append(["field", "value"])
-        rows += transactionFields(state.transaction).map { [$0.key, $0.value] }
+        // Codes as Apple sent them, but a refund reversed since says so, as on screen: the fields alone read as a
+        // refund that stands.
+        let reversed = state.transaction.map { revocationReversed($0, state) } ?? false
+        rows += transactionFields(state.transaction).map { field in
+            [field.key, field.key == "revocationDate" && reversed ? "\(field.value)  (\(reversedRefundMeaning))" : field.value]
+        }
     case .refunds:
         filter = queueScope(state)
         rows.append(flagCSVHeader)

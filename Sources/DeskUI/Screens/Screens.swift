@@ -882,7 +882,7 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // customer's view knows it no longer stands, and the fields say so rather than read as a refund.
     let reversed = revocationReversed(t, state)
     let fields = transactionFields(t).map { field in
-        let meaning = field.key == "revocationDate" && reversed ? "the refund was reversed: access restored" : fieldMeaning(field.key, of: t)
+        let meaning = field.key == "revocationDate" && reversed ? reversedRefundMeaning : fieldMeaning(field.key, of: t)
         return (key: field.key, value: meaning.map { "\(field.value)  (\($0))" } ?? field.value)
     }
     // The selected field whole on the last line; a value too long for it (a long product id, a source's path) takes up
@@ -915,7 +915,9 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
 }
 
-/// What a numeric code Apple sends means, shown beside it on the transaction screen (the export keeps the code).
+/// What the Transaction screen says beside `revocationDate`, and its export after it, when the refund was reversed.
+let reversedRefundMeaning = "the refund was reversed: access restored"
+
 /// Whether the customer's view, at its instant, holds this transaction's refund reversed: revoked by its fields, no
 /// revocation standing, and not an upgrade's cancellation (the rule the Transactions pane's "reversed" follows).
 func revocationReversed(_ t: Transaction, _ state: AppState) -> Bool {
@@ -925,6 +927,7 @@ func revocationReversed(_ t: Transaction, _ state: AppState) -> Bool {
     return date.millisecondsSince1970 <= view.instant.millisecondsSince1970
 }
 
+/// What a numeric code Apple sends means, shown beside it on the transaction screen (the export keeps the code).
 func fieldMeaning(_ key: String, of t: Transaction) -> String? {
     switch key {
     case "revocationReason":
