@@ -5,7 +5,8 @@ import TOMLKit
 /// Finds and reads theme files (TOML, helix's shape) into DeskUI themes.
 ///
 /// Looked up by name in the user's directory (`$XDG_CONFIG_HOME/receiptdesk/themes`, else
-/// `~/.config/receiptdesk/themes`) first, then in the `Themes/` folder that ships with ReceiptDesk.
+/// `~/.config/receiptdesk/themes`) first, then in the `Themes/` folder that ships with ReceiptDesk, then among the
+/// same themes built into the binary (``BundledThemes``: a binary installed away from its source tree has them too).
 struct ThemeLoader: Sendable {
     let directories: [String]
     /// The user's home, written `~` at the start of a theme file's path in an error (a status line has 80 columns).
@@ -24,8 +25,12 @@ struct ThemeLoader: Sendable {
             directories.append(home + "/.config/receiptdesk/themes")
         }
         if let bundled = BundledFiles.locate("Themes", containing: "default.toml") { directories.append(bundled) }
+        directories.append(Self.builtIn)
         self.directories = directories
     }
+
+    /// The place of the themes built into the binary in the search path, as a path names it.
+    static let builtIn = "(built into receiptdesk)"
 
     init(directories: [String], home: String? = nil) {
         self.directories = directories
@@ -36,6 +41,7 @@ struct ThemeLoader: Sendable {
     var names: [String] {
         var names = Set<String>()
         for directory in directories {
+            if directory == Self.builtIn { names.formUnion(BundledThemes.texts.keys) }
             for file in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where file.hasSuffix(".toml") {
                 names.insert(String(file.dropLast(5)))
             }
@@ -122,6 +128,10 @@ struct ThemeLoader: Sendable {
     /// A theme file's text, or nil when there is none. A FIFO or device (which would wait, or never end) and a
     /// file larger than ``maximumSize`` are refused.
     private static func read(_ path: String, theme: String) throws(ThemeError) -> String? {
+        if path.hasPrefix(builtIn + "/") {
+            // (Its text without the file's last line break, which the string leaves out.)
+            return BundledThemes.texts[String(path.dropFirst(builtIn.count + 1).dropLast(".toml".count))].map { $0 + "\n" }
+        }
         let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: target) else { return nil }
         guard attributes[.type] as? FileAttributeType == .typeRegular else {

@@ -363,4 +363,23 @@ struct ThemeLoaderTests {
         #expect(theme == (try loader.load("default")))
         #expect(warning?.hasPrefix("theme nosuch: no such theme, using default (have: default, high-contrast, light, ") == true, "\(warning ?? "")")
     }
+
+    @Test("the binary carries Themes/ as they are (scripts/embed-themes writes them), and a loader with no Themes/ on disk loads them")
+    func builtInThemes() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.bundled).filter { $0.hasSuffix(".toml") }
+        #expect(Set(BundledThemes.texts.keys) == Set(files.map { String($0.dropLast(5)) }), "run scripts/embed-themes")
+        for file in files {
+            let text = try String(contentsOfFile: Self.bundled + "/" + file, encoding: .utf8)
+            #expect(BundledThemes.texts[String(file.dropLast(5))].map { $0 + "\n" } == text, "\(file) differs from the built-in one: run scripts/embed-themes")
+        }
+        // Installed away from its source tree: only the user's directory, which has none, and the built-in ones.
+        let empty = try Folder()
+        let loader = ThemeLoader(directories: [empty.path, ThemeLoader.builtIn])
+        #expect(loader.names == ["default", "high-contrast", "light", "mono", "nord", "solarized-dark"])
+        for name in loader.names { #expect(try loader.load(name) == (try ThemeLoader(directories: [Self.bundled]).load(name)), "\(name)") }
+        // A user theme inheriting a built-in one, by name.
+        try empty.write("mine.toml", "inherits = \"nord\"\n\"ui.accent\" = { fg = \"red\" }\n")
+        #expect(try loader.load("mine").styles != (try loader.load("nord")).styles)
+        #expect(loader.loadOrDefault("nosuch").warning?.contains("(have: default, high-contrast, light, mine, mono, nord, solarized-dark)") == true)
+    }
 }

@@ -1,0 +1,1 @@
+../ReceiptDeskCLI/BundledThemes.swift
