@@ -139,5 +139,10 @@ struct BadInputTests {
         #expect(record.isOK)
         #expect(record.transactions.first?.expiresDate == nil)
         #expect(record.warnings.contains { $0.contains("masked") })
+        // A masked transaction id is not: two would be one purchase.
+        for text in [#"{"status":0,"latest_receipt_info":{"transaction_id":"****"}}"#, #"{"transactionId":"***","productId":"p"}"#] {
+            let masked = try #require(try await decodeText(text).first)
+            #expect(masked.error?.code == "maskedId", "\(text)")
+        }
     }
 }

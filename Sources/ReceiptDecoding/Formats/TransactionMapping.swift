@@ -24,10 +24,7 @@ enum TransactionMapping {
     static func legacyTransaction(
         _ fields: Fields, environment: Environment?, bundleId: String?
     ) throws(RecordError) -> Transaction {
-        var t = Transaction(transactionId: try fields.requiredString("transaction_id"))
-        if isMasked(t.transactionId) {
-            fields.notes.warnings.append("transaction_id is masked in \(fields.location)")
-        }
+        var t = Transaction(transactionId: try fields.requiredId("transaction_id"))
         t.originalTransactionId = try fields.string("original_transaction_id")
         t.webOrderLineItemId = try fields.string("web_order_line_item_id")
         t.productId = try fields.string("product_id")
@@ -77,7 +74,7 @@ enum TransactionMapping {
 
     /// Maps a `JWSTransactionDecodedPayload` object.
     static func jwsTransaction(_ fields: Fields) throws(RecordError) -> Transaction {
-        var t = Transaction(transactionId: try fields.requiredString("transactionId"))
+        var t = Transaction(transactionId: try fields.requiredId("transactionId"))
         for field in Transaction.fields where field.merge != .identity {
             let value: FieldValue?
             switch (field.name, field.kind) {

@@ -49,6 +49,18 @@ struct Fields {
         return text
     }
 
+    /// A transaction's id, which must be present and not masked: a purchase is stored and linked by it, and two masked
+    /// ones (`******` in an anonymised copy) would read as one purchase. Masked, the record is rejected (`maskedId`).
+    func requiredId(_ key: String) throws(RecordError) -> String {
+        let id = try requiredString(key)
+        if isMasked(id) {
+            throw RecordError(
+                code: "maskedId",
+                message: "\(key) is masked (\(id.prefix(8))…)\(place): a purchase is known by its id, and masked ones cannot be told apart")
+        }
+        return id
+    }
+
     /// An integer from a number (fractions truncated toward negative infinity) or a numeric string.
     func int64(_ key: String) throws(RecordError) -> Int64? {
         guard let value = object[key] else { return nil }
