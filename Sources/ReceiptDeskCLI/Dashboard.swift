@@ -241,7 +241,9 @@ struct Dashboard {
 /// Writes an export, replacing a file there, and returns whether there was one. It is written beside its place and
 /// renamed into it, so a write that fails part-way (a full disk) leaves the export that was there whole; a failure
 /// says why (`cannot write /x/y.csv: No such file or directory`).
-func writeExport(_ contents: String, to path: String) throws -> Bool {
+func writeExport(_ contents: String, to given: String) throws -> Bool {
+    // (Typed at the dashboard's command line, where no shell expands a ~.)
+    let path = expandingHome(given)
     func failed() -> CLIError { CLIError.usage("cannot write \(path): \(String(cString: strerror(errno)))") }
     var isDirectory: ObjCBool = false
     let existed = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)

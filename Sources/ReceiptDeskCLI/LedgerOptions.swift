@@ -119,9 +119,7 @@ struct LedgerOptions: ParsableArguments {
                 var path = String(url.dropFirst("sqlite:".count))
                 if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
                 // No shell expands a ~ after "sqlite:": it is the home directory here, as a user means it.
-                if path == "~" || path.hasPrefix("~/") {
-                    path = (ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + path.dropFirst()
-                }
+                path = expandingHome(path)
                 guard !path.isEmpty else { throw CLIError.usage("sqlite: needs the ledger file's path: sqlite:PATH (sqlite:ledger.sqlite)") }
                 if !(readOnly || mustExist) || FileManager.default.fileExists(atPath: path) {
                     return try SQLiteDatabase.open(path: path, readOnly: readOnly)
@@ -159,4 +157,11 @@ enum OperatorName {
         let named = !(explicit ?? "").isEmpty || !(environment["USER"] ?? "").isEmpty
         return resolve(explicit, environment: environment, role: named ? nil : try await ledger.role()?.name)
     }
+}
+
+/// A path given where no shell expands it (`sqlite:~/ledger.sqlite`, the dashboard's `:export csv ~/queue.csv`) with a
+/// leading `~` as the home directory: `$HOME`, else the account's.
+func expandingHome(_ path: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    guard path == "~" || path.hasPrefix("~/") else { return path }
+    return (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + path.dropFirst()
 }

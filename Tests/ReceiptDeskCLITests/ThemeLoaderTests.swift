@@ -364,6 +364,18 @@ struct ThemeLoaderTests {
         #expect(warning?.hasPrefix("theme nosuch: no such theme, using default (have: default, high-contrast, light, ") == true, "\(warning ?? "")")
     }
 
+    @Test("a ~ typed at :theme or :export (no shell expands it) is $HOME, not the account's home")
+    func tildeIsHome() throws {
+        let home = try Folder()
+        try home.write("t1.toml", "inherits = \"default\"\n")
+        let loader = ThemeLoader(directories: [ThemeLoader.builtIn], home: home.path)
+        #expect(try loader.load("~/t1.toml").name == "t1")
+        #expect(expandingHome("~/queue.csv", environment: ["HOME": home.path]) == home.path + "/queue.csv")
+        #expect(expandingHome("~", environment: ["HOME": home.path]) == home.path)
+        #expect(expandingHome("a/~/b.csv", environment: ["HOME": home.path]) == "a/~/b.csv")
+        #expect(expandingHome("~other/b.csv", environment: ["HOME": home.path]) == "~other/b.csv")
+    }
+
     @Test("the binary carries Themes/ as they are (scripts/embed-themes writes them), and a loader with no Themes/ on disk loads them")
     func builtInThemes() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.bundled).filter { $0.hasSuffix(".toml") }
