@@ -80,14 +80,15 @@ struct Refunds: AsyncParsableCommand {
         let rules = try data.loadRules()
         if refresh { try await ledger.refuseUnlessRoleMay(.refreshingFlags) }
         let until = try at.map { try parseInstant($0, option: "--at", now: now) }
-        let refreshed = refresh ? try await ledger.refreshFlags(rules: rules, now: now).outcomes : nil
-        // (The consumption requests awaiting data are those at the instant the list is of: --at's, or now.)
-        let outcomes: RefundOutcomes
-        if let refreshed, until == nil {
-            outcomes = refreshed
+        // The whole ledger's outcomes now (a refund reversed since is reversed, not refunded, whatever --at says); the
+        // consumption requests awaiting data those at the instant the list is of: --at's, or now.
+        var outcomes: RefundOutcomes
+        if refresh {
+            outcomes = try await ledger.refreshFlags(rules: rules, now: now).outcomes
         } else {
-            outcomes = try await ledger.refundOutcomes(rules: rules, now: until ?? now)
+            outcomes = try await ledger.refundOutcomes(rules: rules, now: now)
         }
+        if let until { outcomes.pendingConsumptionRequests = try await ledger.refundOutcomes(rules: rules, now: until).pendingConsumptionRequests }
         // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970. A duration
         // counts back from the instant answered for: --at's, or now.)
         let from = try since.map { text in
