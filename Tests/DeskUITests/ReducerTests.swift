@@ -1859,6 +1859,10 @@ struct ReducerTests {
         render(state, theme: .builtin, into: &buffer)
         #expect(buffer.line(0).contains("env sandbox"))
         #expect(reduce(&state, .key(.char("e"))) == [.loadOverview(asOf: instant, environment: .all)])
+        // Under time travel the overview is read as of the instant (pinned), back to live with `now`.
+        let earlier = Fixture.at(-30)
+        #expect(reduce(&state, .instantParsed(earlier)).contains(.loadOverview(asOf: earlier, environment: .all, pinned: true)))
+        #expect(reduce(&state, .instantParsed(nil)).contains(.loadOverview(asOf: state.now, environment: .all, pinned: false)))
     }
 }
 

@@ -67,13 +67,19 @@ public struct EffectHandlers: Sendable {
         self.clock = clock
     }
 
-    /// Everything the overview shows of one environment or all, in a few bounded queries.
-    public func overview(asOf instant: Timestamp, environment: EnvironmentFilter = .all) async throws -> OverviewData {
+    /// Everything the overview shows of one environment or all, in a few bounded queries. `pinned` (time travel): the
+    /// refunds per day and the spike alarms are those by the instant; live, all of today's and every alarm (the
+    /// header's now moves by the minute, and a refund imported within it would wait for the next).
+    public func overview(asOf instant: Timestamp, environment: EnvironmentFilter = .all, pinned: Bool = false) async throws -> OverviewData {
         async let counts = reader.overview(environment: environment)
-        async let series = reader.refundsPerDay(days: 90, endingAt: instant, productId: nil, environment: environment)
+        let day: Int64 = 86_400_000
+        let at = instant.millisecondsSince1970
+        let endOfDay = clampedSum(clampedSum(at, -(((at % day) + day) % day)), day - 1)
+        let seriesEnd = Timestamp(millisecondsSince1970: pinned ? at : endOfDay)
+        async let series = reader.refundsPerDay(days: 90, endingAt: seriesEnd, productId: nil, environment: environment)
         async let flagCounts = reader.flagCounts(environment: environment)
-        // Alarms raised by the instant (the refunds after it are not in the series either).
-        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20, until: instant))
+        // Under time travel, alarms raised by the instant (the refunds after it are not in the series either).
+        async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20, until: pinned ? instant : nil))
         // Requests open or acknowledged: someone looking at one does not stop Apple's 12 hours.
         async let consumption = reader.flags(FlagQuery(status: .open, rule: "consumption-request", environment: environment, limit: 20))
         async let consumptionSeen = reader.flags(

@@ -623,8 +623,8 @@ extension Runtime {
     static func read(_ effect: Effect, _ handlers: EffectHandlers) async -> [Action] {
         do {
             switch effect {
-            case .loadOverview(let instant, let environment):
-                return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment))]
+            case .loadOverview(let instant, let environment, let pinned):
+                return [.overviewLoaded(try await handlers.overview(asOf: instant, environment: environment, pinned: pinned))]
             case .loadCustomers(let query, let append):
                 return [.customersLoaded(try await handlers.reader.customers(query), append: append, direction: query.direction)]
             case .openCustomer(let text):

@@ -58,7 +58,9 @@ public enum Action: Sendable {
 
 /// What the reducer asks the outside world to do. Run by ``EffectHandlers``; results come back as actions.
 public enum Effect: Sendable, Equatable {
-    case loadOverview(asOf: Timestamp, environment: EnvironmentFilter)
+    /// `pinned` under time travel: the refunds and alarms are those by the instant; live, every one the ledger holds
+    /// (one imported within the minute the header's now has not moved past yet among them).
+    case loadOverview(asOf: Timestamp, environment: EnvironmentFilter, pinned: Bool = false)
     case loadCustomers(CustomerQuery, append: Bool)
     case openCustomer(query: String)
     case loadCustomer(Int64)

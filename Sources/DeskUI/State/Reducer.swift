@@ -323,7 +323,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.message = StatusMessage(instant.map { "as of \($0.iso8601)" } ?? "as of now")
         viewCustomerAtInstant(&state)
         // "Subscribed at" (A) is subscribed at the instant shown: it moves with it, and the list is read again.
-        var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment)] : []
+        var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)] : []
         if state.customerQuery.activeAt != nil {
             state.customerQuery.activeAt = state.instant
             state.customerList = ListPosition()
@@ -462,7 +462,7 @@ private func viewCustomerAtInstant(_ state: inout AppState) {
 /// Loads what a screen shows.
 func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     switch state.screen {
-    case .overview: return [.loadOverview(asOf: state.instant, environment: state.environment)]
+    case .overview: return [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)]
     case .customers:
         var query = state.customerQuery
         query.after = nil
