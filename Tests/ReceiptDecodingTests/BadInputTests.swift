@@ -139,6 +139,16 @@ struct BadInputTests {
         #expect(record.isOK)
         #expect(record.transactions.first?.expiresDate == nil)
         #expect(record.warnings.contains { $0.contains("masked") })
+        // A masked identifier the customer is linked by is left out, said: two masked ones would link two customers.
+        let text = #"{"transactionId":"1001","originalTransactionId":"******","webOrderLineItemId":"***","appAccountToken":"****","productId":"p"}"#
+        let linked = try #require(try await decodeText(text).first)
+        #expect(linked.isOK)
+        let t = try #require(linked.transactions.first)
+        #expect(t.originalTransactionId == nil && t.webOrderLineItemId == nil && t.appAccountToken == nil)
+        #expect(linked.warnings.contains("originalTransactionId is masked; treated as absent"), "\(linked.warnings)")
+        let renewal = try #require(
+            try await decodeText(#"{"status":0,"pending_renewal_info":[{"original_transaction_id":"*****","auto_renew_status":"1","product_id":"p"}]}"#).first)
+        #expect(renewal.renewalInfos.first.map { $0.originalTransactionId == nil } != false, "\(renewal.renewalInfos)")
         // A masked transaction id is not: two would be one purchase.
         for text in [#"{"status":0,"latest_receipt_info":{"transaction_id":"****"}}"#, #"{"transactionId":"***","productId":"p"}"#] {
             let masked = try #require(try await decodeText(text).first)

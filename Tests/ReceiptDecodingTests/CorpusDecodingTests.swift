@@ -87,8 +87,16 @@ struct CorpusDecodingTests {
         #expect(transaction.purchaseDate?.millisecondsSince1970 == 1_506_524_670_000)
         #expect(transaction.type == .autoRenewableSubscription)
         #expect(transaction.sources.count == 2)
-        // The other masked values are left out, each named.
-        #expect(record.warnings == ["expires_date is masked in latest_receipt_info; treated as absent"])
+        // The other masked values are left out, each named once.
+        #expect(
+            record.warnings == [
+                "bid is masked in receipt; treated as absent", "original_transaction_id is masked in receipt; treated as absent",
+                "web_order_line_item_id is masked in receipt; treated as absent", "product_id is masked in receipt; treated as absent",
+                "original_transaction_id is masked in latest_receipt_info; treated as absent",
+                "web_order_line_item_id is masked in latest_receipt_info; treated as absent",
+                "product_id is masked in latest_receipt_info; treated as absent", "bid is masked in latest_receipt_info; treated as absent",
+                "expires_date is masked in latest_receipt_info; treated as absent",
+            ])
     }
 
     @Test("aporat's synthetic response with numbers where strings are expected decodes leniently")

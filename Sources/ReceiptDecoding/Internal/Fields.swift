@@ -30,12 +30,21 @@ struct Fields {
         RecordError(code: code, message: message + place)
     }
 
-    /// A string or number as text; `null`, absent and the empty string are `nil`.
+    /// A string or number as text; `null`, absent and the empty string are `nil`, and so is a masked value (`******`,
+    /// said in a warning): an original transaction id or a token masked in two records would link them as one
+    /// customer.
     func string(_ key: String) throws(RecordError) -> String? {
         guard let value = object[key] else { return nil }
         switch value {
         case .null: return nil
-        case .string(let text): return text.isEmpty ? nil : text
+        case .string(let text):
+            if isMasked(text) {
+                // (Once: a receipt's bundle id is read for it and for each of its purchases.)
+                let warning = "\(key) is masked\(place); treated as absent"
+                if !notes.warnings.contains(warning) { notes.warnings.append(warning) }
+                return nil
+            }
+            return text.isEmpty ? nil : text
         case .number(let literal): return literal
         default: throw error("wrongType", "\(key) is \(value.typeName), expected a string")
         }
@@ -52,13 +61,12 @@ struct Fields {
     /// A transaction's id, which must be present and not masked: a purchase is stored and linked by it, and two masked
     /// ones (`******` in an anonymised copy) would read as one purchase. Masked, the record is rejected (`maskedId`).
     func requiredId(_ key: String) throws(RecordError) -> String {
-        let id = try requiredString(key)
-        if isMasked(id) {
+        if case .string(let id) = object[key], isMasked(id) {
             throw RecordError(
                 code: "maskedId",
                 message: "\(key) is masked (\(id.prefix(8))…)\(place): a purchase is known by its id, and masked ones cannot be told apart")
         }
-        return id
+        return try requiredString(key)
     }
 
     /// An integer from a number (fractions truncated toward negative infinity) or a numeric string.
