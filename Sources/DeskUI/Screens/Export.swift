@@ -99,11 +99,12 @@ public func exportCSV(_ state: AppState) -> String {
     case .transaction:
         filter += " transaction=\(state.transaction?.transactionId ?? "")"
         rows.append(["field", "value"])
-        // Codes as Apple sent them, but a refund reversed since says so, as on screen: the fields alone read as a
-        // refund that stands.
+        // Values as Apple sent them, and a refund reversed since said on a row of its own after revocationDate, as the
+        // screen says it beside it: the fields alone read as a refund that stands.
         let reversed = state.transaction.map { revocationReversed($0, state) } ?? false
-        rows += transactionFields(state.transaction).map { field in
-            [field.key, field.key == "revocationDate" && reversed ? "\(field.value)  (\(reversedRefundMeaning))" : field.value]
+        for field in transactionFields(state.transaction) {
+            rows.append([field.key, field.value])
+            if field.key == "revocationDate", reversed { rows.append(["revocationReversed", reversedRefundMeaning]) }
         }
     case .refunds:
         filter = queueScope(state)

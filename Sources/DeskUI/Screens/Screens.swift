@@ -915,7 +915,8 @@ func drawTransaction(_ state: AppState, _ p: inout Painter, _ body: Body) {
     }
 }
 
-/// What the Transaction screen says beside `revocationDate`, and its export after it, when the refund was reversed.
+/// What the Transaction screen says beside `revocationDate`, and its export on a row after it, when the refund was
+/// reversed.
 let reversedRefundMeaning = "the refund was reversed: access restored"
 
 /// Whether the customer's view, at its instant, holds this transaction's refund reversed: revoked by its fields, no
