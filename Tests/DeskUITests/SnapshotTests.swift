@@ -53,6 +53,9 @@ struct SnapshotTests {
         // Narrower than its lines, the notice wraps at words: the size needed is still said whole.
         let tiny = renderedLines(Fixture.state(width: 20, height: 5)).map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(tiny.contains("20x5") && tiny.contains("least 60x16"), "\(tiny)")
+        // Too low for both, the size needed alone.
+        let low = renderedLines(Fixture.state(width: 12, height: 3)).map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(low == ["ReceiptDesk", "needs at", "least 60x16"], "\(low)")
 
         for width in [60, 80] {
             var transactions = Fixture.state(width: width, height: 20, screen: .customer)

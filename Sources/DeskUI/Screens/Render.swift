@@ -16,11 +16,12 @@ public func render(_ state: AppState, theme: Theme, into buffer: inout ScreenBuf
     var p = Painter(buffer: buffer, theme: theme, glyphs: state.glyphs)
     p.buffer.clear(style: theme.style("ui.text"))
     guard state.fitsTerminal else {
-        // Each line wrapped at its words on a terminal narrower than it, so that the size needed is always said.
-        let lines = [
-            ("Terminal too small: \(state.width)x\(state.height)", "status.warn"),
-            ("ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)", "ui.text"),
-        ].flatMap { text, role in wrapped(text, width: max(1, state.width), words: true).map { ($0, role) } }
+        // Each line wrapped at its words on a terminal narrower than it; too low for both, the size needed alone.
+        let width = max(1, state.width)
+        let small = wrapped("Terminal too small: \(state.width)x\(state.height)", width: width, words: true).map { ($0, "status.warn") }
+        let needs = wrapped("ReceiptDesk needs at least \(minimumSize.width)x\(minimumSize.height)", width: width, words: true)
+            .map { ($0, "ui.text") }
+        let lines = small.count + needs.count <= state.height ? small + needs : needs
         let top = max(0, (state.height - lines.count) / 2)
         for (i, (line, role)) in lines.enumerated() {
             let x = max(0, (state.width - DisplayWidth.of(line)) / 2)
