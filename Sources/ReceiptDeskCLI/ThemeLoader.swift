@@ -115,7 +115,7 @@ struct ThemeLoader: Sendable {
     /// The theme file at a path (relative to the current directory), named after the file.
     private func file(_ given: String) throws(ThemeError) -> ThemeDocument {
         // A ~ typed at `:theme`, where no shell expands it, is $HOME (Foundation's own would take the account's).
-        let given = given == "~" || given.hasPrefix("~/") ? (home ?? NSHomeDirectory()) + given.dropFirst() : given
+        let given = expandingHome(given, environment: home.map { ["HOME": $0] } ?? [:])
         let path = URL(fileURLWithPath: given).standardizedFileURL.path
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         guard let text = try Self.read(path, theme: name) else {

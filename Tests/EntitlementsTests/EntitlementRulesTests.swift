@@ -353,6 +353,25 @@ struct EntitlementRulesTests {
         #expect(later?.at == Timestamp(millisecondsSince1970: B.t0 + 28 * B.day + 10 * 3_600_000), "\(later?.detail ?? "")")
     }
 
+    @Test("a refund's day is its UTC day, floored before 1970 too (a day's bucket and its spike's id and date agree)")
+    func refundDays() {
+        let day: Int64 = 86_400_000
+        let cases: [(Int64, Int64)] = [(0, 0), (day - 1, 0), (day, 1), (-1, -1), (-day, -1), (-day - 1, -2), (.min, .min / day - 1), (.max, .max / day)]
+        for (ms, expected) in cases {
+            #expect(FlagEvaluation.utcDay(Timestamp(millisecondsSince1970: ms)) == expected, "\(ms)")
+        }
+        // A spike on the first day Int64's milliseconds hold: raised without trapping, its day's start the least.
+        let refunds = (0..<6).map { n -> RefundFact in
+            var t = Transaction(transactionId: "m\(n)")
+            t.productId = "p"
+            t.purchaseDate = Timestamp(millisecondsSince1970: .min)
+            t.revocationDate = Timestamp(millisecondsSince1970: .min + Int64(n))
+            return RefundFact(transaction: t, customerId: Int64(n))
+        }
+        let spikes = FlagRules().evaluate(refunds: refunds, notifications: [], now: Timestamp(millisecondsSince1970: 0)).filter { $0.rule == "refund-spike" }
+        #expect(spikes.count == 1 && spikes.first?.at == Timestamp(millisecondsSince1970: .min + 4), "\(spikes.map(\.id))")
+    }
+
     @Test("spikes are counted per environment: sandbox test refunds neither make nor hide a production spike")
     func spikePerEnvironment() {
         func refund(_ id: Int, day: Int64, _ environment: Environment) -> RefundFact {

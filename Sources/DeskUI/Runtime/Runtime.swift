@@ -356,7 +356,7 @@ public final class Runtime {
     /// What the status line says when a quit said to wait for the keys typed before it meets a prompt one of them
     /// opened: the quit is not typed into it, and what the prompt needs is said.
     static func heldQuitMet(_ prompt: Prompt, _ event: InputEvent) -> String {
-        let key = if case .key(.char(let character)) = event { String(character) } else { "Q" }
+        let key = if case .key(let key) = event { key.label } else { "Q" }
         if case .note(let ids) = prompt.kind {
             let flags = ids.count == 1 ? "the flag" : "\(ids.count) flags"
             return "resolving \(flags) asks for a note: \(key) was not typed into it (Enter resolves, Esc cancels; then \(key) quits)"

@@ -1,0 +1,1 @@
+../ReceiptDeskCLI/HomePath.swift
