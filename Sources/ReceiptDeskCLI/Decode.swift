@@ -33,6 +33,8 @@ struct Decode: AsyncParsableCommand {
             var file = try ChunkedFile(path)
             let before = total
             while let pieces = try file.next() {
+                // (Output that cannot be written stops the decoding: the rest would be lost too.)
+                try output.check()
                 for piece in pieces {
                     let record = await decoder.decode(piece, path: path)
                     total += 1
@@ -53,7 +55,7 @@ struct Decode: AsyncParsableCommand {
         if !json {
             output.line("\(total) record\(total == 1 ? "" : "s"): \(total - rejected) ok, \(rejected) rejected")
         }
-        output.flush()
+        try output.finish()
         if rejected > 0 { throw CLIError.rejected() }
     }
 }

@@ -158,7 +158,7 @@ struct Lookup: AsyncParsableCommand {
             }
             if raisedAfter > 0 { output.line("  (\(raisedAfter) more raised after \(instant.iso8601), not shown)") }
         }
-        output.flush()
+        try output.finish()
     }
 }
 

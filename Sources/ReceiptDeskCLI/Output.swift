@@ -1,12 +1,17 @@
+import ArgumentParser
 import DeskUI
 import Foundation
 import Ledger
 import ReceiptDecoding
 
-/// Buffered output to a file descriptor (standard output by default), on bytes.
+/// Buffered output to a file descriptor (standard output by default), on bytes. A write that fails (a full disk, a
+/// closed pipe) drops the rest, and ``check()`` and ``finish()`` throw it: a command whose output is incomplete says
+/// so and fails, rather than exit 0 over a cut file (`refunds --csv > report.csv` on a full disk).
 final class Output {
     private var buffer: [UInt8] = []
     private let descriptor: Int32
+    /// The error of the first write that failed.
+    private var failure: Int32?
 
     init(descriptor: Int32 = STDOUT_FILENO) {
         self.descriptor = descriptor
@@ -31,13 +36,31 @@ final class Output {
     func flush() {
         var written = 0
         buffer.withUnsafeBytes { raw in
-            while written < raw.count {
+            while failure == nil, written < raw.count {
                 let n = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
-                if n <= 0 { break }
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 {
+                    failure = n < 0 ? errno : EIO
+                    break
+                }
                 written += n
             }
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Throws when a write failed: a pipe closed by its reader (`| head`) ends the command quietly, as SIGPIPE
+    /// would (exit 141); any other failure is said, with exit 2.
+    func check() throws {
+        guard let failure else { return }
+        if failure == EPIPE { throw ExitCode(128 + SIGPIPE) }
+        throw CLIError.usage("cannot write the output: \(String(cString: strerror(failure))); what was written is incomplete")
+    }
+
+    /// Writes what is left, then ``check()``.
+    func finish() throws {
+        flush()
+        try check()
     }
 
     deinit { flush() }

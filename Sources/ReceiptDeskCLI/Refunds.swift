@@ -131,10 +131,13 @@ struct Refunds: AsyncParsableCommand {
             more = try await ledger.forEachFlagPage(query, limit: limit) { page in
                 listed += page.count
                 write(page)
+                // (Output that cannot be written stops the reading: the rest would be lost too.)
+                try output.check()
             }
         } catch {
-            // (What was written is kept, and said to be the start of the list only, before the error is.)
-            output.flush()
+            // (What was written is kept, and said to be the start of the list only, before the error is; an output
+            // that failed is that error.)
+            try output.finish()
             if listed > 0 {
                 FileHandle.standardError.write(Data("receiptdesk: the list stops after \(listed) flags: the ledger failed reading the next page\n".utf8))
             }
@@ -150,7 +153,7 @@ struct Refunds: AsyncParsableCommand {
             if listed == 0 { output.line(given.isEmpty ? "no flags" : "no flags match \(given.joined(separator: " "))") }
             if let cut { output.line(cut) }
         }
-        output.flush()
+        try output.finish()
         // JSON and CSV stay data only; the notice goes to standard error.
         if let cut, json || csv { FileHandle.standardError.write(Data("receiptdesk: \(cut)\n".utf8)) }
     }

@@ -75,7 +75,7 @@ struct Triage: AsyncParsableCommand {
         // In the order written (the ledger's), not by their clocks: operators' clocks differ, and an undo printed
         // before the change it undid would say the opposite of what happened.
         let entries = try await ledger.triageLog(flagId: flagId, customerId: nil)
-        var bytes: [UInt8] = []
+        let output = Output()
         for entry in entries {
             if json {
                 // (A writer a line: one object per line, no separator between them.)
@@ -90,13 +90,14 @@ struct Triage: AsyncParsableCommand {
                 w.string("note", entry.note)
                 w.endObject()
                 w.newline()
-                bytes += w.bytes
+                output.write(w.bytes)
             } else {
                 let move = "\(entry.fromStatus?.rawValue ?? "-") -> \(entry.toStatus?.rawValue ?? "-")"
-                print(safe("\(entry.at.iso8601) \(entry.operatorName) \(entry.action.rawValue) \(move)\(entry.note.map { ": \($0)" } ?? "")"))
+                output.line(safe("\(entry.at.iso8601) \(entry.operatorName) \(entry.action.rawValue) \(move)\(entry.note.map { ": \($0)" } ?? "")"))
             }
         }
-        if json { Output().write(bytes) } else if entries.isEmpty { print("\(safe(flagId)): never triaged") }
+        if !json, entries.isEmpty { output.line("\(safe(flagId)): never triaged") }
+        try output.finish()
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
@@ -109,7 +110,9 @@ struct Triage: AsyncParsableCommand {
             var w = JSONWriter()
             w.flag(flag, full: true)
             w.newline()
-            Output().write(w.bytes)
+            let output = Output()
+            output.write(w.bytes)
+            try output.finish()
         } else {
             print("\(safe(flag.id)): \(flag.status.rawValue) by \(safe(who))")
         }

@@ -224,6 +224,29 @@ struct LookupCommandTests {
         #expect((json["entitlements"] as? [[String: Any]])?.compactMap { $0["state"] as? String } == ["billingRetry"])
     }
 
+    @Test("output that cannot be written (a full disk) is said, exit 2, not a silent exit 0 over a cut file")
+    func outputCannotBeWritten() throws {
+        let ledger = try Self.sampleDataLedger()
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let commands: [[String]] = [
+            ["lookup", "150000000000001"], ["lookup", "150000000000001", "--json"], ["refunds"], ["refunds", "--json"], ["refunds", "--csv"],
+            ["triage", "family-revoke:150000000004001", "--log"],
+        ]
+        for command in commands {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Binary.path)
+            process.arguments = command + ["--ledger", "sqlite:\(ledger)"]
+            process.standardOutput = full
+            let err = Pipe()
+            process.standardError = err
+            try process.run()
+            let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 2, "\(command): \(said)")
+            #expect(said.contains("cannot write the output: No space left on device; what was written is incomplete"), "\(command): \(said)")
+        }
+    }
+
     @Test("note refuses a text naming two customers rather than write on one of them; lookup shows the first and names the other")
     func noteNamesOneCustomer() throws {
         let ledger = try Self.sampleDataLedger()
