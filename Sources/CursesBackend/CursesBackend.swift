@@ -233,9 +233,11 @@ public final class CursesBackend: TerminalBackend {
     }
 
     public func nextEvent(timeoutMilliseconds: Int) -> InputEvent? {
+        if Self.suspendFlag != 0 { return suspend() }
         wtimeout(rd_stdscr(), Int32(timeoutMilliseconds))
         var character: wint_t = 0
         let result = wget_wch(rd_stdscr(), &character)
+        if Self.suspendFlag != 0 { return suspend() }
         if Self.resumedFlag != 0 {
             Self.resumedFlag = 0
             last = nil
@@ -427,23 +429,47 @@ public final class CursesBackend: TerminalBackend {
         sigfillset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         for ending in Self.endingSignals { sigaction(ending, &action, nil) }
-        // Ctrl-Z: leave the screen, stop; on resume, ask for a full redraw.
-        let stop: @convention(c) (Int32) -> Void = { _ in
-            CursesBackend.bracketedPaste(false)
-            endwin()
-            Glibc.signal(SIGTSTP, SIG_DFL)
-            raise(SIGTSTP)
-        }
-        signal(SIGTSTP, stop)
-        let resume: @convention(c) (Int32) -> Void = { _ in
-            CursesBackend.resumedFlag = 1
-            Glibc.signal(SIGTSTP, CursesBackend.stopHandler)
-        }
+        // Ctrl-Z: asked for only; the key loop leaves the screen and stops at its next read of the terminal (within its
+        // read's timeout, ``suspend()``). Done here, in whichever thread the signal found, endwin raced a frame being
+        // drawn (cells on the shell's screen) and a read under way (restarted in the shell's cooked mode, it waited
+        // for Enter after `fg`, the screen not redrawn, keys typed meanwhile then acting unseen).
+        let stop: @convention(c) (Int32) -> Void = { _ in CursesBackend.suspendFlag = 1 }
         Self.stopHandler = stop
+        signal(SIGTSTP, stop)
+        // Continued after a stop the program did not ask for (SIGSTOP from elsewhere): redrawn whole.
+        let resume: @convention(c) (Int32) -> Void = { _ in CursesBackend.resumedFlag = 1 }
         signal(SIGCONT, resume)
     }
 
     nonisolated(unsafe) static var stopHandler: (@convention(c) (Int32) -> Void)? = nil
+    /// Set by SIGTSTP's handler: the key loop suspends at its next read of the terminal.
+    nonisolated(unsafe) static var suspendFlag: sig_atomic_t = 0
+
+    /// Ctrl-Z, on the key loop's thread between frames: the terminal given back (bracketed paste off, the shell's
+    /// modes and screen), the process stopped as SIGTSTP's default would; once continued (`fg`), program mode back
+    /// and a whole redraw asked for.
+    private func suspend() -> InputEvent {
+        Self.suspendFlag = 0
+        Self.bracketedPaste(false)
+        endwin()
+        Glibc.signal(SIGTSTP, SIG_DFL)
+        // Raised on this thread, with SIGTSTP let through here: the key loop may run on a thread of the concurrency
+        // pool, which blocks it (the stop would wait there, never delivered). The process stops inside raise.
+        var tstp = sigset_t()
+        var mask = sigset_t()
+        sigemptyset(&tstp)
+        sigaddset(&tstp, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &tstp, &mask)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+        // (Continued here.)
+        Glibc.signal(SIGTSTP, Self.stopHandler)
+        Self.resumedFlag = 0
+        reset_prog_mode()
+        last = nil
+        Self.bracketedPaste(true)
+        return .resumed
+    }
 
     /// The note a terminating signal's handler writes (``setInterruptNote(_:)``): a buffer made once, and the length of
     /// the note in it, 0 while it is being written or when there is nothing to say (stored after the bytes, with
