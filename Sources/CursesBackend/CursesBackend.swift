@@ -29,7 +29,8 @@ public final class CursesBackend: TerminalBackend {
     private var maxPairs: Int = 0
     private var ended = false
     private let outputIsTerminal: Bool
-    private let inTmux: Bool
+    /// Inside GNU screen (not tmux): OSC 52 goes through screen's DCS passthrough.
+    private let inScreen: Bool
 
     private struct PairKey: Hashable {
         var fg: Int32
@@ -42,7 +43,8 @@ public final class CursesBackend: TerminalBackend {
         try Self.checkTerminal(environment: environment)
         let term = environment["TERM"] ?? ""
         outputIsTerminal = true
-        inTmux = environment["TMUX"] != nil || term.hasPrefix("tmux") || term.hasPrefix("screen")
+        // (tmux sets TMUX, and often TERM=screen too: it is tmux, which takes OSC 52 itself.)
+        inScreen = environment["TMUX"] == nil && !term.hasPrefix("tmux") && environment["STY"] != nil
         setlocale(LC_ALL, "")
         // Lines are drawn in Unicode only when the user's own locale is UTF-8; ncurses still gets a UTF-8
         // locale either way, or it drops every non-ASCII character.
@@ -361,9 +363,9 @@ public final class CursesBackend: TerminalBackend {
         mouseinterval(0)
     }
 
-    /// OSC 52, wrapped for tmux, capped at 64 KiB; only when the output is a terminal.
+    /// OSC 52, capped at 64 KiB; only when the output is a terminal.
     public func copyToClipboard(_ text: String) -> Bool {
-        guard outputIsTerminal, let sequence = Self.clipboardSequence(text, inTmux: inTmux) else { return false }
+        guard outputIsTerminal, let sequence = Self.clipboardSequence(text, inScreen: inScreen) else { return false }
         fflush(rd_stdout())
         _ = sequence.utf8CString.withUnsafeBufferPointer { write(STDOUT_FILENO, $0.baseAddress, $0.count - 1) }
         return true
@@ -373,12 +375,14 @@ public final class CursesBackend: TerminalBackend {
     /// base64), and an id is never near it.
     public static let clipboardLimit = 65_536
 
-    /// The OSC 52 sequence that puts `text` on the clipboard (base64, BEL-terminated), wrapped in tmux's DCS
-    /// passthrough when `inTmux`; `nil` past ``clipboardLimit`` bytes of UTF-8.
-    public static func clipboardSequence(_ text: String, inTmux: Bool) -> String? {
+    /// The OSC 52 sequence that puts `text` on the clipboard (base64, BEL-terminated), wrapped in GNU screen's DCS
+    /// passthrough when `inScreen`; `nil` past ``clipboardLimit`` bytes of UTF-8. Inside tmux it is sent as it is:
+    /// tmux takes OSC 52 itself (its `set-clipboard`), where its own passthrough wrapping is dropped unless
+    /// `allow-passthrough` is on (off by default since tmux 3.3: "copied" said, nothing copied).
+    public static func clipboardSequence(_ text: String, inScreen: Bool = false) -> String? {
         guard text.utf8.count <= clipboardLimit else { return nil }
         let sequence = "\u{1B}]52;c;\(base64(Array(text.utf8)))\u{07}"
-        return inTmux ? "\u{1B}Ptmux;\u{1B}" + sequence + "\u{1B}\\" : sequence
+        return inScreen ? "\u{1B}P" + sequence + "\u{1B}\\" : sequence
     }
 
     private static func base64(_ bytes: [UInt8]) -> String {

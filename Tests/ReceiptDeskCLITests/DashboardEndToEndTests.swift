@@ -422,11 +422,11 @@ struct DashboardEndToEndTests {
     }
 
     /// OSC 52 for `text`, wrapped for tmux: `ESC Ptmux; ESC ESC ]52;c;BASE64 BEL ESC \`.
-    static func tmuxWrappedOSC52(_ text: String) -> [UInt8] {
-        Array("\u{1B}Ptmux;\u{1B}\u{1B}]52;c;\(Data(text.utf8).base64EncodedString())\u{07}\u{1B}\\".utf8)
+    static func plainOSC52(_ text: String) -> [UInt8] {
+        Array("\u{1B}]52;c;\(Data(text.utf8).base64EncodedString())\u{07}".utf8)
     }
 
-    @Test("y copies the selected id with OSC 52, wrapped for tmux, and nothing else sends one")
+    @Test("y copies the selected id with OSC 52, which tmux takes into its buffer as it is (no passthrough wrapping), and nothing else sends one")
     func copyIdWithOSC52() throws {
         guard TmuxSession.available() else { return }
         let ledger = try Self.makeLedger()
@@ -451,8 +451,11 @@ struct DashboardEndToEndTests {
         try tmux.keys("y")
         tmux.waitFor(text: "copied 5000")
         let first = tmux.waitForOutput("an OSC 52 after y") { !Self.osc52Payloads($0).isEmpty }
-        #expect(first.containsSequence(Self.tmuxWrappedOSC52("5000")), "not wrapped for tmux: \(Self.osc52Payloads(first))")
+        #expect(first.containsSequence(Self.plainOSC52("5000")), "not a plain OSC 52: \(Self.osc52Payloads(first))")
+        #expect(!first.containsSequence(Array("\u{1B}Ptmux;".utf8)), "wrapped in tmux's passthrough, which tmux drops by default")
         #expect(Self.osc52Payloads(first) == [Data("5000".utf8).base64EncodedString()])
+        // tmux (set-clipboard on, passthrough left off as by default) holds it in its buffer.
+        tmux.waitFor(buffer: "5000")
 
         // Moving sends nothing; y copies the row now selected.
         try tmux.keys("j")
@@ -460,7 +463,8 @@ struct DashboardEndToEndTests {
         try tmux.keys("y")
         tmux.waitFor(text: "copied 6001")
         let second = tmux.waitForOutput("a second OSC 52 after y") { Self.osc52Payloads($0).count >= 2 }
-        #expect(second.containsSequence(Self.tmuxWrappedOSC52("6001")))
+        #expect(second.containsSequence(Self.plainOSC52("6001")))
+        tmux.waitFor(buffer: "6001")
         try tmux.keys("Q")
         #expect(tmux.exitStatus() == 0)
         let raw = tmux.outputThroughExit()

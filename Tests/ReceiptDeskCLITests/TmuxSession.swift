@@ -69,6 +69,8 @@ final class TmuxSession {
             script = "\(wait); exec env -i \(assignments) sh -i"
         }
         try tmux(["new-session", "-d", "-s", "app", "-x", "\(width)", "-y", "\(height)", "sh", "-c", script])
+        // OSC 52 from the program into tmux's buffer (the default, external, passes it to the terminal only).
+        try tmux(["set-option", "-g", "set-clipboard", "on"])
         try tmux(["pipe-pane", "-o", "-t", "app", "cat >> \(Self.quote(rawFile.path))"])
         writeTestFile(go.path, Data())
     }
@@ -156,6 +158,20 @@ final class TmuxSession {
     func display(_ format: String) -> String {
         Self.run(["tmux", "-L", socket, "-f", "/dev/null", "display-message", "-p", "-t", "app", format]).output
             .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits until tmux's newest paste buffer (what an OSC 52 put there) is `text`; records a failure otherwise.
+    @discardableResult
+    func waitFor(buffer text: String, seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = ""
+        while Date() < deadline {
+            last = Self.run(["tmux", "-L", socket, "-f", "/dev/null", "show-buffer"]).output
+            if last == text { return true }
+            usleep(30_000)
+        }
+        Issue.record("timed out waiting for tmux's buffer to be \(text) (it is \(last))", sourceLocation: sourceLocation)
+        return false
     }
 
     /// Waits until the pane's `format` reads `value`; records a failure when it does not within `seconds`.
