@@ -92,8 +92,12 @@ public final class CursesBackend: TerminalBackend {
     /// without a terminal hears so at once rather than after that work.
     /// - Throws: ``TerminalError`` when there is no terminal, or `TERM` is unset or `dumb`.
     public static func checkTerminal(environment: [String: String]) throws {
-        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-            throw TerminalError(message: "the dashboard needs a terminal (standard input and output are not one); use the subcommands (see --help) in scripts")
+        let input = isatty(STDIN_FILENO) == 1
+        let output = isatty(STDOUT_FILENO) == 1
+        guard input, output else {
+            // (Which one: `receiptdesk > file` from a terminal has its input there.)
+            let which = !input && !output ? "standard input and output are not one" : !input ? "standard input is not one" : "standard output is not one"
+            throw TerminalError(message: "the dashboard needs a terminal (\(which)); use the subcommands (see --help) in scripts")
         }
         let term = environment["TERM"] ?? ""
         guard !term.isEmpty, term != "dumb" else {

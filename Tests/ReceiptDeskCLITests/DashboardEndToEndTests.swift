@@ -595,7 +595,7 @@ struct DashboardEndToEndTests {
         // No terminal is said before anything is opened, read or built: the ledger's own trouble would come next.
         let noTerminal = try Binary.run(["--ledger", "sqlite:/nonexistent/x.sqlite"])
         #expect(noTerminal.status == 2, "\(noTerminal.stderr)")
-        #expect(noTerminal.stderr.contains("needs a terminal"), "\(noTerminal.stderr)")
+        #expect(noTerminal.stderr.contains("needs a terminal (standard input and output are not one)"), "\(noTerminal.stderr)")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rd-e2e-noterm-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let home = [
