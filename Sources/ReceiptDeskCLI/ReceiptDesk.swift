@@ -49,6 +49,8 @@ extension ReceiptDesk {
     /// receiptdesk dashboard", as if the dashboard had been asked for.
     static func unknownCommand(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        // `help COMMAND`: the command asked about is judged as one typed first (`help lokup` printed the whole help).
+        if first == "help", arguments.count > 1 { return unknownCommand(Array(arguments.dropFirst())) }
         let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName }
         let names = configuration.subcommands.flatMap { [$0._commandName] + $0.configuration.aliases } + ["help"]
         guard !names.contains(first) else { return nil }

@@ -76,6 +76,7 @@ struct ExitStatusTests {
         func said(_ arguments: String...) -> String? { ReceiptDesk.unknownCommand(arguments) }
         #expect(said("imp", "a.json")?.contains("did you mean import?") == true)
         #expect(said("refund")?.contains("did you mean refunds?") == true)
+        #expect(said("help", "lokup")?.hasPrefix("receiptdesk: no command is named 'lokup'; did you mean lookup?") == true)
         #expect(said("Lookup", "5000")?.contains("did you mean lookup?") == true)
         // An id typed where the command goes: lookup is offered with it, quoted for a shell when it needs it.
         #expect(said("1000000123456789")?.contains("to find the customer an id belongs to: receiptdesk lookup 1000000123456789") == true)
