@@ -8,7 +8,8 @@ public struct ReceiptDesk: AsyncParsableCommand {
         abstract: "A terminal dashboard and toolkit for App Store purchase data.",
         discussion: """
             Without a subcommand, opens the dashboard. Exit codes: 0 success, 1 some records rejected or \
-            a lookup found nothing, 2 usage error, 3 the ledger could not be opened.
+            a lookup found nothing, 2 usage error (a refused write, output that cannot be written), 3 the ledger \
+            could not be opened or failed under the command.
             """,
         subcommands: [DashboardCommand.self, Decode.self, Import.self, Lookup.self, Refunds.self, Triage.self, Note.self, LedgerCommand.self, Bench.self, BrowseBench.self, Sample.self],
         defaultSubcommand: DashboardCommand.self
