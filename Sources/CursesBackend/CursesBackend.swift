@@ -140,6 +140,13 @@ public final class CursesBackend: TerminalBackend {
         for signal in Self.handledSignals { Glibc.signal(signal, SIG_DFL) }
         if let screen {
             Self.bracketedPaste(false)
+            // A terminal without an alternate screen (vt100) would keep the last frame, and the shell's prompt would
+            // land on its footer: cleared first, as the alternate screen's leaving would.
+            let alternate = tigetstr("smcup")
+            if alternate == nil || Int(bitPattern: alternate) == -1 {
+                wclear(rd_stdscr())
+                wrefresh(rd_stdscr())
+            }
             endwin()
             delscreen(screen)
         }

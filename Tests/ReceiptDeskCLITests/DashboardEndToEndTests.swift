@@ -376,6 +376,9 @@ struct DashboardEndToEndTests {
         vt100.waitFor(text: "C1")
         try vt100.keys("Q")
         #expect(vt100.exitStatus() == 0)
+        // No alternate screen to leave: the last frame is cleared, not left for the shell's prompt to land on.
+        let after = vt100.screen()
+        #expect(!after.contains("customers") && !after.contains("C1") && !after.contains("quit"), "\(after)")
     }
 
     @Test("a product id holding ESC [2J and OSC 52 is shown escaped and never reaches the terminal")
