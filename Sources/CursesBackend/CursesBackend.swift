@@ -70,6 +70,15 @@ public final class CursesBackend: TerminalBackend {
         cbreak()
         noecho()
         nonl()
+        // Ctrl-Z arrives as a key (the terminal's suspend character off in program mode; the shell's mode, restored
+        // by endwin, keeps it): the key loop suspends between frames, with no signal to be delivered to the right
+        // thread first. SIGTSTP from elsewhere (`kill -TSTP`) still goes through its handler.
+        var modes = termios()
+        if tcgetattr(STDIN_FILENO, &modes) == 0 {
+            withUnsafeMutableBytes(of: &modes.c_cc) { $0[Int(VSUSP)] = 0 }  // (_POSIX_VDISABLE)
+            tcsetattr(STDIN_FILENO, TCSANOW, &modes)
+            def_prog_mode()
+        }
         keypad(rd_stdscr(), true)
         Self.defineAlternateKeys()
         intrflush(rd_stdscr(), false)
@@ -288,6 +297,7 @@ public final class CursesBackend: TerminalBackend {
             }
         }
         switch character {
+        case 0x1A: return suspend()  // Ctrl-Z
         case 0x1B: return escapeOrSequence()
         case 0x0D, 0x0A: return .key(.enter)
         case 0x09: return .key(.tab)
