@@ -284,12 +284,6 @@ public struct FlagEvaluation: Sendable {
     /// the day's count an alarm).
     private var byProductDay: [ProductEnvironment: [Int64: [Timestamp]]] = [:]
 
-    /// The UTC day an instant is in, counted from 1970-01-01 (a day before it is negative: floor, not toward zero).
-    public static func utcDay(_ instant: Timestamp) -> Int64 {
-        let ms = instant.millisecondsSince1970
-        return ms / 86_400_000 - (ms % 86_400_000 < 0 ? 1 : 0)
-    }
-
     public init(rules: FlagRules, notifications: [NotificationFact], now: Timestamp) {
         self.rules = rules
         self.now = now
@@ -347,7 +341,7 @@ public struct FlagEvaluation: Sendable {
             }
             if let product = t.productId {
                 byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
-                    Self.utcDay(revoked), default: []].append(revoked)
+                    revoked.utcDay, default: []].append(revoked)
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let delay = purchase.distance(to: revoked)
@@ -408,13 +402,11 @@ public struct FlagEvaluation: Sendable {
                 let mean = Double(trailing) / Double(trailingDays)
                 let needed = rules.spikeFactor * max(mean, 1.0 / Double(trailingDays))
                 if Double(count) >= needed {
-                    // (The first day before Int64's milliseconds run out starts before them: its start is the least.)
-                    let (start, overflow) = day.multipliedReportingOverflow(by: 86_400_000)
-                    let date = Timestamp(millisecondsSince1970: overflow ? .min : start)
                     // Raised at the refund that made the day an alarm (the count-th of them, in time), not at the
                     // day's midnight: `--at` and the dashboard's as-of time before it do not show it yet.
                     let alarming = min(count, max(1, rules.spikeMinimum, Int(needed.rounded(.up))))
                     let at = refunds.sorted()[alarming - 1]
+                    let date = at.startOfUTCDay
                     raise("refund-spike", at, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
                           product: product, amount: nil, currency: nil, environment: key.environment,
                           "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day; an alarm from the \(ordinal(alarming)), at \(at.iso8601.split(separator: "T").last ?? "")")

@@ -98,7 +98,7 @@ extension SQLLedger: LedgerReading {
         let days = min(max(1, days), Queries.maximumSeriesDays)
         // Within years 1 to 9999, so that no day's bound overflows.
         let instant = min(max(end.millisecondsSince1970, Queries.firstSeriesInstant), Queries.lastSeriesInstant)
-        let lastDay = instant - ((instant % day) + day) % day
+        let lastDay = Timestamp(millisecondsSince1970: instant).startOfUTCDay.millisecondsSince1970
         let first = lastDay - Int64(days - 1) * day
         return try await database.read { c in
             let (sql, arguments) = Queries.refundSeriesSQL(

@@ -23,6 +23,17 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return Timestamp(millisecondsSince1970: milliseconds < 0 ? .min : .max)
     }
 
+    /// The UTC day this instant is in, counted from 1970-01-01 (floored: a day before 1970 is negative).
+    public var utcDay: Int64 {
+        let ms = millisecondsSince1970
+        return ms / 86_400_000 - (ms % 86_400_000 < 0 ? 1 : 0)
+    }
+
+    /// The first instant of its UTC day (held at the first representable instant for the first day).
+    public var startOfUTCDay: Timestamp {
+        adding(milliseconds: -(((millisecondsSince1970 % 86_400_000) + 86_400_000) % 86_400_000))
+    }
+
     /// Milliseconds from this instant to `other` (negative when `other` is earlier), held at
     /// `Int64.min` / `Int64.max` when the true distance does not fit.
     public func distance(to other: Timestamp) -> Int64 {

@@ -358,7 +358,11 @@ struct EntitlementRulesTests {
         let day: Int64 = 86_400_000
         let cases: [(Int64, Int64)] = [(0, 0), (day - 1, 0), (day, 1), (-1, -1), (-day, -1), (-day - 1, -2), (.min, .min / day - 1), (.max, .max / day)]
         for (ms, expected) in cases {
-            #expect(FlagEvaluation.utcDay(Timestamp(millisecondsSince1970: ms)) == expected, "\(ms)")
+            #expect(Timestamp(millisecondsSince1970: ms).utcDay == expected, "\(ms)")
+        }
+        // Its first instant, held at the first representable one for the first day.
+        for (ms, start) in [(day + 5, day), (-1, -day), (-day, -day), (Int64.min + 4, Int64.min)] {
+            #expect(Timestamp(millisecondsSince1970: ms).startOfUTCDay.millisecondsSince1970 == start, "\(ms)")
         }
         // A spike on the first day Int64's milliseconds hold: raised without trapping, its day's start the least.
         let refunds = (0..<6).map { n -> RefundFact in

@@ -72,10 +72,7 @@ public struct EffectHandlers: Sendable {
     /// header's now moves by the minute, and a refund imported within it would wait for the next).
     public func overview(asOf instant: Timestamp, environment: EnvironmentFilter = .all, pinned: Bool = false) async throws -> OverviewData {
         async let counts = reader.overview(environment: environment)
-        let day: Int64 = 86_400_000
-        let at = instant.millisecondsSince1970
-        let endOfDay = clampedSum(clampedSum(at, -(((at % day) + day) % day)), day - 1)
-        let seriesEnd = Timestamp(millisecondsSince1970: pinned ? at : endOfDay)
+        let seriesEnd = pinned ? instant : instant.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
         async let series = reader.refundsPerDay(days: 90, endingAt: seriesEnd, productId: nil, environment: environment)
         async let flagCounts = reader.flagCounts(environment: environment)
         // Under time travel, alarms raised by the instant (the refunds after it are not in the series either).
