@@ -38,12 +38,7 @@ struct Fields {
         switch value {
         case .null: return nil
         case .string(let text):
-            if isMasked(text) {
-                // (Once: a receipt's bundle id is read for it and for each of its purchases.)
-                let warning = "\(key) is masked\(place); treated as absent"
-                if !notes.warnings.contains(warning) { notes.warnings.append(warning) }
-                return nil
-            }
+            if isMasked(text) { return maskedAsAbsent(key) }
             return text.isEmpty ? nil : text
         case .number(let literal): return literal
         default: throw error("wrongType", "\(key) is \(value.typeName), expected a string")
@@ -56,6 +51,14 @@ struct Fields {
             throw error("missingField", "\(key) is required")
         }
         return text
+    }
+
+    /// A masked value (`******`) left out: said in a warning, once (a receipt's bundle id is read for it and for each
+    /// of its purchases).
+    private func maskedAsAbsent<T>(_ key: String) -> T? {
+        let warning = "\(key) is masked\(place); treated as absent"
+        if !notes.warnings.contains(warning) { notes.warnings.append(warning) }
+        return nil
     }
 
     /// A transaction's id, which must be present and not masked: a purchase is stored and linked by it, and two masked
@@ -77,10 +80,7 @@ struct Fields {
         case .number(let literal): return try parseInteger(literal, key: key, quoted: false)
         case .string(let text):
             if text.isEmpty { return nil }
-            if isMasked(text) {
-                notes.warnings.append("\(key) is masked (\(text.prefix(8))…)\(place); treated as absent")
-                return nil
-            }
+            if isMasked(text) { return maskedAsAbsent(key) }
             return try parseInteger(text, key: key, quoted: true)
         case .bool(let flag): return flag ? 1 : 0
         default: throw error("wrongType", "\(key) is \(value.typeName), expected a number")
@@ -132,10 +132,7 @@ struct Fields {
         case .string(let text):
             if text.isEmpty { return nil }
             if text.utf8.allSatisfy(isDigit) { return try timestamp(name) }
-            if isMasked(text) {
-                notes.warnings.append("\(name) is masked\(place); treated as absent")
-                return nil
-            }
+            if isMasked(text) { return maskedAsAbsent(name) }
             if let parsed = parseLegacyHumanDate(text) { return parsed }
             throw error("invalidDate", "\(name) \"\(text)\" is not a date Apple sends")
         case .null: return nil
