@@ -413,6 +413,7 @@ public struct FlagEvaluation: Sendable {
                 }
             }
         }
+        outcomes.pendingConsumptionRequests = notifications.pendingConsumptionRequests(at: now)
         for fact in notifications {
             let n = fact.notification
             let at = n.signedDate ?? fact.seenAt
@@ -420,8 +421,6 @@ public struct FlagEvaluation: Sendable {
             switch n.notificationType {
             case .consumptionRequest:
                 let deadline = at.adding(milliseconds: RefundFlag.consumptionAnswerWindow)
-                // (Sent by the instant, and not past its deadline then: `refunds --at` asks of an earlier one.)
-                if at <= now, deadline > now { outcomes.pendingConsumptionRequests += 1 }
                 // (The same text whenever the rules run: it is stored and read at other instants, `lookup --at` or the
                 // dashboard's as-of time, where "deadline passed" from the import's clock contradicted them.)
                 raise("consumption-request", at, key, customer: fact.customerId, transactionId: fact.transactionId, product: fact.productId,

@@ -83,4 +83,14 @@ extension Sequence<NotificationFact> {
         }
         return latest
     }
+
+    /// The consumption requests sent by `instant` whose 12 hours had not run out then (the overview's and `refunds`'
+    /// "awaiting data"; the notifications alone say it, without the refunds the other outcomes read).
+    public func pendingConsumptionRequests(at instant: Timestamp) -> Int {
+        lazy.filter { fact in
+            let at = fact.notification.signedDate ?? fact.seenAt
+            return fact.notification.notificationType == .consumptionRequest && at <= instant
+                && at.adding(milliseconds: RefundFlag.consumptionAnswerWindow) > instant
+        }.count
+    }
 }

@@ -69,6 +69,12 @@ extension SQLLedger {
         try await evaluate(rules: rules, now: now).outcomes
     }
 
+    /// The consumption requests awaiting data at an instant (`refunds --at`): from the notifications alone, without
+    /// running the rules over every refund again.
+    public func pendingConsumptionRequests(at instant: Timestamp) async throws -> Int {
+        try await refundNotificationFacts().pendingConsumptionRequests(at: instant)
+    }
+
     func evaluate(rules: FlagRules, now: Timestamp, pageSize: Int = 2_000) async throws -> (flags: [RefundFlag], outcomes: RefundOutcomes) {
         var evaluation = FlagEvaluation(rules: rules, notifications: try await refundNotificationFacts(), now: now)
         try await forEachRefundPage(size: pageSize) { evaluation.add($0) }

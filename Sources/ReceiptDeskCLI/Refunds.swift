@@ -88,7 +88,7 @@ struct Refunds: AsyncParsableCommand {
         } else {
             outcomes = try await ledger.refundOutcomes(rules: rules, now: now)
         }
-        if let until { outcomes.pendingConsumptionRequests = try await ledger.refundOutcomes(rules: rules, now: until).pendingConsumptionRequests }
+        if let until { outcomes.pendingConsumptionRequests = try await ledger.pendingConsumptionRequests(at: until) }
         // (An instant as `--at` takes it, a bare number's likelier meaning said: `--since 20250601` was 1970. A duration
         // counts back from the instant answered for: --at's, or now.)
         let from = try since.map { text in
