@@ -199,12 +199,18 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
     if state.asOf != nil { title += "  figures are the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
+    // A latest expiry passed at the instant says so in words, not by its colour alone (a monochrome terminal, a
+    // screen reader and NO_COLOR read "ended"); the dates stay aligned on the right.
+    let instant = state.instant.millisecondsSince1970
+    func ended(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant } ?? false }
+    let anyEnded = page.rows.contains(where: ended)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
     var columns = [
         Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5, drops: 2),
         Column("txs", countWidth(page.rows.map(\.transactionCount), atLeast: 5), right: true, drops: 3),
-        Column("last purchase", 13, drops: 1), Column("expires", 10), Column("refunds", 7, right: true), Column("flags", 5, right: true),
+        Column("purchased", 10, drops: 1), Column("expires", anyEnded ? 16 : 10, right: true, keepsWidth: true),
+        Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
     case .id: 0
@@ -229,8 +235,10 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 3: return TableCell(Format.count(c.transactionCount))
         case 4: return TableCell(Format.day(c.lastPurchase))
         case 5:
-            let active = (c.latestExpiry?.millisecondsSince1970 ?? 0) > state.instant.millisecondsSince1970
-            return TableCell(Format.day(c.latestExpiry), role: active ? "entitlement.active" : "ui.text.muted")
+            guard c.latestExpiry != nil else { return TableCell("-", role: "ui.text.muted") }
+            return ended(c)
+                ? TableCell("ended \(Format.day(c.latestExpiry))", role: "ui.text.muted")
+                : TableCell(Format.day(c.latestExpiry), role: "entitlement.active")
         case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
         }
