@@ -239,6 +239,44 @@ struct SnapshotTests {
         #expect(lines.contains { $0.contains(" 2025-02-28 08:00 ") }, "\(lines.joined(separator: "\n"))")
     }
 
+    @Test("Imports: a list whose every row fits in less than half the screen gives the rest to the other")
+    func importsSplitByContent() throws {
+        // Five sources, nothing rejected, at 60x16: every source shown (half each hid the fifth over empty lines).
+        var state = Fixture.state(width: 60, height: 16, screen: .imports)
+        let source = state.sources[0]
+        let sources = (1...5).map { n in
+            var s = source
+            s.id = Int64(n)
+            s.path = "exports/2025-0\(n).ndjson"
+            return s
+        }
+        _ = reduce(&state, .importsLoaded(sources: sources, rejected: []))
+        var lines = renderedLines(state)
+        for n in 1...5 { #expect(lines.contains { $0.contains("2025-0\(n).ndjson") }, "source \(n):\n\(lines.joined(separator: "\n"))") }
+        #expect(lines.contains { $0.hasPrefix(" none: every record was imported") })
+        // j through them all: the window follows to the fifth with the first still in view.
+        for _ in 0..<4 { _ = reduce(&state, .key(.char("j"))) }
+        lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("2025-01.ndjson") } && lines.contains { $0.contains("2025-05.ndjson") }, "\(lines.joined(separator: "\n"))")
+        // One source and six rejected records: the rejected list has the room, each record and the reason line.
+        let rejected = (0..<6).map { n in
+            var r = Fixture.state().rejected[0]
+            r.id = Int64(n + 1)
+            r.index = 100 + n
+            return r
+        }
+        _ = reduce(&state, .importsLoaded(sources: [source], rejected: rejected))
+        state.importsPane = 1
+        for _ in 0..<5 { _ = reduce(&state, .key(.char("j"))) }
+        lines = renderedLines(state)
+        for n in 0..<6 { #expect(lines.contains { $0.contains("#\(100 + n) ") }, "record \(n):\n\(lines.joined(separator: "\n"))") }
+        #expect(lines[13].hasPrefix(" notANumber: purchase_date_ms"), "\(lines.joined(separator: "\n"))")
+        // A list with more pages to read keeps its half.
+        state.importsMore = [true, false]
+        lines = renderedLines(state)
+        #expect(!lines.contains { $0.contains("#100 ") }, "\(lines.joined(separator: "\n"))")
+    }
+
     @Test("at 60 columns the customer header keeps the environment, saying 'net unknown' short when no price is known")
     func narrowHeaderWithoutPrices() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

@@ -1141,8 +1141,32 @@ func importsCount(_ state: AppState, pane: Int) -> String {
     return Format.count(loaded) + (state.importsMore[pane] ? "+" : "")
 }
 
+/// The lines of the Imports screen's two lists under their titles: the sources' table (its header and rows), and the
+/// rejected records' table with the selected record's reason under it (or the line saying there are none). Half the
+/// body each, but a list whose every row is loaded and fits in less gives what it leaves to the other: at 60x16 a
+/// fifth source was hidden above six empty lines under "none".
+func importsSplit(_ state: AppState) -> (sources: Int, rejected: Int) {
+    let bodyHeight = state.height - 3
+    let half = max(3, bodyHeight / 2)
+    var sources = half - 1
+    var rejected = bodyHeight - half - 1
+    let unbounded = Int.max / 4
+    let sourcesWant = state.sources.isEmpty ? 1 : state.importsMore[0] ? unbounded : 1 + state.sources.count
+    let rejectedWant = state.rejected.isEmpty ? 1 : state.importsMore[1] ? unbounded : 2 + state.rejected.count
+    if rejectedWant < rejected, sourcesWant > sources {
+        let moved = min(rejected - rejectedWant, sourcesWant - sources)
+        sources += moved
+        rejected -= moved
+    } else if sourcesWant < sources, rejectedWant > rejected {
+        let moved = min(sources - sourcesWant, rejectedWant - rejected)
+        sources -= moved
+        rejected += moved
+    }
+    return (sources, rejected)
+}
+
 func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
-    let half = max(3, body.height / 2)
+    let split = importsSplit(state)
     // A list not read before the ledger went away has no count (the Overview's, read earlier, is of then).
     let sourcesCount = notRead(state, empty: state.sources.isEmpty) ? "" : "\(importsCount(state, pane: 0)), "
     p.section("Sources (\(sourcesCount)newest first)", x: 0, y: body.y, width: state.width, focused: state.importsPane == 0)
@@ -1151,7 +1175,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
         _ = p.text(notLoaded(state) ?? "nothing imported yet: receiptdesk import FILE...", x: 1, y: body.y + 1, role: "ui.text.muted")
     } else {
         p.table(
-            x: 0, y: body.y + 1, width: state.width, height: half - 1,
+            x: 0, y: body.y + 1, width: state.width, height: split.sources,
             // (A time cut to "2026-11-26 2…" says nothing: the source's path gives way first.)
             // (Counts as wide as the widest shown: a source of a million records read "1,000,…".)
             columns: [
@@ -1182,7 +1206,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
             }
         }
     }
-    let y = body.y + half
+    let y = body.y + 1 + split.sources
     let rejectedCount = notRead(state, empty: state.rejected.isEmpty) ? "" : " (\(importsCount(state, pane: 1)))"
     p.section("Rejected records\(rejectedCount); Enter shows the raw bytes", x: 0, y: y, width: state.width, focused: state.importsPane == 1)
     let rejected = state.rejected
@@ -1198,7 +1222,7 @@ func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The last line holds the selected record's reason whole while the list has focus (the list keeps its
     // height on Tab).
     p.table(
-        x: 0, y: y + 1, width: state.width, height: body.height - half - 2,
+        x: 0, y: y + 1, width: state.width, height: split.rejected - 1,
         // The code as wide as the widest loaded ("legacyTransactionReceipt" was cut at 16): the reason gives way, and
         // the last line holds it whole.
         columns: [

@@ -402,7 +402,8 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
     case .imports:
         let pane = state.importsPane
         let count = pane == 0 ? state.sources.count : state.rejected.count
-        state.importPositions[pane].move(by: delta, count: count, visible: max(1, state.listRows / 2 - 1))
+        let split = importsSplit(state)
+        state.importPositions[pane].move(by: delta, count: count, visible: max(1, pane == 0 ? split.sources - 1 : split.rejected - 2))
         // The next page before the selection reaches the end of what is loaded.
         if state.importPositions[pane].selected >= count - state.listRows, state.importsMore[pane], !state.importsLoading {
             state.importsLoading = true

@@ -228,8 +228,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         let sources = state.sources
         let rejected = state.rejected
-        state.importPositions[0].move(by: 0, count: sources.count, visible: state.listRows / 2)
-        state.importPositions[1].move(by: 0, count: rejected.count, visible: state.listRows / 2)
+        let split = importsSplit(state)
+        state.importPositions[0].move(by: 0, count: sources.count, visible: max(1, split.sources - 1))
+        state.importPositions[1].move(by: 0, count: rejected.count, visible: max(1, split.rejected - 2))
         if append && state.followingToEnd && state.screen == .imports {
             state.followPagesLeft -= 1
             if !state.importsMore[state.importsPane] || state.followPagesLeft <= 0 { state.followingToEnd = false }
