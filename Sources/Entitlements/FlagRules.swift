@@ -372,8 +372,12 @@ public struct FlagEvaluation: Sendable {
     public mutating func finish() -> (flags: [RefundFlag], outcomes: RefundOutcomes) {
         for (customer, list) in byCustomer {
             let sorted = list.sorted { ($0.revoked, $0.transactionId) < ($1.revoked, $1.transactionId) }
+            // After a flag, its refunds (those it names) are told: the next flag needs the count of refunds after
+            // them, so a customer who refunds again months later is flagged again, once per burst.
             var start = 0
-            for end in sorted.indices {
+            var told = -1
+            for end in sorted.indices where end > told {
+                start = max(start, told + 1)
                 while sorted[start].revoked.distance(to: sorted[end].revoked) > rules.serialRefundWindow { start += 1 }
                 if end - start + 1 >= rules.serialRefundCount {
                     let window = sorted[start...end].map(\.transactionId)
@@ -386,7 +390,7 @@ public struct FlagEvaluation: Sendable {
                     raise("serial-refunder", last.revoked, "C\(customer):\(window[0])", customer: customer, transactionId: last.transactionId,
                           product: last.productId, amount: last.price, currency: last.currency, environment: last.environment,
                           "\(window.count) refunds within \(rules.serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))\(more)")
-                    break
+                    told = end + since.count
                 }
             }
         }

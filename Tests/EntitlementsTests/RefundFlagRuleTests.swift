@@ -132,6 +132,35 @@ struct RefundFlagRuleTests {
         #expect(flags.first?.detail == "3 refunds within 90 days: A, B, C; 1 more since: D", "\(flags.first?.detail ?? "")")
     }
 
+    @Test("serial-refunder is raised again for a second burst of refunds after the first flag's, not for the same burst twice")
+    func serialRefunderSecondBurst() {
+        func refund(_ id: String, day: Double) -> RefundFact {
+            var t = Transaction(transactionId: id)
+            t.productId = "pro.monthly"
+            t.purchaseDate = Self.at(day - 5)
+            t.revocationDate = Self.at(day)
+            return RefundFact(transaction: t, customerId: 62)
+        }
+        func serial(_ refunds: [RefundFact]) -> [RefundFlag] {
+            FlagRules().evaluate(refunds: refunds, notifications: [], now: Self.at(400)).filter { $0.rule == "serial-refunder" }
+                .sorted { $0.at < $1.at }
+        }
+        // Three in January, three in June: two flags, each naming its own burst (the second was never raised).
+        let twoBursts = serial([
+            refund("A", day: 0), refund("B", day: 9), refund("C", day: 19), refund("D", day: 150), refund("E", day: 159), refund("F", day: 169),
+        ])
+        #expect(twoBursts.map(\.id) == ["serial-refunder:C62:A", "serial-refunder:C62:D"])
+        #expect(twoBursts.last?.at == Self.at(169) && twoBursts.last?.detail == "3 refunds within 90 days: D, E, F")
+        // A refund every 20 days: A-C flagged with D and E named (within 90 days of A); F and G after them are two, not
+        // a burst; H makes three after the first flag's.
+        let steady = (0..<8).map { refund(String(UnicodeScalar(UInt8(65 + $0))), day: Double($0) * 20) }
+        let flags = serial(steady)
+        #expect(flags.map(\.id) == ["serial-refunder:C62:A", "serial-refunder:C62:F"], "\(flags.map(\.detail))")
+        #expect(flags.first?.detail == "3 refunds within 90 days: A, B, C; 2 more since: D, E")
+        #expect(flags.last?.detail == "3 refunds within 90 days: F, G, H")
+        #expect(serial(Array(steady.prefix(7))).count == 1)
+    }
+
     @Test("each rule fires at its threshold and not below it", arguments: cases)
     func thresholds(_ c: Case) {
         let flags = FlagRules().evaluate(
