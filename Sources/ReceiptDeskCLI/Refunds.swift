@@ -26,8 +26,12 @@ struct Refunds: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this status: open, acknowledged or resolved.", valueName: "S"))
     var status: FlagStatus?
 
-    @Option(help: "At most this many flags.")
-    var limit = 1000
+    @Option(help: "At most this many flags (the text's default is the newest 1000; --json and --csv list every flag unless given).")
+    var limit: Int?
+
+    /// The text's list when no `--limit` is given: a screenful of pages, said to be cut. JSON and CSV are read by
+    /// programs, which got the newest 1000 with exit 0 and a line on standard error only.
+    static let textLimit = 1000
 
     @Flag(help: "One JSON object per flag.")
     var json = false
@@ -45,7 +49,7 @@ struct Refunds: AsyncParsableCommand {
             throw ValidationError("--rule takes one of \(FlagRules.ruleIds.joined(separator: ", "))")
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
-        if limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
+        if let limit, limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
         if let at { _ = try parseInstant(at, option: "--at", warn: false) }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
             throw ValidationError("--since takes a duration (24h, 7d, 30m) or an instant (2025-03-01, ISO 8601, milliseconds)")
@@ -127,6 +131,7 @@ struct Refunds: AsyncParsableCommand {
         }
         // A page at a time, each written before the next is read: a list of a million flags is never held whole.
         let more: Bool
+        let limit = limit ?? (json || csv ? nil : Self.textLimit)
         do {
             more = try await ledger.forEachFlagPage(query, limit: limit) { page in
                 listed += page.count
@@ -143,7 +148,7 @@ struct Refunds: AsyncParsableCommand {
             }
             throw error
         }
-        let cut = more ? "showing the newest \(limit) flags; more match (--limit raises it)" : nil
+        let cut = more ? "showing the newest \(limit ?? listed) flags; more match (--limit raises it)" : nil
         if !json && !csv {
             // The options given, named as given ("no flags match --since 7d", not every filter the command has).
             let given = [

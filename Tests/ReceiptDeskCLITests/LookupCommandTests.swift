@@ -260,6 +260,30 @@ struct LookupCommandTests {
         #expect(notes?.isEmpty != false, "\(String(describing: notes))")
     }
 
+    @Test("refunds --json and --csv list every flag unless --limit is given; the text stops at the newest 1000 and says so")
+    func machineOutputUncut() throws {
+        // 1,050 consumables, each refunded an hour after purchase: a quick-refund flag each, and one serial refunder.
+        let purchases = (0..<1050).map { n in
+            let bought = 1_740_816_000_000 + Int64(n) * 60_000
+            return #"{"transaction_id":"\#(700_000_000 + n)","original_transaction_id":"\#(700_000_000 + n)","product_id":"coins.100","quantity":"1","purchase_date_ms":"\#(bought)","cancellation_date_ms":"\#(bought + 3_600_000)","cancellation_reason":"0"}"#
+        }
+        let file = ImportCommandTests.temporary("many-refunds.json")
+        writeTestFile(file, Data(#"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[\#(purchases.joined(separator: ","))]}}"#.utf8))
+        let every = try Binary.run(["refunds", "--files", file, "--json", "--limit", "1000000"]).lines.count
+        #expect(every > 1050, "\(every)")
+        let json = try Binary.run(["refunds", "--files", file, "--json"])
+        #expect(json.status == 0 && json.lines.count == every, "\(json.lines.count) \(json.stderr)")
+        #expect(!json.stderr.contains("more match"), "\(json.stderr)")
+        let csv = try Binary.run(["refunds", "--files", file, "--csv"])
+        #expect(csv.status == 0 && csv.lines.count == every + 1, "\(csv.lines.count) \(csv.stderr)")
+        // Given, --limit still cuts them, said on standard error only.
+        let limited = try Binary.run(["refunds", "--files", file, "--json", "--limit", "10"])
+        #expect(limited.lines.count == 10 && limited.stderr.contains("showing the newest 10 flags; more match"), "\(limited.stderr)")
+        let text = try Binary.run(["refunds", "--files", file])
+        #expect(text.status == 0 && text.stdout.contains("showing the newest 1000 flags; more match (--limit raises it)"), "\(text.stdout.suffix(300))")
+        #expect(text.lines.filter { $0.hasPrefix("2025-") }.count == 1000)
+    }
+
     @Test("lookup's text piped (not a terminal) never cuts a name to its column")
     func namesWholeWhenPiped() throws {
         let file = ImportCommandTests.temporary("long-names.json")
