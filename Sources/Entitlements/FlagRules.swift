@@ -281,8 +281,16 @@ public struct FlagEvaluation: Sendable {
         var environment: Environment?
     }
     /// Each product's refunds by UTC day, as the instants they were refunded (the spike is raised at the one that made
-    /// the day's count an alarm).
+    /// the day's count an alarm). Production's and those whose environment is not stated are one count, keyed `nil`
+    /// (the spike's id has always been theirs alike: counted apart, two alarms of one id hid each other, which one
+    /// decided by a dictionary's order).
     private var byProductDay: [ProductEnvironment: [Int64: [Timestamp]]] = [:]
+    /// The products and days of that count where a refund stated Production: its spike says Production.
+    private var statedProduction: Set<ProductDay> = []
+    struct ProductDay: Hashable, Sendable {
+        var product: String
+        var day: Int64
+    }
 
     public init(rules: FlagRules, notifications: [NotificationFact], now: Timestamp) {
         self.rules = rules
@@ -340,8 +348,10 @@ public struct FlagEvaluation: Sendable {
                         environment: t.environment))
             }
             if let product = t.productId {
-                byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
+                let environment = t.environment == .production ? nil : t.environment
+                byProductDay[ProductEnvironment(product: product, environment: environment), default: [:]][
                     revoked.utcDay, default: []].append(revoked)
+                if t.environment == .production { statedProduction.insert(ProductDay(product: product, day: revoked.utcDay)) }
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let delay = purchase.distance(to: revoked)
@@ -399,7 +409,7 @@ public struct FlagEvaluation: Sendable {
         for (key, days) in byProductDay {
             let product = key.product
             // Production (or unstated) keeps the id spikes always had; another environment is named in it.
-            let suffix = key.environment.map { $0 == .production ? "" : ":\($0.rawValue.lowercased())" } ?? ""
+            let suffix = key.environment.map { ":\($0.rawValue.lowercased())" } ?? ""
             for (day, refunds) in days where refunds.count >= rules.spikeMinimum {
                 let count = refunds.count
                 let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)]?.count ?? 0) }
@@ -411,8 +421,9 @@ public struct FlagEvaluation: Sendable {
                     let alarming = min(count, max(1, rules.spikeMinimum, Int(needed.rounded(.up))))
                     let at = refunds.sorted()[alarming - 1]
                     let date = at.startOfUTCDay
+                    let environment = key.environment ?? (statedProduction.contains(ProductDay(product: product, day: day)) ? .production : nil)
                     raise("refund-spike", at, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
-                          product: product, amount: nil, currency: nil, environment: key.environment,
+                          product: product, amount: nil, currency: nil, environment: environment,
                           "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day; an alarm from the \(ordinal(alarming)), at \(at.iso8601.split(separator: "T").last ?? "")")
                 }
             }
