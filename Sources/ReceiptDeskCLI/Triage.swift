@@ -53,6 +53,10 @@ struct Triage: AsyncParsableCommand {
             throw ValidationError("choose exactly one of --ack, --resolve, --reopen, or --log to read the flag's triage log")
         }
         if log, note != nil { throw ValidationError("--note goes with --ack, --resolve or --reopen, not --log") }
+        // A resolve says why (DESIGN: resolve with a note): the next on-call reads it in the flag's log.
+        if resolve, note?.allSatisfy(\.isWhitespace) ?? true {
+            throw ValidationError("--resolve needs --note saying why (the flag's log keeps it for the next on-call)")
+        }
     }
 
     func run() async throws {

@@ -786,8 +786,19 @@ struct ReducerTests {
         #expect(state.marked == ["quick-refund:2004", "app-issue:2004"])
         _ = reduce(&state, .key(.char("r")))
         #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]))
+        // A resolve says why: Enter on no note (or spaces) keeps the prompt and says so, writing nothing.
+        for typed in ["", "  "] {
+            for c in typed { _ = reduce(&state, .key(.char(c))) }
+            #expect(reduce(&state, .key(.enter)).isEmpty)
+            #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]) && state.saving == nil)
+            #expect(state.message == StatusMessage("a resolve says why: type a note, then Enter (Esc cancels)", kind: .error))
+        }
+        for c in "dup" { _ = reduce(&state, .key(.char(c))) }
         // The one marked flag left out is counted when the others are done.
-        _ = reduce(&state, .key(.enter))
+        #expect(reduce(&state, .key(.enter)).contains { effect in
+            if case .triage(_, .resolve, let note, _, _) = effect { return note == "dup" }
+            return false
+        })
         _ = reduce(&state, .triaged([TriageChange(flagId: "app-issue:2004", from: .open, to: .resolved)], undo: false))
         #expect(state.message == StatusMessage("1 flag resolved (u undoes); 1 marked was resolved already"))
         // A resolved flag is reopened (o), not acknowledged back into work; a marked one is counted as left.

@@ -102,6 +102,12 @@ struct LookupCommandTests {
         // The id as a paste brings it (white space and quotes around it) is the flag's id.
         let pasted = try Binary.run(["triage", " '\(id)', \n", "--ack", "--ledger", "sqlite:\(ledger)", "--operator", "ana"])
         #expect(pasted.status == 0, "\(pasted.stderr)")
+        // A resolve says why: without a note (or with a blank one) it is refused, exit 2, and nothing is written.
+        for note in [[], ["--note", " "]] {
+            let bare = try Binary.run(["triage", id, "--resolve", "--ledger", "sqlite:\(ledger)"] + note)
+            #expect(bare.status == 2 && bare.stderr.contains("--resolve needs --note saying why"), "\(bare.stderr)")
+        }
+        #expect(try Binary.run(["triage", id, "--log", "--ledger", "sqlite:\(ledger)"]).lines.count == 1)
         let resolved = try Binary.run(["triage", id, "--resolve", "--note", "accidental purchase", "--ledger", "sqlite:\(ledger)", "--json"])
         #expect(try Binary.json(resolved.stdout)["status"] as? String == "resolved")
         let ackResolved = try Binary.run(["triage", id, "--ack", "--ledger", "sqlite:\(ledger)"])

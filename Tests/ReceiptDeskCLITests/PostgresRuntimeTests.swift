@@ -319,7 +319,7 @@ struct PostgresRuntimeTests {
     }
 
     @Test(
-        "a slow read: Q held back for an r typed before it (the queue not read yet) is not typed into the note r opens once the queue is read; Enter resolves, then Q quits",
+        "a slow read: Q held back for an r typed before it (the queue not read yet) is not typed into the note r opens once the queue is read; a note and Enter resolve, then Q quits",
         .timeLimit(.minutes(6)))
     func heldQuitMeetsNote() async throws {
         guard PostgresTestServer.enabled else { return }
@@ -342,14 +342,15 @@ struct PostgresRuntimeTests {
             return
         }
         #expect(prompt.text == "", "Q was typed into the note")
-        let said = "resolving the flag asks for a note: Q was not typed into it (Enter resolves, Esc cancels; then Q quits)"
+        let said = "resolving the flag asks for a note: Q was not typed into it (type why, Enter resolves, Esc cancels; then Q quits)"
         #expect(runtime.state.message?.text == said)
         #expect(terminal.frames.last?.contains(said) == true, "\(terminal.frames.last ?? "")")
 
-        // Enter resolves without a note; Q then quits, after the write.
+        // The note typed, Enter resolves; Q then quits, after the write.
+        for c in "dup" { terminal.type(.key(.char(c))) }
         terminal.type(.key(.enter))
         terminal.type(.key(.char("Q")))
-        await runtime.run(maxEvents: 2)
+        await runtime.run(maxEvents: 5)
         #expect(runtime.state.quitting)
         await runtime.settle()
         #expect(runtime.unsaved == nil)

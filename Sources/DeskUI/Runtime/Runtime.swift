@@ -359,7 +359,7 @@ public final class Runtime {
         let key = if case .key(let key) = event { key.label } else { "Q" }
         if case .note(let ids) = prompt.kind {
             let flags = ids.count == 1 ? "the flag" : "\(ids.count) flags"
-            return "resolving \(flags) asks for a note: \(key) was not typed into it (Enter resolves, Esc cancels; then \(key) quits)"
+            return "resolving \(flags) asks for a note: \(key) was not typed into it (type why, Enter resolves, Esc cancels; then \(key) quits)"
         }
         return "\(key) was not typed into the prompt (Esc closes it; then \(key) quits)"
     }

@@ -820,10 +820,17 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         if text.isEmpty || text == "now" { return reduce(&state, .instantParsed(nil)) }
         return [.parseInstant(text)]
     case .note(let ids):
+        // A resolve says why (DESIGN: resolve with a note): the next on-call reads it. Enter on nothing keeps the
+        // prompt and says so.
+        guard !text.allSatisfy(\.isWhitespace) else {
+            state.prompt = prompt
+            state.message = StatusMessage("a resolve says why: type a note, then Enter (Esc cancels)", kind: .error)
+            return []
+        }
         guard beginTriage(&state) else { return [] }
         // Kept until the write says which flags it moved: a note that was not written is shown, or offered again.
-        state.unsavedNote = text.isEmpty ? nil : (Set(ids), text)
-        return [.triage(flagIds: ids, action: .resolve, note: text.isEmpty ? nil : text, undo: false)]
+        state.unsavedNote = (Set(ids), text)
+        return [.triage(flagIds: ids, action: .resolve, note: text, undo: false)]
     case .command:
         return runCommandLine(&state, text)
     }
