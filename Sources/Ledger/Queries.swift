@@ -108,6 +108,15 @@ extension SQLLedger: LedgerReading {
                 guard let index = row[0].int.map(Int.init), counts.indices.contains(index) else { continue }
                 counts[index] += Int(row[1].int ?? 0)
             }
+            // A refund Apple reversed after the instant stood at it, as the customer's screen and `lookup --at` say:
+            // stored as reversed, it is not among the refunds the series reads (under time travel a day's bar and
+            // the 30 days' count left it out).
+            for refunded in try Queries.refundsReversedAfter(
+                c, first: first, until: instant, productId: productId, environment: environment)
+            {
+                let index = Int((refunded.millisecondsSince1970 - first) / day)
+                if counts.indices.contains(index) { counts[index] += 1 }
+            }
             return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
         }
     }
@@ -419,6 +428,52 @@ enum Queries {
                 """
             let end = min(first + Int64(days) * day, until + 1)
             return (sql, [.int(first), .int(day), .int(first), .int(end)] + filterArguments)
+        }
+    }
+
+    /// When each refund that stood at `until` but was reversed after it was refunded, from `first` to `until`:
+    /// stored as reversed (the ledger's now), these are the refunds a series as of `until` must add. A refund
+    /// reversed by `until` is not one of them; nor is a family revoke or an upgrade's cancellation reversed. Reads
+    /// the REFUND_REVERSED notifications after the instant (none, live) and their transactions.
+    static func refundsReversedAfter(
+        _ c: any SQLConnection, first: Int64, until: Int64, productId: String?, environment: EnvironmentFilter
+    ) throws -> [Timestamp] {
+        let reversed = "notification_type = \(NotificationType.refundReversed.sql)"
+        var sql = """
+            SELECT t.transaction_id, t.canonical, COALESCE(n.signed_date, n.seen_at) FROM transactions t
+            JOIN notifications n ON n.transaction_id = t.transaction_id AND n.\(reversed)
+            WHERE t.revocation_kind = \(RevocationKind.reversed.sql) AND t.revocation_date >= ? AND t.revocation_date <= ?
+            AND t.transaction_id IN (SELECT transaction_id FROM notifications WHERE \(reversed) AND COALESCE(signed_date, seen_at) > ?)
+            """
+        var arguments: [SQLValue] = [.int(first), .int(until), .int(until)]
+        if let productId {
+            sql += " AND t.product_id = ?"
+            arguments.append(.text(productId))
+        }
+        if let stored = environment.stored {
+            sql += " AND t.environment = ?"
+            arguments.append(.text(stored))
+        }
+        // Each transaction's canonical JSON, and its reversals by the instant (the latest of them is the one
+        // `revocation(reversedAt:)` takes, as `CustomerHistory.revocation(of:at:)` does).
+        var transactions: [String: (canonical: String, reversal: Int64?)] = [:]
+        for row in try c.query(sql, arguments) {
+            guard let id = row[0].text else { continue }
+            var entry = transactions[id] ?? (row[1].text ?? "", nil)
+            if let at = row[2].int, at <= until { entry.reversal = max(entry.reversal ?? .min, at) }
+            transactions[id] = entry
+        }
+        return try transactions.sorted { $0.key < $1.key }.compactMap { id, entry in
+            let t: Transaction
+            do {
+                t = try CanonicalJSON.transaction(entry.canonical)
+            } catch {
+                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
+            }
+            guard case .refund(let at, _)? = t.revocation(reversedAt: entry.reversal.map(Timestamp.init)),
+                at.millisecondsSince1970 >= first, at.millisecondsSince1970 <= until
+            else { return nil }
+            return at
         }
     }
 

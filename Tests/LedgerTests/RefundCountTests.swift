@@ -126,6 +126,42 @@ struct RefundCountTests {
         try await ledger.close()
     }
 
+    @Test("refunds per day as of an instant count the refunds that stood then: one Apple reversed later counts until its reversal", arguments: Backend.available)
+    func seriesAsOfInstant(_ backend: Backend) async throws {
+        let (_, _, ledger) = try await Self.imported(backend)
+        var histories: [(transactions: [Transaction], history: CustomerHistory)] = []
+        for row in try await pageAll(ledger, CustomerQuery(limit: 500)).rows {
+            let records = try await ledger.customerRecords(row.id)
+            histories.append((records.transactions, records.history))
+        }
+        let reversed = try await ledger.database.read { c in
+            try c.query("SELECT product_id, revocation_date FROM transactions WHERE revocation_kind = 'reversed' ORDER BY revocation_date", [])
+        }
+        #expect(!reversed.isEmpty, "the demo data has no reversed refund to travel to")
+        // A minute after each reversed refund (before its reversal), a week after it (reversed by then), and now.
+        var instants = reversed.flatMap { row in [60_000, 7 * World.day].map { (row[1].int ?? 0) + $0 } }
+        instants.append(testNow.millisecondsSince1970)
+        var countedReversed = 0
+        for instant in instants.map(Timestamp.init) {
+            for product in [nil] + reversed.map({ $0[0].text }) {
+                let series = try await ledger.refundsPerDay(days: 30, endingAt: instant, productId: product)
+                var expected = Array(repeating: 0, count: 30)
+                for (transactions, history) in histories {
+                    for t in transactions where product == nil || t.productId == product {
+                        guard case .refund(let at, _)? = history.revocation(of: t, at: instant) else { continue }
+                        let index = Int((at.millisecondsSince1970 - series.firstDay.millisecondsSince1970) / World.day)
+                        guard expected.indices.contains(index), at.millisecondsSince1970 >= series.firstDay.millisecondsSince1970 else { continue }
+                        expected[index] += 1
+                        if t.revocation(reversedAt: history.refundReversal(of: t.transactionId, at: testNow)) == nil { countedReversed += 1 }
+                    }
+                }
+                #expect(series.counts == expected, "as of \(instant.iso8601), product \(product ?? "any") on \(backend)")
+            }
+        }
+        #expect(countedReversed > 0, "no instant had a refund reversed later")
+        try await ledger.close()
+    }
+
     /// Checks the ledger's figures against `CustomerHistory.revocation(of:at:)` over each customer's records, and
     /// that the data holds every kind of revocation; returns the figures: refunds per customer (by its smallest
     /// identifier, as ids depend on import order) and the total (under "").
