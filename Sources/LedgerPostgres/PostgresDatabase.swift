@@ -254,6 +254,14 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         let loop = group.next()
         var configuration = self.configuration
+        // A read the client gives up on (its read timeout closes the connection) is ended by the server a second
+        // later: closing the socket does not stop a statement waiting on a lock, and orphans of every dashboard's
+        // retries filled max_connections until nobody could log in, the owner included. (A second after, so the
+        // client's own message, which says what to do, comes first.)
+        if lane !== writer {
+            let limit = timeouts.read.nanoseconds / 1_000_000 + Self.serverReadGrace
+            configuration.options.additionalStartupParameters.append(("statement_timeout", "\(limit)"))
+        }
         var channel: (any Channel)?
         if let tcp {
             let connected = try tcp.connect(on: loop, timeout: timeouts.connect).wait()
@@ -311,6 +319,9 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             }
         }
     }
+
+    /// Milliseconds the server gives a read statement beyond the client's read timeout before ending it itself.
+    static let serverReadGrace: Int64 = 1000
 
     /// The advisory lock every writing transaction takes first (portable SQL: the writers' row instead).
     public static let writersLock = 7_243_501

@@ -119,6 +119,44 @@ struct PostgresFailureTests {
         try await ledger.close()
     }
 
+    @Test("a read given up on behind a lock does not stay on the server: it ends a second after the client's read timeout")
+    func timedOutReadEndsOnServer() async throws {
+        guard PostgresTestServer.enabled else { return }
+        let url = try PostgresTestServer.get().createDatabase()
+        let database = try await PostgresDatabase.connect(url: url, timeouts: .init(connect: .seconds(2), read: .milliseconds(500)))
+        let ledger = try await SQLLedger.open(database, now: testNow)
+        let holder = try await PostgresDatabase.connect(url: url)
+        // Another session holds the counters' table (as an administrator's ALTER TABLE or VACUUM FULL would) for 5 s.
+        let held = Task {
+            try await holder.write { c in
+                try c.execute("LOCK TABLE ledger_counters IN ACCESS EXCLUSIVE MODE")
+                usleep(5_000_000)
+            }
+        }
+        let waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        let lockDeadline = ContinuousClock.now + .seconds(3)
+        while try await holder.read({ try $0.scalar("SELECT COUNT(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'ledger_counters'::regclass")?.int }) == 0,
+            ContinuousClock.now < lockDeadline
+        {
+            usleep(20_000)
+        }
+        let started = ContinuousClock.now
+        let error = await Self.ledgerError { _ = try await ledger.changeToken() }
+        #expect(error?.message.contains("did not answer within 500 ms (read timeout)") == true, "\(error?.message ?? "")")
+        // The client gave up at 0.5 s; the server ends the statement at 1.5 s, well before the lock goes at 5 s.
+        var left = -1
+        while Self.seconds(since: started) < 3.5 {
+            left = Int(try await holder.read { try $0.scalar(waiting)?.int } ?? -1)
+            if left == 0 { break }
+            usleep(100_000)
+        }
+        #expect(left == 0, "\(left) backends still waiting on the lock \(Self.seconds(since: started)) s after the read began")
+        #expect(Self.seconds(since: started) < 3.5)
+        try await held.value
+        try await ledger.close()
+        try await holder.close()
+    }
+
     @Test("a server that accepts but never answers: connecting gives up after the connect timeout")
     func connectTimeout() async throws {
         guard PostgresTestServer.enabled else { return }
