@@ -974,6 +974,34 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.contains("none: every record was imported or a duplicate") })
     }
 
+    @Test("a screen whose read failed (a timeout behind a lock) says it was not read, not that the ledger holds nothing; a read that answers ends it")
+    func readFailedNotEmpty() throws {
+        let timeout = "the PostgreSQL ledger at postgres://boss@/ledger did not answer within 15 s (read timeout)"
+        // The queue, never read: not "no flags open here".
+        var state = Fixture.state(width: 120, height: 30, screen: .refunds)
+        state.flags = []
+        _ = reduce(&state, .readFailed(timeout))
+        var lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("not read: \(timeout)") }, "\(lines.joined(separator: "\n"))")
+        #expect(!lines.contains { $0.contains("no flags") } && !lines.contains { $0.contains(" 0 shown") }, "\(lines.joined(separator: "\n"))")
+        // Imports, never read: not "nothing imported yet", and no count from the Overview over it.
+        state.screen = .imports
+        (state.sources, state.rejected) = ([], [])
+        lines = renderedLines(state)
+        #expect(lines.filter { $0.contains("not read: ") }.count == 2 && !lines.contains { $0.contains("nothing imported yet") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.hasPrefix("─ Sources (newest first)") }, "\(lines.joined(separator: "\n"))")
+        // Read again and answered: the lists say what they hold, and the failure's line goes with it.
+        #expect(state.message?.text == timeout)
+        _ = reduce(&state, .importsLoaded(sources: [], rejected: []))
+        lines = renderedLines(state)
+        #expect(lines.contains { $0.contains("nothing imported yet") } && state.message == nil && state.readFailed == nil, "\(lines.joined(separator: "\n"))")
+        // Another message said since stays.
+        _ = reduce(&state, .readFailed(timeout))
+        state.message = StatusMessage("1 flag acknowledged")
+        _ = reduce(&state, .importsLoaded(sources: [], rejected: []))
+        #expect(state.message?.text == "1 flag acknowledged")
+    }
+
     @Test("the overview's count past deadline is the ledger's count, not what the newest requests in its list hold")
     func pastDeadlineCounted() throws {
         var state = Fixture.state(width: 120, height: 40, screen: .overview)

@@ -675,7 +675,7 @@ extension Runtime {
                 return []
             }
         } catch {
-            return [.failed(describe(error), unavailable: false)]
+            return [.readFailed(describe(error))]
         }
     }
 

@@ -8,7 +8,9 @@ typealias Body = (y: Int, height: Int)
 /// rather than that the ledger holds nothing (a screen read before keeps its rows).
 func notLoaded(_ state: AppState) -> String? {
     if state.unavailable != nil { return "the ledger is unavailable: this screen is read again when it answers" }
-    return state.reading ? "reading the ledger…" : nil
+    if state.reading { return "reading the ledger…" }
+    // (Not "no flags" or "nothing imported yet" under a read that timed out: the ledger was never asked.)
+    return state.readFailed.map { "not read: \($0)" }
 }
 
 /// Whether a list shows nothing because it was not read (the ledger went away first): its title then gives no count,

@@ -47,6 +47,8 @@ public enum Action: Sendable {
     case message(StatusMessage)
     /// The ledger failed; `unavailable` when it cannot be reached at all (retrying), else a failed request.
     case failed(String, unavailable: Bool)
+    /// A read of a screen failed while the ledger could be reached (a read timeout, a refused statement).
+    case readFailed(String)
     /// The wall clock reached another minute (a dashboard over a live ledger; the demo's time stands still).
     case clockAdvanced(Timestamp)
     /// The ledger answered again after being unavailable; `now`, the wall clock when it reached another minute

@@ -356,6 +356,10 @@ public struct AppState: Sendable {
     /// Set while a read slower than the runtime's grace is on its way: a screen with nothing to show yet says it is
     /// being read, not that the ledger holds nothing.
     public var reading = false
+    /// Why the last read of a screen failed while the ledger could be reached (a read timeout behind a lock, a
+    /// refused statement), until a read succeeds: a screen with nothing to show says it could not be read, not that
+    /// the ledger holds nothing.
+    public var readFailed: String?
     /// Set while the ledger cannot be reached; the last screen stays.
     public var unavailable: String?
     /// When the header's clock saw the ledger go away: the screen kept is as read before it.

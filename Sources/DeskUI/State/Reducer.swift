@@ -5,6 +5,17 @@ import ReceiptModel
 /// The dashboard's only state transition: applies an action and returns the effects to run.
 public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     switch action {
+    case .overviewLoaded, .customersLoaded, .customerLoaded, .customerNotFound, .transactionLoaded, .flagsLoaded,
+        .flagsBeforeLoaded, .importsLoaded, .rawLoaded:
+        // A read answered: a failure said before is over, its line with it (it stayed after the ledger answered).
+        if let failed = state.readFailed {
+            state.readFailed = nil
+            if state.message?.text == failed { state.message = nil }
+        }
+    default:
+        break
+    }
+    switch action {
     case .key(let key):
         return handleKey(&state, key)
     case .paste(let text):
@@ -408,6 +419,11 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.customersLoading = false
         state.importsLoading = false
         return []
+    case .readFailed(let text):
+        // As another failed request, and remembered until a read answers.
+        let effects = reduce(&state, .failed(text, unavailable: false))
+        if state.unavailable == nil { state.readFailed = text }
+        return effects
     case .recovered(let now):
         // A minute that passed during the outage is in the one read that follows it.
         if let now { _ = moveNow(&state, to: now) }
