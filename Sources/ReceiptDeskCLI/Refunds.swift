@@ -17,7 +17,7 @@ struct Refunds: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only flags from this recent: 24h, 7d, 30m (before --at's instant when given), or an instant as --at takes it (2025-03-01, ISO 8601, milliseconds).", valueName: "DUR"))
     var since: String?
 
-    @Option(help: ArgumentHelp("The queue as it stood at an instant: only the flags raised by then, with the status each has now (now, a date, ISO 8601 or milliseconds; a negative one as --at=-5).", valueName: "TIME"))
+    @Option(help: ArgumentHelp("The queue at an instant: only the flags whose refund or request came by then, by the records' own times (one imported later counts from its own time), with the status each has now (now, a date, ISO 8601 or milliseconds; a negative one as --at=-5).", valueName: "TIME"))
     var at: String?
 
     @Option(help: ArgumentHelp("Only this rule.", valueName: "ID"))
@@ -121,7 +121,7 @@ struct Refunds: AsyncParsableCommand {
         } else {
             // The ledger's outcomes whatever the filters (they choose flags); said so, or it reads as the list's.
             output.line("refunds in the whole ledger: \(outcomes.refunded) refunded, \(outcomes.declined) declined, \(outcomes.reversed) reversed, \(outcomes.pendingConsumptionRequests) consumption requests awaiting data\(until.map { " at \($0.iso8601)" } ?? "")")
-            if let until { output.line("the queue at \(until.iso8601): the flags raised by then, each with its status now") }
+            if let until { output.line("the queue at \(until.iso8601): the flags whose refund or request came by then (by the records' times, whenever imported), each with its status now") }
             write = { flags in
                 for f in flags {
                     output.line("\(f.at.iso8601)  \(f.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(f.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(safe(f.id))")

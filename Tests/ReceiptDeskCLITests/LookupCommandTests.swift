@@ -391,7 +391,7 @@ struct LookupCommandTests {
 
         // The text names the instant, and an empty list the options given.
         let text = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--at", "1971-01-01"]).lines
-        #expect(text.dropFirst() == ["the queue at 1971-01-01T00:00:00Z: the flags raised by then, each with its status now", "no flags match --at 1971-01-01"], "\(text)")
+        #expect(text.dropFirst() == ["the queue at 1971-01-01T00:00:00Z: the flags whose refund or request came by then (by the records' times, whenever imported), each with its status now", "no flags match --at 1971-01-01"], "\(text)")
         let wrong = try Binary.run(["refunds", "--ledger", "sqlite:\(ledger)", "--at", "yesterday-ish"])
         #expect(wrong.status == 2 && wrong.stderr.contains("--at takes now, a date or an instant"), "\(wrong.stderr)")
     }
