@@ -111,13 +111,45 @@ extension SQLLedger: LedgerReading {
             // A refund Apple reversed after the instant stood at it, as the customer's screen and `lookup --at` say:
             // stored as reversed, it is not among the refunds the series reads (under time travel a day's bar and
             // the 30 days' count left it out).
-            for refunded in try Queries.refundsReversedAfter(
+            for (_, refunded) in try Queries.refundsReversedAfter(
                 c, first: first, until: instant, productId: productId, environment: environment)
             {
                 let index = Int((refunded.millisecondsSince1970 - first) / day)
                 if counts.indices.contains(index) { counts[index] += 1 }
             }
             return RefundSeries(firstDay: Timestamp(millisecondsSince1970: first), counts: counts)
+        }
+    }
+
+    public func refunds(onDayOf day: Timestamp, until: Timestamp, environment: EnvironmentFilter, limit: Int) async throws -> [DayRefund] {
+        let start = day.startOfUTCDay.millisecondsSince1970
+        let end = min(until.millisecondsSince1970, day.startOfUTCDay.adding(milliseconds: Queries.dayMilliseconds - 1).millisecondsSince1970)
+        guard end >= start, limit > 0 else { return [] }
+        return try await database.read { c in
+            // What the day's bar counts: the refunds that stand, and those Apple reversed after `until`.
+            var sql = """
+                SELECT transaction_id, canonical FROM transactions
+                WHERE revocation_kind = \(RevocationKind.refund.sql) AND revocation_date >= ? AND revocation_date <= ?
+                """
+            var arguments: [SQLValue] = [.int(start), .int(end)]
+            if let stored = environment.stored {
+                sql += " AND environment = ?"
+                arguments.append(.text(stored))
+            }
+            sql += " ORDER BY revocation_date, transaction_id LIMIT ?"
+            arguments.append(.int(Int64(limit)))
+            var found: [(Transaction, Timestamp)] = []
+            for row in try c.query(sql, arguments) {
+                let t = try Queries.storedTransaction(id: row[0].text ?? "?", canonical: row[1].text ?? "")
+                found.append((t, t.revocationDate ?? Timestamp(millisecondsSince1970: start)))
+            }
+            found += try Queries.refundsReversedAfter(
+                c, first: start, last: end, until: until.millisecondsSince1970, productId: nil, environment: environment)
+            return found.sorted { ($0.1, $0.0.transactionId) < ($1.1, $1.0.transactionId) }.prefix(limit).map { t, at in
+                DayRefund(
+                    transactionId: t.transactionId, productId: t.productId, environment: t.environment?.rawValue, price: t.price,
+                    currency: t.currency, refundedAt: at)
+            }
         }
     }
 
@@ -431,13 +463,15 @@ enum Queries {
         }
     }
 
-    /// When each refund that stood at `until` but was reversed after it was refunded, from `first` to `until`:
+    /// Each refund that stood at `until` but was reversed after it, refunded from `first` to `last` (else `until`),
+    /// and when:
     /// stored as reversed (the ledger's now), these are the refunds a series as of `until` must add. A refund
     /// reversed by `until` is not one of them; nor is a family revoke or an upgrade's cancellation reversed. Reads
     /// the REFUND_REVERSED notifications after the instant (none, live) and their transactions.
     static func refundsReversedAfter(
-        _ c: any SQLConnection, first: Int64, until: Int64, productId: String?, environment: EnvironmentFilter
-    ) throws -> [Timestamp] {
+        _ c: any SQLConnection, first: Int64, last: Int64? = nil, until: Int64, productId: String?, environment: EnvironmentFilter
+    ) throws -> [(Transaction, Timestamp)] {
+        let last = min(last ?? until, until)
         let reversed = "notification_type = \(NotificationType.refundReversed.sql)"
         var sql = """
             SELECT t.transaction_id, t.canonical, COALESCE(n.signed_date, n.seen_at) FROM transactions t
@@ -445,7 +479,7 @@ enum Queries {
             WHERE t.revocation_kind = \(RevocationKind.reversed.sql) AND t.revocation_date >= ? AND t.revocation_date <= ?
             AND t.transaction_id IN (SELECT transaction_id FROM notifications WHERE \(reversed) AND COALESCE(signed_date, seen_at) > ?)
             """
-        var arguments: [SQLValue] = [.int(first), .int(until), .int(until)]
+        var arguments: [SQLValue] = [.int(first), .int(last), .int(until)]
         if let productId {
             sql += " AND t.product_id = ?"
             arguments.append(.text(productId))
@@ -464,16 +498,20 @@ enum Queries {
             transactions[id] = entry
         }
         return try transactions.sorted { $0.key < $1.key }.compactMap { id, entry in
-            let t: Transaction
-            do {
-                t = try CanonicalJSON.transaction(entry.canonical)
-            } catch {
-                throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
-            }
+            let t = try storedTransaction(id: id, canonical: entry.canonical)
             guard case .refund(let at, _)? = t.revocation(reversedAt: entry.reversal.map(Timestamp.init)),
-                at.millisecondsSince1970 >= first, at.millisecondsSince1970 <= until
+                at.millisecondsSince1970 >= first, at.millisecondsSince1970 <= last
             else { return nil }
-            return at
+            return (t, at)
+        }
+    }
+
+    /// A stored transaction's canonical JSON read back, or an error naming it.
+    static func storedTransaction(id: String, canonical: String) throws -> Transaction {
+        do {
+            return try CanonicalJSON.transaction(canonical)
+        } catch {
+            throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
         }
     }
 

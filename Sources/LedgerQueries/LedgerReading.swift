@@ -29,6 +29,9 @@ public protocol LedgerReading: Sendable {
     /// Refunds per UTC day over `days` days ending with the day of `end`, for one product or all, in one
     /// environment or all.
     func refundsPerDay(days: Int, endingAt end: Timestamp, productId: String?, environment: EnvironmentFilter) async throws -> RefundSeries
+    /// The refunds one day's bar of ``refundsPerDay(days:endingAt:productId:environment:)`` counts, the day being the
+    /// UTC day of `day`, up to `until` (those that stood then), in the order they were refunded; at most `limit`.
+    func refunds(onDayOf day: Timestamp, until: Timestamp, environment: EnvironmentFilter, limit: Int) async throws -> [DayRefund]
     /// The triage log of a flag, or of a customer (their notes and their flags' triage), oldest first.
     func triageLog(flagId: String?, customerId: Int64?) async throws -> [TriageEntry]
     /// The latest triage entry of each of these flags that has one (who moved it last, and their note).

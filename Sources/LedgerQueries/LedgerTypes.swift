@@ -417,6 +417,29 @@ public struct RefundSeries: Sendable, Equatable {
     }
 }
 
+/// One refund a day's bar of ``RefundSeries`` counts: the transaction, and when it was refunded.
+public struct DayRefund: Sendable, Equatable {
+    public var transactionId: String
+    public var productId: String?
+    public var environment: String?
+    /// Milliunits of `currency`.
+    public var price: Int64?
+    public var currency: String?
+    public var refundedAt: Timestamp
+
+    public init(
+        transactionId: String, productId: String? = nil, environment: String? = nil, price: Int64? = nil, currency: String? = nil,
+        refundedAt: Timestamp
+    ) {
+        self.transactionId = transactionId
+        self.productId = productId
+        self.environment = environment
+        self.price = price
+        self.currency = currency
+        self.refundedAt = refundedAt
+    }
+}
+
 /// The customer a pasted text names (``LedgerReading/customerId(pasted:)``): by which id, and the other customers
 /// other words of it name (a message with two ids: the lookup shows the first, and says so).
 public struct PastedMatch: Sendable, Equatable {

@@ -1743,7 +1743,9 @@ struct ReducerTests {
         data.consumptionRequests.append(request(3, sentHoursAgo: 11))
         _ = reduce(&state, .overviewLoaded(data))
         #expect(reduce(&state, .key(.enter)) == [.loadCustomer(5)])
-        // Tab goes round the three panes.
+        // Tab goes round the four panes (the chart's last).
+        _ = reduce(&state, .key(.tab))
+        #expect(state.overviewPane == 3)
         _ = reduce(&state, .key(.tab))
         #expect(state.overviewPane == 0)
     }
@@ -1897,5 +1899,59 @@ struct RevocationLabelTests {
         #expect(view.revocations["f1"]! == Revocation.familyRevoke(at: Fixture.at(-20)))
         #expect(view.revocations["u1"]! == nil)
         #expect(view.revocations["k1"] == nil)
+    }
+
+    @Test("the overview's refunds per day down to their transactions: h/l choose a day, Enter lists its refunds, Enter opens one")
+    func dayRefunds() throws {
+        var state = Fixture.state(width: 120, height: 40, screen: .overview)
+        func screen() -> [String] {
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: .builtin, into: &buffer)
+            return (0..<buffer.height).map(buffer.line)
+        }
+        let series = try #require(state.overview?.refunds90)
+        // Tab's fourth stop is the chart: the last day chosen, said under it.
+        for _ in 0..<3 { _ = reduce(&state, .key(.tab)) }
+        #expect(state.overviewPane == 3)
+        let lastDay = Format.day(series.firstDay.adding(milliseconds: 89 * 86_400_000))
+        #expect(screen().contains { $0.hasPrefix(" \(lastDay): \(series.counts[89]) refunds; h/l another day, Enter lists its refunds") }, "\(screen().joined(separator: "\n"))")
+        // h nine times: the day of 40 refunds (from another pane, h takes the chart's focus itself).
+        state.overviewPane = 0
+        for _ in 0..<9 { _ = reduce(&state, .key(.char("h"))) }
+        #expect(state.overviewPane == 3 && state.seriesDay == 9)
+        let day = series.firstDay.adding(milliseconds: 80 * 86_400_000)
+        #expect(reduce(&state, .key(.enter)) == [.loadDayRefunds(day: day, until: state.instant, environment: .all)])
+        #expect(screen().contains { $0.contains("Refunds on \(Format.day(day))") } && screen().contains { $0.contains("reading the ledger…") })
+        let refunds = (0..<40).map { n in
+            DayRefund(
+                transactionId: "7000\(n)", productId: "filters.pack", environment: "Production", price: 4_990, currency: "USD",
+                refundedAt: day.adding(milliseconds: Int64(n) * 60_000))
+        }
+        _ = reduce(&state, .dayRefundsLoaded(day: day, refunds))
+        var lines = screen()
+        #expect(lines.contains { $0.hasPrefix("─ Refunds on \(Format.day(day)) (40); Enter opens one, Esc closes") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("70000") && $0.contains("filters.pack") && $0.contains("4.99 USD") }, "\(lines.joined(separator: "\n"))")
+        // The panes below give it their room; j moves, y copies, Enter opens the transaction.
+        #expect(!lines.contains { $0.contains("Spike alarms") })
+        _ = reduce(&state, .key(.char("j")))
+        #expect(reduce(&state, .key(.char("y"))) == [.copy("70001")])
+        #expect(reduce(&state, .key(.enter)) == [.loadTransaction("70001")])
+        // A refresh keeps the selected refund, though one came before it.
+        _ = reduce(&state, .dayRefundsLoaded(day: day, [DayRefund(transactionId: "69999", refundedAt: day)] + refunds))
+        #expect(state.dayRefunds?.rows?[safe: state.dayRefunds?.list.selected ?? -1]?.transactionId == "70001")
+        // l: the next day's list is read; its late answer for the day left is not taken.
+        let next = series.firstDay.adding(milliseconds: 81 * 86_400_000)
+        #expect(reduce(&state, .key(.char("l"))) == [.loadDayRefunds(day: next, until: state.instant, environment: .all)])
+        _ = reduce(&state, .dayRefundsLoaded(day: day, refunds))
+        #expect(state.dayRefunds?.day == next && state.dayRefunds?.rows == nil)
+        _ = reduce(&state, .dayRefundsLoaded(day: next, []))
+        lines = screen()
+        #expect(lines.contains { $0.contains("none by ") }, "\(lines.joined(separator: "\n"))")
+        // The environment cycled: the list is read again with the overview.
+        let effects = reduce(&state, .key(.char("e")))
+        #expect(effects.contains(.loadDayRefunds(day: next, until: state.instant, environment: .production)), "\(effects)")
+        // Esc closes it, the panes come back; another Esc goes nowhere on the top screen.
+        _ = reduce(&state, .key(.escape))
+        #expect(state.dayRefunds == nil && screen().contains { $0.contains("Spike alarms") })
     }
 }

@@ -138,8 +138,9 @@ struct RefundCountTests {
             try c.query("SELECT product_id, revocation_date FROM transactions WHERE revocation_kind = 'reversed' ORDER BY revocation_date", [])
         }
         #expect(!reversed.isEmpty, "the demo data has no reversed refund to travel to")
-        // A minute after each reversed refund (before its reversal), a week after it (reversed by then), and now.
-        var instants = reversed.flatMap { row in [60_000, 7 * World.day].map { (row[1].int ?? 0) + $0 } }
+        // A minute after each reversed refund (before its reversal), a week and 20 days after it (the demo's is
+        // reversed 9 days after), and now.
+        var instants = reversed.flatMap { row in [60_000, 7 * World.day, 20 * World.day].map { (row[1].int ?? 0) + $0 } }
         instants.append(testNow.millisecondsSince1970)
         var countedReversed = 0
         for instant in instants.map(Timestamp.init) {
@@ -156,6 +157,20 @@ struct RefundCountTests {
                     }
                 }
                 #expect(series.counts == expected, "as of \(instant.iso8601), product \(product ?? "any") on \(backend)")
+                // Each day's bar down to its transactions: the refunds the dashboard lists on Enter.
+                guard product == nil else { continue }
+                let production = try await ledger.refundsPerDay(days: 30, endingAt: instant, productId: nil, environment: .production)
+                for (index, count) in series.counts.enumerated() where count > 0 {
+                    let day = series.firstDay.adding(milliseconds: Int64(index) * World.day)
+                    let listed = try await ledger.refunds(onDayOf: day.adding(milliseconds: 5), until: instant, environment: .all, limit: 1000)
+                    #expect(listed.count == count, "\(day.iso8601) as of \(instant.iso8601) on \(backend)")
+                    #expect(listed.allSatisfy { $0.refundedAt >= day && $0.refundedAt <= instant }, "\(listed)")
+                    #expect(listed.map(\.refundedAt) == listed.map(\.refundedAt).sorted())
+                    let inProduction = try await ledger.refunds(onDayOf: day, until: instant, environment: .production, limit: 1000)
+                    #expect(inProduction.count == production.counts[index] && inProduction.allSatisfy { $0.environment == "Production" })
+                    let limited = try await ledger.refunds(onDayOf: day, until: instant, environment: .all, limit: 1)
+                    #expect(limited.map(\.transactionId) == Array(listed.prefix(1).map(\.transactionId)))
+                }
             }
         }
         #expect(countedReversed > 0, "no instant had a refund reversed later")

@@ -598,7 +598,7 @@ public final class Runtime {
             case .quit:
                 return []
             case .loadOverview, .loadCustomers, .openCustomer, .loadCustomer, .loadTransaction, .loadFlags, .loadImports, .loadMoreImports,
-                .loadRaw:
+                .loadRaw, .loadDayRefunds:
                 // (Reads, run above.)
                 return []
             }
@@ -613,7 +613,7 @@ extension Runtime {
     static func isRead(_ effect: Effect) -> Bool {
         switch effect {
         case .loadOverview, .loadCustomers, .openCustomer, .loadCustomer, .loadTransaction, .loadFlags, .loadImports, .loadMoreImports,
-            .loadRaw:
+            .loadRaw, .loadDayRefunds:
             true
         default: false
         }
@@ -671,6 +671,9 @@ extension Runtime {
                 return [.importsLoaded(sources: sources, rejected: rejected, append: true)]
             case .loadRaw(let id):
                 return [.rawLoaded(id: id, bytes: try await handlers.reader.rejectedRaw(id))]
+            case .loadDayRefunds(let day, let until, let environment):
+                let refunds = try await handlers.reader.refunds(onDayOf: day, until: until, environment: environment, limit: DayRefundsList.limit)
+                return [.dayRefundsLoaded(day: day, refunds)]
             default:
                 return []
             }

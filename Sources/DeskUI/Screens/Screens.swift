@@ -53,27 +53,42 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The last 90 days, a cell each, from 104 columns; else the last 30 (the tile's window), as wide as there is room
     // for: a window of its own, not however many days the width happens to hold.
     let chartRoom = max(1, state.width - 14)
-    let days = min(chartRoom >= 90 ? 90 : 30, data.refunds90.counts.count)
+    let days = overviewChartDays(state)
     let cellsPerDay = max(1, min(chartRoom, 90) / max(1, days))
     let sparkWidth = days * cellsPerDay
-    p.section("Refunds per day (UTC), last \(days) days", x: 0, y: y, width: state.width)
+    // Focused (Tab, or h/l), a day is chosen: its cells marked, and what its bar counts said under it.
+    let chosen = state.overviewPane == 3 || state.dayRefunds != nil ? chosenSeriesDay(state) : nil
+    p.section("Refunds per day (UTC), last \(days) days", x: 0, y: y, width: state.width, focused: state.overviewPane == 3)
     y += 1
     // A taller terminal gets a taller chart (a spike stands out of the days around it), the lists below keeping
     // the rows they had at 24.
-    let sparkHeight = body.height >= 34 ? 4 : body.height >= 28 ? 2 : 1
+    let sparkHeight = overviewSparkHeight(state)
     let shownDays = data.refunds90.counts.suffix(days).flatMap { Array(repeating: $0, count: cellsPerDay) }
     let maximum = p.sparkline(shownDays, x: 1, y: y, width: min(sparkWidth, chartRoom), height: sparkHeight, role: "status.warn")
     _ = p.text("max \(maximum)/day", x: min(sparkWidth, chartRoom) + 2, y: y, role: "ui.text.muted")
+    if chosen != nil {
+        let x = 1 + (days - 1 - min(state.seriesDay, days - 1)) * cellsPerDay
+        for row in 0..<sparkHeight { p.markSelected(x: x, y: y + row, width: cellsPerDay) }
+    }
     y += sparkHeight
-    // Pinned at the end of Int64 rather than trapping: the series starts at a day from the instant asked about.
-    let first = Timestamp(
-        millisecondsSince1970: clampedSum(
-            data.refunds90.firstDay.millisecondsSince1970, Int64(max(0, data.refunds90.counts.count - days)) * 86_400_000))
-    _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
-    let lastLabel = "today " + Format.day(state.instant)
-    _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
+    if let chosen {
+        let keys = state.dayRefunds == nil ? "; h/l another day, Enter lists its refunds" : "; h/l another day"
+        _ = p.text("\(Format.day(chosen.day)): \(Format.counted(chosen.count, "refund"))\(keys)", x: 1, y: y, role: "ui.text", width: state.width - 2)
+    } else {
+        // Pinned at the end of Int64 rather than trapping: the series starts at a day from the instant asked about.
+        let first = Timestamp(
+            millisecondsSince1970: clampedSum(
+                data.refunds90.firstDay.millisecondsSince1970, Int64(max(0, data.refunds90.counts.count - days)) * 86_400_000))
+        _ = p.text(Format.day(first), x: 1, y: y, role: "ui.text.muted")
+        let lastLabel = "today " + Format.day(state.instant)
+        _ = p.text(lastLabel, x: max(1, 1 + sparkWidth - DisplayWidth.of(lastLabel)), y: y, role: "ui.text.muted")
+    }
     // Shorter than 24 rows: no blank line here, so the panes below keep their rows.
     y += body.height < 21 ? 1 : 2
+    if let list = state.dayRefunds {
+        drawDayRefunds(state, list, &p, y: y, bottom: body.y + body.height)
+        return
+    }
     let half = state.width / 2
     // The lists take what the panes below leave: their titles, the spike's detail line and three rows (a pending
     // consumption request and the count past deadline; the import health's three lines).
@@ -174,6 +189,61 @@ func drawOverview(_ state: AppState, _ p: inout Painter, _ body: Body) {
     ]
     for (index, line) in health.prefix(room).enumerated() {
         _ = p.text(line, x: half + 1, y: y + index, role: index == 2 && c.rejectedRecords > 0 ? "status.warn" : "ui.text", width: state.width - half - 2)
+    }
+}
+
+/// How many days the overview's chart shows: 90 from 104 columns, else 30 (the tile's window).
+func overviewChartDays(_ state: AppState) -> Int {
+    let chartRoom = max(1, state.width - 14)
+    return max(1, min(chartRoom >= 90 ? 90 : 30, state.overview?.refunds90.counts.count ?? 30))
+}
+
+/// The chart's rows: a taller terminal gets a taller chart, the lists below keeping the rows they had at 24.
+func overviewSparkHeight(_ state: AppState) -> Int {
+    let bodyHeight = state.height - 3
+    return bodyHeight >= 34 ? 4 : bodyHeight >= 28 ? 2 : 1
+}
+
+/// The rows of a day's refunds the overview has room for under its chart (as ``drawOverview`` lays it out).
+func dayRefundsRows(_ state: AppState) -> Int {
+    let bodyHeight = state.height - 3
+    // Tiles (and the as-of line), the chart's title, its rows and the day's line, the gap, the list's title and header.
+    let top = 1 + 1 + 3 + 1 + overviewSparkHeight(state) + (bodyHeight < 21 ? 1 : 2)
+    return max(1, 1 + bodyHeight - top - 2)
+}
+
+/// A day's refunds, under the chart: each one's time, transaction, product, environment and amount; Enter opens
+/// the transaction (its sources say which records it came from).
+func drawDayRefunds(_ state: AppState, _ list: DayRefundsList, _ p: inout Painter, y: Int, bottom: Int) {
+    let rows = list.rows ?? []
+    var title = "Refunds on \(Format.day(list.day))"
+    if list.rows != nil {
+        title += rows.count < list.count ? ": the first \(Format.count(rows.count)) of \(Format.count(list.count))" : " (\(Format.count(rows.count)))"
+        title += "; Enter opens one, Esc closes"
+    }
+    p.section(title, x: 0, y: y, width: state.width, focused: true)
+    guard !rows.isEmpty else {
+        let empty = list.rows == nil ? "reading the ledger…" : "none by \(Format.minute(state.instant))"
+        _ = p.text(notLoaded(state) ?? empty, x: 1, y: y + 1, role: "ui.text.muted", width: state.width - 2)
+        return
+    }
+    p.table(
+        x: 0, y: y + 1, width: state.width, height: max(2, bottom - y - 1),
+        columns: [
+            Column("refunded", 8, keepsWidth: true), Column("transaction", max(11, rows.map { DisplayWidth.of(Sanitize.text($0.transactionId)) }.max() ?? 11), keepsWidth: true),
+            Column("product", 20, flex: true, keepEnd: true), Column("env", 5, drops: 2),
+            Column("amount", 14, right: true, drops: 1),
+        ],
+        rows: rows.count, position: list.list
+    ) { row, column in
+        let r = rows[row]
+        switch column {
+        case 0: return TableCell(String(r.refundedAt.iso8601.dropFirst(11).prefix(8)), role: "ui.text.muted")
+        case 1: return TableCell(r.transactionId, role: "ui.accent")
+        case 2: return TableCell(r.productId ?? "-")
+        case 3: return TableCell(r.environment.map { environmentLabel(Environment(rawValue: $0)) } ?? "-")
+        default: return TableCell(r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")" } ?? "-", role: "status.warn")
+        }
     }
 }
 

@@ -28,6 +28,8 @@ public enum Action: Sendable {
     case flagsBeforeLoaded([RefundFlag], previous: FlagCursor?, append: Bool, filter: String? = nil)
     /// The first pages of sources and rejected records, or (`append`) the next page of one of them.
     case importsLoaded(sources: [SourceSummary], rejected: [RejectedRecord], append: Bool = false)
+    /// The refunds of one day of the overview's chart (the day's start).
+    case dayRefundsLoaded(day: Timestamp, [DayRefund])
     case rawLoaded(id: Int64, bytes: [UInt8])
     /// Triage changes were appended to the log.
     case triaged([TriageChange], undo: Bool)
@@ -72,6 +74,8 @@ public enum Effect: Sendable, Equatable {
     /// The next page of the sources (after that id) or of the rejected records (after that id).
     case loadMoreImports(sourcesAfter: Int64?, rejectedAfter: Int64?)
     case loadRaw(Int64)
+    /// The refunds one day's bar counts (`day` its start), up to `until`.
+    case loadDayRefunds(day: Timestamp, until: Timestamp, environment: EnvironmentFilter)
     /// `expecting`, on an undo: the status the undone change set; a flag someone changed since is left alone.
     case triage(flagIds: [String], action: TriageAction, note: String?, undo: Bool, expecting: FlagStatus? = nil)
     case parseInstant(String)

@@ -104,6 +104,26 @@ public struct ListPosition: Sendable, Equatable {
 }
 
 /// What is being typed at the bottom line.
+/// The refunds one day's bar of the overview's chart counts: the figure down to its transactions (Enter on one
+/// opens it, with the records it came from).
+public struct DayRefundsList: Sendable, Equatable {
+    /// The day's start (UTC).
+    public var day: Timestamp
+    /// Up to ``limit`` of them, in the order they were refunded; `nil` while they are read.
+    public var rows: [DayRefund]?
+    /// How many the day's bar counts (more than the rows when the day held more than ``limit``).
+    public var count: Int
+    public var list = ListPosition()
+
+    /// The most refunds listed for one day (a spike day's are a few hundred; the bar says how many in all).
+    public static let limit = 1000
+
+    public init(day: Timestamp, count: Int) {
+        self.day = day
+        self.count = count
+    }
+}
+
 public struct Prompt: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// `:` commands.
@@ -382,6 +402,10 @@ public struct AppState: Sendable {
     public var severityList = ListPosition()
     /// The selected pending consumption request (the overview's third pane).
     public var consumptionList = ListPosition()
+    /// The day chosen on the refunds-per-day chart (the overview's fourth pane), in days before the last day shown.
+    public var seriesDay = 0
+    /// The refunds of the chosen day, listed over the overview's panes (Enter on the chart), until Esc.
+    public var dayRefunds: DayRefundsList?
 
     public var customerPage = CustomerPage(rows: [], next: nil, total: 0)
     /// Where the loaded customers start in the whole list: 0 from the top, more once `G` loaded its end.

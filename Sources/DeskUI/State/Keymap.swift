@@ -12,6 +12,8 @@ public enum Command: Hashable, Sendable {
     case timeTravel, copyId, undo
     case acknowledge, resolve, reopen, mark
     case sort, cycleStatus, cycleEnvironment, toggleCovered, toggleFlagged
+    /// The day before or after the one chosen on the overview's refunds-per-day chart.
+    case earlierDay, laterDay
 }
 
 /// One row of the keymap: keys, the command, where it works, and what help says about it.
@@ -81,6 +83,8 @@ public struct Keymap: Sendable {
         KeyBinding([.char("?")], .help, "help: every key here", footer: true),
         KeyBinding([.tab], .nextPane, "next pane", on: [.customer, .imports, .overview], footer: true),
         KeyBinding([.backTab], .previousPane, "previous pane", on: [.customer, .imports, .overview]),
+        KeyBinding([.left, .char("h")], .earlierDay, "refunds per day: day before", on: [.overview]),
+        KeyBinding([.right, .char("l")], .laterDay, "refunds per day: day after", on: [.overview]),
         KeyBinding([.char("1")], .screen(.overview), "overview"),
         KeyBinding([.char("2")], .screen(.customers), "customers"),
         KeyBinding([.char("3")], .screen(.customer), "customer"),
@@ -91,6 +95,7 @@ public struct Keymap: Sendable {
         // (The queue's ages and deadlines are as of the instant too; its footer has no room for the hint.)
         KeyBinding([.char("t")], .timeTravel, "time travel: as of when", on: [.refunds]),
         KeyBinding([.char("y")], .copyId, "copy the id (OSC 52)", on: [.customers, .customer, .transaction, .refunds], footer: true),
+        KeyBinding([.char("y")], .copyId, "copy a listed refund's id", on: [.overview]),
         KeyBinding([.char("a")], .acknowledge, "acknowledge flag(s)", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("r")], .resolve, "resolve, with a note", on: [.refunds, .customer], footer: true, writes: true),
         KeyBinding([.char("o")], .reopen, "reopen flag(s)", on: [.refunds, .customer], footer: true, writes: true),

@@ -90,7 +90,14 @@ private func quit(_ state: inout AppState) -> [Effect] {
 }
 
 func run(_ state: inout AppState, _ command: Command) -> [Effect] {
+    if state.screen == .overview, state.dayRefunds != nil, let effects = runInDayRefunds(&state, command) { return effects }
     switch command {
+    case .earlierDay, .laterDay:
+        // The chart takes the focus, and the day moves (at its ends it stays).
+        state.overviewPane = 3
+        let days = overviewChartDays(state)
+        state.seriesDay = min(max(0, state.seriesDay + (command == .earlierDay ? 1 : -1)), max(0, days - 1))
+        return []
     case .quit:
         return quit(&state)
     case .back:
@@ -198,7 +205,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
             let panes = state.customer?.flags.isEmpty == false ? 4 : 3
             state.customerPane = (min(state.customerPane, panes - 1) + step + panes) % panes
         case .imports: state.importsPane = (state.importsPane + step + 2) % 2
-        case .overview: state.overviewPane = (state.overviewPane + step + 3) % 3
+        case .overview: state.overviewPane = (state.overviewPane + step + 4) % 4
         default: break
         }
         return []
@@ -487,6 +494,9 @@ private func open(_ state: inout AppState) -> [Effect] {
         }
         guard let record = state.rejected[safe: state.importPositions[1].selected] else { return [] }
         return [.loadRaw(record.id)]
+    case .overview where state.overviewPane == 3:
+        // Enter on a day of the chart lists the refunds its bar counts.
+        return openDayRefunds(&state)
     case .overview where state.overviewPane == 2:
         // Enter on a pending consumption request opens its customer: the answer is due within hours.
         guard let data = state.overview, let request = pendingConsumptionRequests(data, at: state.instant)[safe: state.consumptionList.selected],
@@ -505,6 +515,63 @@ private func open(_ state: inout AppState) -> [Effect] {
         return openFlagQueue(&state, spike: state.overview?.spikes[safe: state.spikeList.selected])
     case .transaction:
         return []
+    }
+}
+
+/// The day chosen on the overview's chart: its start, and how many refunds its bar counts.
+func chosenSeriesDay(_ state: AppState) -> (day: Timestamp, count: Int)? {
+    guard let series = state.overview?.refunds90, !series.counts.isEmpty else { return nil }
+    let index = series.counts.count - 1 - min(state.seriesDay, max(0, overviewChartDays(state) - 1))
+    guard let count = series.counts[safe: index] else { return nil }
+    return (series.firstDay.adding(milliseconds: Int64(index) * 86_400_000), count)
+}
+
+/// Lists the refunds of the chosen day over the overview's panes (read by the ledger, up to the instant).
+func openDayRefunds(_ state: inout AppState) -> [Effect] {
+    guard let (day, count) = chosenSeriesDay(state) else { return [] }
+    let kept = state.dayRefunds.flatMap { $0.day == day ? $0 : nil }
+    state.dayRefunds = kept ?? DayRefundsList(day: day, count: count)
+    state.dayRefunds?.count = count
+    return [.loadDayRefunds(day: day, until: state.instant, environment: state.environment)]
+}
+
+/// A key while a day's refunds are listed on the overview: the list's own (move, Enter opens the transaction, y
+/// copies its id as anywhere, h/l another day, Esc and q close it); nil for the others, which do what they do
+/// anywhere.
+private func runInDayRefunds(_ state: inout AppState, _ command: Command) -> [Effect]? {
+    guard var list = state.dayRefunds else { return nil }
+    let rows = list.rows ?? []
+    let page = max(1, dayRefundsRows(state))
+    let delta: Int? = switch command {
+    case .down: 1
+    case .up: -1
+    case .scrollDown: wheelRows
+    case .scrollUp: -wheelRows
+    case .pageDown: page
+    case .pageUp: -page
+    case .top: Int.min / 2
+    case .bottom: Int.max / 2
+    default: nil
+    }
+    if let delta {
+        list.list.move(by: delta, count: rows.count, visible: page)
+        state.dayRefunds = list
+        return []
+    }
+    switch command {
+    case .open:
+        guard let refund = rows[safe: list.list.selected] else { return [] }
+        return [.loadTransaction(refund.transactionId)]
+    case .dismiss, .back:
+        state.dayRefunds = nil
+        return []
+    case .earlierDay, .laterDay:
+        let days = overviewChartDays(state)
+        state.seriesDay = min(max(0, state.seriesDay + (command == .earlierDay ? 1 : -1)), max(0, days - 1))
+        state.dayRefunds = nil
+        return openDayRefunds(&state)
+    default:
+        return nil
     }
 }
 
@@ -588,6 +655,7 @@ func selectedId(_ state: AppState) -> String? {
         }
         return state.transaction?.transactionId
     case .refunds: return visibleFlags(state)[safe: state.flagList.selected]?.id
+    case .overview: return state.dayRefunds.flatMap { $0.rows?[safe: $0.list.selected]?.transactionId }
     default: return nil
     }
 }

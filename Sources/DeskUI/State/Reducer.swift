@@ -55,6 +55,16 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.consumptionList.selected = index
         }
         state.consumptionList.move(by: 0, count: pending.count, visible: pending.count)
+        // A day's refunds listed: its bar's count as read now; a day the series no longer holds (travelled to before
+        // it) closes the list.
+        if let list = state.dayRefunds {
+            let index = (list.day.millisecondsSince1970 - data.refunds90.firstDay.millisecondsSince1970) / 86_400_000
+            if index >= 0, let count = data.refunds90.counts[safe: Int(index)] {
+                state.dayRefunds?.count = count
+            } else {
+                state.dayRefunds = nil
+            }
+        }
         return []
     case .customersLoaded(let page, let append, .backward):
         state.customersLoading = false
@@ -247,6 +257,18 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if !state.importsMore[state.importsPane] || state.followPagesLeft <= 0 { state.followingToEnd = false }
             return move(&state, by: Int.max / 2)
         }
+        return []
+    case .dayRefundsLoaded(let day, let refunds):
+        // (A day left since, with h/l or Esc, is not opened again by its late answer.)
+        guard var list = state.dayRefunds, list.day == day else { return [] }
+        let selected = list.rows?[safe: list.list.selected]?.transactionId
+        list.rows = refunds
+        if let selected, let index = refunds.firstIndex(where: { $0.transactionId == selected }) {
+            list.list.top += index - list.list.selected
+            list.list.selected = index
+        }
+        list.list.move(by: 0, count: refunds.count, visible: max(1, dayRefundsRows(state)))
+        state.dayRefunds = list
         return []
     case .rawLoaded(let id, let bytes):
         let record = state.rejected.first { $0.id == id }
@@ -479,7 +501,10 @@ private func viewCustomerAtInstant(_ state: inout AppState) {
 /// Loads what a screen shows.
 func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     switch state.screen {
-    case .overview: return [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)]
+    case .overview:
+        // A day's refunds listed are read again with it (another import, another instant, another environment).
+        let day = state.dayRefunds.map { Effect.loadDayRefunds(day: $0.day, until: state.instant, environment: state.environment) }
+        return [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)] + (day.map { [$0] } ?? [])
     case .customers:
         var query = state.customerQuery
         query.after = nil
