@@ -139,8 +139,9 @@ struct PostgresGrantTests {
             let run = try Binary.run(["ledger", "grant", kind, role, "--ledger", url], limit: .seconds(60))
             #expect(run.status == 0, "\(run.stderr)")
         }
-        for login in [etl, ana] {
-            let run = try Binary.run(["ledger", "grant", "agent", target.name, "--ledger", login.url], limit: .seconds(60))
+        // (rd_target has no rights on the ledger at all: it was told to have itself granted a kind, exit 3.)
+        for login in [etl, ana, target] {
+            let run = try Binary.run(["ledger", "grant", "agent", login.name == target.name ? etl.name : target.name, "--ledger", login.url], limit: .seconds(60))
             #expect(run.status == 2, "\(login.name): \(run.stderr)")
             #expect(
                 run.stderr.contains(
