@@ -53,10 +53,6 @@ struct Triage: AsyncParsableCommand {
             throw ValidationError("choose exactly one of --ack, --resolve, --reopen, or --log to read the flag's triage log")
         }
         if log, note != nil { throw ValidationError("--note goes with --ack, --resolve or --reopen, not --log") }
-        // A resolve says why (DESIGN: resolve with a note): the next on-call reads it in the flag's log.
-        if resolve, note?.allSatisfy(\.isWhitespace) ?? true {
-            throw ValidationError("--resolve needs --note saying why (the flag's log keeps it for the next on-call)")
-        }
     }
 
     func run() async throws {
@@ -110,6 +106,11 @@ struct Triage: AsyncParsableCommand {
         let who = try await OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, ledger: ledger)
         // A flag that is not there exits 1, one already in that status 2 (ExitStatus).
         let flag = try await ledger.triage(flagId: flagId, action: action, operatorName: who, note: note, now: now)
+        // The note stays optional (DESIGN section 12's `[--note TEXT]`, which scripts rely on), but a resolve without
+        // one is said to leave the next on-call nothing to go on (the dashboard asks for it).
+        if resolve, note?.allSatisfy(\.isWhitespace) ?? true {
+            FileHandle.standardError.write(Data("receiptdesk: \(safe(flagId)) resolved without a note: its log says nothing of why (--note says it)\n".utf8))
+        }
         if json {
             var w = JSONWriter()
             w.flag(flag, full: true)
