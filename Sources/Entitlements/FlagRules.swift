@@ -382,8 +382,9 @@ public struct FlagEvaluation: Sendable {
     public mutating func finish() -> (flags: [RefundFlag], outcomes: RefundOutcomes) {
         for (customer, list) in byCustomer {
             let sorted = list.sorted { ($0.revoked, $0.transactionId) < ($1.revoked, $1.transactionId) }
-            // After a flag, its refunds (those it names) are told: the next flag needs the count of refunds after
-            // them, so a customer who refunds again months later is flagged again, once per burst.
+            // After a flag, the next needs the count of refunds after its count-th (those it names as more since
+            // among them: they are not left unseen when more follow), so a customer who refunds again months later is
+            // flagged again, once per burst.
             var start = 0
             var told = -1
             for end in sorted.indices where end > told {
@@ -400,7 +401,7 @@ public struct FlagEvaluation: Sendable {
                     raise("serial-refunder", last.revoked, "C\(customer):\(window[0])", customer: customer, transactionId: last.transactionId,
                           product: last.productId, amount: last.price, currency: last.currency, environment: last.environment,
                           "\(window.count) refunds within \(rules.serialRefundWindow / 86_400_000) days: \(window.joined(separator: ", "))\(more)")
-                    told = end + since.count
+                    told = end
                 }
             }
         }

@@ -151,14 +151,19 @@ struct RefundFlagRuleTests {
         ])
         #expect(twoBursts.map(\.id) == ["serial-refunder:C62:A", "serial-refunder:C62:D"])
         #expect(twoBursts.last?.at == Self.at(169) && twoBursts.last?.detail == "3 refunds within 90 days: D, E, F")
-        // A refund every 20 days: A-C flagged with D and E named (within 90 days of A); F and G after them are two, not
-        // a burst; H makes three after the first flag's.
+        // A refund every 20 days: A-C flagged with D and E named (within 90 days of A); D-F, the three after C, are the
+        // next, naming G and H; five are no second flag.
         let steady = (0..<8).map { refund(String(UnicodeScalar(UInt8(65 + $0))), day: Double($0) * 20) }
         let flags = serial(steady)
-        #expect(flags.map(\.id) == ["serial-refunder:C62:A", "serial-refunder:C62:F"], "\(flags.map(\.detail))")
+        #expect(flags.map(\.id) == ["serial-refunder:C62:A", "serial-refunder:C62:D"], "\(flags.map(\.detail))")
         #expect(flags.first?.detail == "3 refunds within 90 days: A, B, C; 2 more since: D, E")
-        #expect(flags.last?.detail == "3 refunds within 90 days: F, G, H")
-        #expect(serial(Array(steady.prefix(7))).count == 1)
+        #expect(flags.last?.detail == "3 refunds within 90 days: D, E, F; 2 more since: G, H")
+        #expect(serial(Array(steady.prefix(5))).count == 1)
+        // Three at once, then four within days near the window's end: the four are a flag of their own, none unseen
+        // (counted after the first flag's named ones, F and G were two and never named anywhere).
+        let late = serial([0, 1, 2, 88, 89, 91, 92].enumerated().map { refund("R\($0.offset)", day: $0.element) })
+        #expect(late.map(\.id) == ["serial-refunder:C62:R0", "serial-refunder:C62:R3"], "\(late.map(\.detail))")
+        #expect(late.last?.detail == "3 refunds within 90 days: R3, R4, R5; 1 more since: R6")
     }
 
     @Test("each rule fires at its threshold and not below it", arguments: cases)
