@@ -254,14 +254,6 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         let loop = group.next()
         var configuration = self.configuration
-        // A read the client gives up on (its read timeout closes the connection) is ended by the server a second
-        // later: closing the socket does not stop a statement waiting on a lock, and orphans of every dashboard's
-        // retries filled max_connections until nobody could log in, the owner included. (A second after, so the
-        // client's own message, which says what to do, comes first.)
-        if lane !== writer {
-            let limit = timeouts.read.nanoseconds / 1_000_000 + Self.serverReadGrace
-            configuration.options.additionalStartupParameters.append(("statement_timeout", "\(limit)"))
-        }
         var channel: (any Channel)?
         if let tcp {
             let connected = try tcp.connect(on: loop, timeout: timeouts.connect).wait()
@@ -270,6 +262,7 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
         }
         do {
             let opened = try PostgresConnection.connect(on: loop, configuration: configuration, id: id, logger: logger).wait()
+            if lane !== writer { limitReads(on: opened) }
             lane.connection = opened
             return opened
         } catch {
@@ -322,6 +315,22 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
 
     /// Milliseconds the server gives a read statement beyond the client's read timeout before ending it itself.
     static let serverReadGrace: Int64 = 1000
+
+    /// Has the server end a read the client gave up on (its read timeout closes the connection) a second later:
+    /// closing the socket does not stop a statement waiting on a lock, and orphans of every dashboard's retries
+    /// filled max_connections until nobody could log in, the owner included. (A second after, so that the client's
+    /// own message, which says what to do, comes first.) It only lowers `statement_timeout`: a lower limit the
+    /// role or database has stands. Set after connecting, not as a startup parameter, which a pooler such as
+    /// PgBouncer refuses; an engine that cannot set it keeps its own (the read still times out here).
+    private func limitReads(on connection: PostgresConnection) {
+        let limit = timeouts.read.nanoseconds / 1_000_000 + Self.serverReadGrace
+        let sql = """
+            SELECT set_config('statement_timeout', '\(limit)ms', false)
+            WHERE current_setting('statement_timeout')::interval = interval '0'
+            OR current_setting('statement_timeout')::interval > interval '\(limit) milliseconds'
+            """
+        _ = try? connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).wait()
+    }
 
     /// The advisory lock every writing transaction takes first (portable SQL: the writers' row instead).
     public static let writersLock = 7_243_501
@@ -432,9 +441,10 @@ public final class PostgresDatabase: SQLDatabase, @unchecked Sendable {
             return LedgerError(
                 code: .postgres,
                 message: "the PostgreSQL server cancelled a statement on the ledger at \(redactedURL) (\(Self.reason(error))): "
-                    + "it ran longer than statement_timeout, the server's setting for the role \"\(role)\", or an "
-                    + "administrator cancelled it; nothing of that transaction was written. Raise the limit (ALTER ROLE "
-                    + "\"\(role)\" SET statement_timeout = '5min'), or import with a smaller --batch-size")
+                    + "it ran longer than statement_timeout, the server's setting for the role \"\(role)\" (a read's is "
+                    + "at most this receiptdesk's read timeout and a second), or an administrator cancelled it; nothing "
+                    + "of that transaction was written. Raise the limit (ALTER ROLE \"\(role)\" SET statement_timeout = "
+                    + "'5min'), or import with a smaller --batch-size")
         default:
             return LedgerError(code: .postgres, message: "PostgreSQL error: \(Self.reason(error))")
         }

@@ -153,6 +153,14 @@ struct PostgresFailureTests {
         }
         #expect(left == 0, "\(left) backends still waiting on the lock \(Self.seconds(since: started)) s after the read began")
         release.signal()
+        // The reading connections' limit, set once connected: the read timeout and a second, unless the database's
+        // (or the role's) is lower; the writer's is the server's.
+        #expect(try await database.read { try $0.scalar("SHOW statement_timeout")?.text } == "1500ms")
+        #expect(try await database.write { try $0.scalar("SHOW statement_timeout")?.text } == "0")
+        try await PostgresPoolTests.alter(url, "statement_timeout = '200ms'", on: holder)
+        let lower = try await PostgresDatabase.connect(url: url, timeouts: .init(connect: .seconds(2), read: .milliseconds(500)))
+        #expect(try await lower.read { try $0.scalar("SHOW statement_timeout")?.text } == "200ms")
+        try await lower.close()
         try await held.value
         try await ledger.close()
         try await holder.close()
