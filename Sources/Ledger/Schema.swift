@@ -476,7 +476,18 @@ public enum Schema {
     /// with `search_path = team, public` and no USAGE on `team` was told there is no ledger, and an import tried to
     /// make one in `public`), and in any schema of the database when it may use none (`current_schema()` is NULL).
     static func refuseOutOfReach(_ connection: any SQLConnection) throws {
-        guard connection.dialect == .postgres else { return }
+        guard let (schema, owner, role) = try outOfReach(connection) else { return }
+        throw LedgerError(
+            code: .permissionDenied,
+            message: "the PostgreSQL role \"\(role)\" has no rights on the ReceiptDesk ledger this database holds (schema \(schema), "
+                + "owned by \"\(owner)\"): its owner, or a superuser, gives them, connected as itself: "
+                + SQLLedger.grantCommand("viewer|agent|importer", role: role))
+    }
+
+    /// The ledger a PostgreSQL role reaches but may not read (see ``refuseOutOfReach(_:)``): its schema, its owner and
+    /// the role; nil when there is none.
+    static func outOfReach(_ connection: any SQLConnection) throws -> (schema: String, owner: String, role: String)? {
+        guard connection.dialect == .postgres else { return nil }
         guard
             let row = try connection.query(
                 """
@@ -496,12 +507,8 @@ public enum Schema {
                 """, []
             ).first,
             let schema = row[0].text, let owner = row[1].text, let role = row[2].text
-        else { return }
-        throw LedgerError(
-            code: .permissionDenied,
-            message: "the PostgreSQL role \"\(role)\" has no rights on the ReceiptDesk ledger this database holds (schema \(schema), "
-                + "owned by \"\(owner)\"): its owner, or a superuser, gives them, connected as itself: "
-                + SQLLedger.grantCommand("viewer|agent|importer", role: role))
+        else { return nil }
+        return (schema, owner, role)
     }
 
     /// The schema version a ledger stores, as stored (nil before one is written).

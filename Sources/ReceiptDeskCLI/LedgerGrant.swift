@@ -83,26 +83,22 @@ struct GrantRole: AsyncParsableCommand {
         // Who may grant is asked first: opening the ledger for writing (below) would upgrade one of an older schema,
         // and a login that is not its owner was refused by the upgrade's first ALTER, a message about a table.
         // (A schema named that is the connection's own is as none named: a ledger not there yet is made below.)
-        let holds: Bool
-        do {
-            holds = try await SQLLedger.holdsLedger(database)
-        } catch let error as LedgerError where error.code == .permissionDenied {
-            // A login with no rights on the ledger at all (it can connect, nothing more) may not grant either: said as
-            // to any other login not its owner (it was told to have itself granted a kind, exit 3, which would not let
-            // it grant). Its current schema may be none it can use: the ledger's is asked of the catalog.
-            let reached = try await database.read { c in
-                try c.scalar(
-                    """
-                    SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE c.relname = 'ledger_meta' AND c.relkind IN ('r', 'p') AND n.nspname = COALESCE(?, current_schema(), 'public')
-                    """, [schema.map { .text($0) } ?? .null])?.text
-            }
-            guard let reached else { throw error }
-            try await Self.checkOwner(of: database, schema: reached, url: url)
-            throw error
-        }
-        if holds || (schema != nil && schema != current) {
+        if schema != nil && schema != current {
             try await Self.checkOwner(of: database, schema: schema, url: url)
+        } else {
+            let holds: Bool
+            do {
+                holds = try await SQLLedger.holdsLedger(database)
+            } catch let error as LedgerError where error.code == .permissionDenied {
+                // A login with no rights on the ledger at all (it can connect, nothing more) may not grant either:
+                // said as to any other login not its owner (it was told to have itself granted a kind, exit 3, which
+                // would not let it grant).
+                if let reached = try await SQLLedger.ledgerOutOfReach(database) {
+                    try await Self.checkOwner(of: database, schema: reached, url: url)
+                }
+                throw error
+            }
+            if holds { try await Self.checkOwner(of: database, schema: schema, url: url) }
         }
         guard names[2].int == 1 else {
             let quoted = (try? PostgresRoles.quoted(role)) ?? role
