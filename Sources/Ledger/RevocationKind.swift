@@ -59,11 +59,7 @@ enum RevocationKind: String, Sendable, CaseIterable {
     /// A stored row of `transaction_id, canonical, ...`: its id and what its revocation is.
     private static func stored(_ row: [SQLValue], reversals: [String: Timestamp]) throws -> (id: String, kind: RevocationKind?) {
         let id = row[0].text ?? "?"
-        do {
-            return (id, RevocationKind(try CanonicalJSON.transaction(row[1].text ?? ""), reversal: reversals[id]))
-        } catch {
-            throw LedgerError(code: .badRow, message: "the stored transaction \(id) holds canonical JSON this receiptdesk cannot read: \(error)")
-        }
+        return (id, RevocationKind(try Queries.storedTransaction(id: id, canonical: row[1].text ?? ""), reversal: reversals[id]))
     }
 
     /// Sets `revocation_kind` on every revoked transaction a ledger already holds (migration v4).

@@ -426,10 +426,12 @@ public struct DayRefund: Sendable, Equatable {
     public var price: Int64?
     public var currency: String?
     public var refundedAt: Timestamp
+    /// The share refunded, in thousandths of a percent (100 000: all of `price`).
+    public var share: Int64
 
     public init(
         transactionId: String, productId: String? = nil, environment: String? = nil, price: Int64? = nil, currency: String? = nil,
-        refundedAt: Timestamp
+        refundedAt: Timestamp, share: Int64 = 100_000
     ) {
         self.transactionId = transactionId
         self.productId = productId
@@ -437,6 +439,7 @@ public struct DayRefund: Sendable, Equatable {
         self.price = price
         self.currency = currency
         self.refundedAt = refundedAt
+        self.share = share
     }
 }
 

@@ -1920,17 +1920,20 @@ struct RevocationLabelTests {
         for _ in 0..<9 { _ = reduce(&state, .key(.char("h"))) }
         #expect(state.overviewPane == 3 && state.seriesDay == 9)
         let day = series.firstDay.adding(milliseconds: 80 * 86_400_000)
-        #expect(reduce(&state, .key(.enter)) == [.loadDayRefunds(day: day, until: state.instant, environment: .all)])
+        // Live, as the chart counts them: to the end of today (a refund dated later today is in today's bar).
+        let endOfToday = Fixture.now.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
+        #expect(reduce(&state, .key(.enter)) == [.loadDayRefunds(day: day, until: endOfToday, environment: .all)])
         #expect(screen().contains { $0.contains("Refunds on \(Format.day(day))") } && screen().contains { $0.contains("reading the ledger…") })
         let refunds = (0..<40).map { n in
             DayRefund(
                 transactionId: "7000\(n)", productId: "filters.pack", environment: "Production", price: 4_990, currency: "USD",
-                refundedAt: day.adding(milliseconds: Int64(n) * 60_000))
+                refundedAt: day.adding(milliseconds: Int64(n) * 60_000), share: n == 2 ? 35_000 : 100_000)
         }
         _ = reduce(&state, .dayRefundsLoaded(day: day, refunds))
         var lines = screen()
         #expect(lines.contains { $0.hasPrefix("─ Refunds on \(Format.day(day)) (40); Enter opens one, Esc closes") }, "\(lines.joined(separator: "\n"))")
-        #expect(lines.contains { $0.contains("70000") && $0.contains("filters.pack") && $0.contains("4.99 USD") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("70000") && $0.contains("filters.pack") && $0.hasSuffix("4.99 USD") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("70002") && $0.hasSuffix("4.99 USD (35%)") }, "a partial refund says its share")
         // The panes below give it their room; j moves, y copies, Enter opens the transaction.
         #expect(!lines.contains { $0.contains("Spike alarms") })
         _ = reduce(&state, .key(.char("j")))
@@ -1941,15 +1944,32 @@ struct RevocationLabelTests {
         #expect(state.dayRefunds?.rows?[safe: state.dayRefunds?.list.selected ?? -1]?.transactionId == "70001")
         // l: the next day's list is read; its late answer for the day left is not taken.
         let next = series.firstDay.adding(milliseconds: 81 * 86_400_000)
-        #expect(reduce(&state, .key(.char("l"))) == [.loadDayRefunds(day: next, until: state.instant, environment: .all)])
+        #expect(reduce(&state, .key(.char("l"))) == [.loadDayRefunds(day: next, until: endOfToday, environment: .all)])
         _ = reduce(&state, .dayRefundsLoaded(day: day, refunds))
         #expect(state.dayRefunds?.day == next && state.dayRefunds?.rows == nil)
         _ = reduce(&state, .dayRefundsLoaded(day: next, []))
         lines = screen()
-        #expect(lines.contains { $0.contains("none by ") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces) == "none" }, "\(lines.joined(separator: "\n"))")
         // The environment cycled: the list is read again with the overview.
         let effects = reduce(&state, .key(.char("e")))
-        #expect(effects.contains(.loadDayRefunds(day: next, until: state.instant, environment: .production)), "\(effects)")
+        #expect(effects.contains(.loadDayRefunds(day: next, until: endOfToday, environment: .production)), "\(effects)")
+        // Time travel: read again up to the instant (the bar's count moves to it; its rows were of the old one).
+        let noon = next.startOfUTCDay.adding(milliseconds: 12 * 3_600_000)
+        #expect(reduce(&state, .instantParsed(noon)).contains(.loadDayRefunds(day: next, until: noon, environment: .production)))
+        _ = reduce(&state, .instantParsed(nil))
+        // The series a day later (midnight passed): the chart's chosen day follows the list's, one further back.
+        var moved = try #require(state.overview)
+        moved.refunds90 = RefundSeries(firstDay: series.firstDay.adding(milliseconds: 86_400_000), counts: Array(series.counts.dropFirst()) + [0])
+        _ = reduce(&state, .overviewLoaded(moved))
+        #expect(state.seriesDay == 9 && state.dayRefunds?.day == next && chosenSeriesDay(state)?.day == next)
+        _ = reduce(&state, .overviewLoaded(try #require(Fixture.state().overview)))
+        // Narrower, the chart shows 30 days: a day chosen 40 back is the first shown, and its list closes.
+        state.seriesDay = 40
+        _ = reduce(&state, .resize(width: 80, height: 24))
+        #expect(state.seriesDay == 29 && state.dayRefunds == nil)
+        _ = reduce(&state, .resize(width: 120, height: 40))
+        _ = reduce(&state, .key(.enter))
+        _ = reduce(&state, .dayRefundsLoaded(day: try #require(state.dayRefunds?.day), []))
         // Esc closes it, the panes come back; another Esc goes nowhere on the top screen.
         _ = reduce(&state, .key(.escape))
         #expect(state.dayRefunds == nil && screen().contains { $0.contains("Spike alarms") })

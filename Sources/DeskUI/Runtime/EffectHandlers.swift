@@ -72,8 +72,8 @@ public struct EffectHandlers: Sendable {
     /// header's now moves by the minute, and a refund imported within it would wait for the next).
     public func overview(asOf instant: Timestamp, environment: EnvironmentFilter = .all, pinned: Bool = false) async throws -> OverviewData {
         async let counts = reader.overview(environment: environment)
-        let seriesEnd = pinned ? instant : instant.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
-        async let series = reader.refundsPerDay(days: 90, endingAt: seriesEnd, productId: nil, environment: environment)
+        async let series = reader.refundsPerDay(
+            days: 90, endingAt: refundSeriesEnd(instant, pinned: pinned), productId: nil, environment: environment)
         async let flagCounts = reader.flagCounts(environment: environment)
         // Under time travel, alarms raised by the instant (the refunds after it are not in the series either).
         async let spikes = reader.flags(FlagQuery(status: .open, rule: "refund-spike", environment: environment, limit: 20, until: pinned ? instant : nil))
@@ -100,4 +100,11 @@ public struct EffectHandlers: Sendable {
         async let log = reader.triageLog(flagId: nil, customerId: records.id)
         return CustomerDetail(records: records, flags: try await flags, log: try await log)
     }
+}
+
+/// Where the overview's refunds per day end: under time travel (`pinned`) the instant; live, the end of its UTC day
+/// (the header's now moves by the minute, and a refund imported within it would wait for the next). A day's list of
+/// refunds ends there too, or the bar and the list of today differ.
+func refundSeriesEnd(_ instant: Timestamp, pinned: Bool) -> Timestamp {
+    pinned ? instant : instant.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
 }

@@ -218,12 +218,15 @@ func drawDayRefunds(_ state: AppState, _ list: DayRefundsList, _ p: inout Painte
     let rows = list.rows ?? []
     var title = "Refunds on \(Format.day(list.day))"
     if list.rows != nil {
-        title += rows.count < list.count ? ": the first \(Format.count(rows.count)) of \(Format.count(list.count))" : " (\(Format.count(rows.count)))"
+        // (Cut only at the list's limit; another difference is a refund imported between the two reads, which the
+        // next refresh brings.)
+        let cut = rows.count >= DayRefundsList.limit && list.count > rows.count
+        title += cut ? ": the first \(Format.count(rows.count)) of \(Format.count(list.count))" : " (\(Format.count(rows.count)))"
         title += "; Enter opens one, Esc closes"
     }
     p.section(title, x: 0, y: y, width: state.width, focused: true)
     guard !rows.isEmpty else {
-        let empty = list.rows == nil ? "reading the ledger…" : "none by \(Format.minute(state.instant))"
+        let empty = list.rows == nil ? "reading the ledger…" : "none"
         _ = p.text(notLoaded(state) ?? empty, x: 1, y: y + 1, role: "ui.text.muted", width: state.width - 2)
         return
     }
@@ -232,7 +235,7 @@ func drawDayRefunds(_ state: AppState, _ list: DayRefundsList, _ p: inout Painte
         columns: [
             Column("refunded", 8, keepsWidth: true), Column("transaction", max(11, rows.map { DisplayWidth.of(Sanitize.text($0.transactionId)) }.max() ?? 11), keepsWidth: true),
             Column("product", 20, flex: true, keepEnd: true), Column("env", 5, drops: 2),
-            Column("amount", 14, right: true, drops: 1),
+            Column("price (refunded)", 22, right: true, drops: 1),
         ],
         rows: rows.count, position: list.list
     ) { row, column in
@@ -242,7 +245,10 @@ func drawDayRefunds(_ state: AppState, _ list: DayRefundsList, _ p: inout Painte
         case 1: return TableCell(r.transactionId, role: "ui.accent")
         case 2: return TableCell(r.productId ?? "-")
         case 3: return TableCell(r.environment.map { environmentLabel(Environment(rawValue: $0)) } ?? "-")
-        default: return TableCell(r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")" } ?? "-", role: "status.warn")
+        default:
+            // The price, and the share refunded when it was not all of it (as the customer's transactions say it).
+            let share = r.share < 100_000 ? " (\(r.share / 1000)%)" : ""
+            return TableCell(r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")\(share)" } ?? "-", role: "status.warn")
         }
     }
 }

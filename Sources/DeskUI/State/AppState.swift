@@ -103,7 +103,6 @@ public struct ListPosition: Sendable, Equatable {
     }
 }
 
-/// What is being typed at the bottom line.
 /// The refunds one day's bar of the overview's chart counts: the figure down to its transactions (Enter on one
 /// opens it, with the records it came from).
 public struct DayRefundsList: Sendable, Equatable {
@@ -124,6 +123,7 @@ public struct DayRefundsList: Sendable, Equatable {
     }
 }
 
+/// What is being typed at the bottom line.
 public struct Prompt: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// `:` commands.

@@ -95,8 +95,7 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .earlierDay, .laterDay:
         // The chart takes the focus, and the day moves (at its ends it stays).
         state.overviewPane = 3
-        let days = overviewChartDays(state)
-        state.seriesDay = min(max(0, state.seriesDay + (command == .earlierDay ? 1 : -1)), max(0, days - 1))
+        stepSeriesDay(&state, earlier: command == .earlierDay)
         return []
     case .quit:
         return quit(&state)
@@ -532,7 +531,12 @@ func openDayRefunds(_ state: inout AppState) -> [Effect] {
     let kept = state.dayRefunds.flatMap { $0.day == day ? $0 : nil }
     state.dayRefunds = kept ?? DayRefundsList(day: day, count: count)
     state.dayRefunds?.count = count
-    return [.loadDayRefunds(day: day, until: state.instant, environment: state.environment)]
+    return [.loadDayRefunds(day: day, until: refundSeriesEnd(state.instant, pinned: state.asOf != nil), environment: state.environment)]
+}
+
+/// The chosen day one earlier or later, within the days the chart shows.
+func stepSeriesDay(_ state: inout AppState, earlier: Bool) {
+    state.seriesDay = min(max(0, state.seriesDay + (earlier ? 1 : -1)), max(0, overviewChartDays(state) - 1))
 }
 
 /// A key while a day's refunds are listed on the overview: the list's own (move, Enter opens the transaction, y
@@ -566,8 +570,7 @@ private func runInDayRefunds(_ state: inout AppState, _ command: Command) -> [Ef
         state.dayRefunds = nil
         return []
     case .earlierDay, .laterDay:
-        let days = overviewChartDays(state)
-        state.seriesDay = min(max(0, state.seriesDay + (command == .earlierDay ? 1 : -1)), max(0, days - 1))
+        stepSeriesDay(&state, earlier: command == .earlierDay)
         state.dayRefunds = nil
         return openDayRefunds(&state)
     default:

@@ -6,7 +6,7 @@ import ReceiptModel
 public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     switch action {
     case .overviewLoaded, .customersLoaded, .customerLoaded, .customerNotFound, .transactionLoaded, .flagsLoaded,
-        .flagsBeforeLoaded, .importsLoaded, .rawLoaded:
+        .flagsBeforeLoaded, .importsLoaded, .rawLoaded, .dayRefundsLoaded:
         // A read answered: a failure said before is over, its line with it (it stayed after the ledger answered).
         if let failed = state.readFailed {
             state.readFailed = nil
@@ -55,12 +55,14 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             state.consumptionList.selected = index
         }
         state.consumptionList.move(by: 0, count: pending.count, visible: pending.count)
-        // A day's refunds listed: its bar's count as read now; a day the series no longer holds (travelled to before
-        // it) closes the list.
+        // A day's refunds listed: its bar's count as read now, and the chart's chosen day still its day (the series
+        // moves at midnight and with the instant); a day the chart no longer shows (travelled to before it) closes it.
         if let list = state.dayRefunds {
             let index = (list.day.millisecondsSince1970 - data.refunds90.firstDay.millisecondsSince1970) / 86_400_000
-            if index >= 0, let count = data.refunds90.counts[safe: Int(index)] {
+            let back = Int64(data.refunds90.counts.count - 1) - index
+            if index >= 0, back < overviewChartDays(state), let count = data.refunds90.counts[safe: Int(index)] {
                 state.dayRefunds?.count = count
+                state.seriesDay = Int(back)
             } else {
                 state.dayRefunds = nil
             }
@@ -356,8 +358,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         state.asOf = instant
         state.message = StatusMessage(instant.map { "as of \($0.iso8601)" } ?? "as of now")
         viewCustomerAtInstant(&state)
-        // "Subscribed at" (A) is subscribed at the instant shown: it moves with it, and the list is read again.
-        var effects: [Effect] = state.screen == .overview ? [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)] : []
+        // "Subscribed at" (A) is subscribed at the instant shown: it moves with it, and the list is read again. (The
+        // overview's day of refunds listed is read again with it.)
+        var effects: [Effect] = state.screen == .overview ? reloadEffects(state, keepSelection: true) : []
         if state.customerQuery.activeAt != nil {
             state.customerQuery.activeAt = state.instant
             state.customerList = ListPosition()
@@ -503,7 +506,9 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     switch state.screen {
     case .overview:
         // A day's refunds listed are read again with it (another import, another instant, another environment).
-        let day = state.dayRefunds.map { Effect.loadDayRefunds(day: $0.day, until: state.instant, environment: state.environment) }
+        let day = state.dayRefunds.map {
+            Effect.loadDayRefunds(day: $0.day, until: refundSeriesEnd(state.instant, pinned: state.asOf != nil), environment: state.environment)
+        }
         return [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)] + (day.map { [$0] } ?? [])
     case .customers:
         var query = state.customerQuery
@@ -670,6 +675,16 @@ private func clampPositions(_ state: inout AppState) {
     }
     // A flags pane left without flags (after a merge, say) is no Tab stop: the timeline stands in.
     if state.customerPane == 3, state.customer?.flags.isEmpty != false { state.customerPane = 1 }
+    // Narrower, the chart shows 30 days, not 90: a day chosen before them is the first shown, and its list closes.
+    let days = overviewChartDays(state)
+    if state.seriesDay > days - 1 {
+        state.seriesDay = max(0, days - 1)
+        state.dayRefunds = nil
+    }
+    if var list = state.dayRefunds {
+        list.list.move(by: 0, count: list.rows?.count ?? 0, visible: max(1, dayRefundsRows(state)))
+        state.dayRefunds = list
+    }
 }
 
 /// The rows of each customer pane: entitlements, timeline events, transactions, flags.
