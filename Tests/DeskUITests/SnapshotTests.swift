@@ -258,6 +258,16 @@ struct SnapshotTests {
         for _ in 0..<4 { _ = reduce(&state, .key(.char("j"))) }
         lines = renderedLines(state)
         #expect(lines.contains { $0.contains("2025-01.ndjson") } && lines.contains { $0.contains("2025-05.ndjson") }, "\(lines.joined(separator: "\n"))")
+        // PgDn pages by the sources' rows as drawn, 9 of 12 at 60x16 (the screen's 10 jumped past one never shown).
+        let twelve = (1...12).map { n in
+            var s = source
+            s.id = Int64(n)
+            return s
+        }
+        _ = reduce(&state, .importsLoaded(sources: twelve, rejected: []))
+        state.importPositions[0] = ListPosition()
+        _ = reduce(&state, .key(.pageDown))
+        #expect(state.importPositions[0].selected == 9 && importsSplit(state).sources == 10)
         // One source and six rejected records: the rejected list has the room, each record and the reason line.
         let rejected = (0..<6).map { n in
             var r = Fixture.state().rejected[0]

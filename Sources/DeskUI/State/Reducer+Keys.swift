@@ -160,8 +160,8 @@ func run(_ state: inout AppState, _ command: Command) -> [Effect] {
     case .down: return move(&state, by: 1)
     case .scrollUp: return move(&state, by: -wheelRows)
     case .scrollDown: return move(&state, by: wheelRows)
-    case .pageUp: return move(&state, by: -state.listRows)
-    case .pageDown: return move(&state, by: state.listRows)
+    case .pageUp: return move(&state, by: -pageRows(state))
+    case .pageDown: return move(&state, by: pageRows(state))
     case .top where state.screen == .customers && state.customerOffset > 0:
         // The loaded rows start below the top (G loaded the end): the top is read again.
         state.customerList = ListPosition()
@@ -408,8 +408,7 @@ func move(_ state: inout AppState, by delta: Int) -> [Effect] {
     case .imports:
         let pane = state.importsPane
         let count = pane == 0 ? state.sources.count : state.rejected.count
-        let split = importsSplit(state)
-        state.importPositions[pane].move(by: delta, count: count, visible: max(1, pane == 0 ? split.sources - 1 : split.rejected - 2))
+        state.importPositions[pane].move(by: delta, count: count, visible: pageRows(state))
         // The next page before the selection reaches the end of what is loaded.
         if state.importPositions[pane].selected >= count - state.listRows, state.importsMore[pane], !state.importsLoading {
             state.importsLoading = true
@@ -515,6 +514,14 @@ private func open(_ state: inout AppState) -> [Effect] {
     case .transaction:
         return []
     }
+}
+
+/// The rows PgUp and PgDn move: a list's rows on screen (on Imports, the focused list's, as drawn: paging by the
+/// screen's skipped rows never shown).
+func pageRows(_ state: AppState) -> Int {
+    guard state.screen == .imports else { return state.listRows }
+    let split = importsSplit(state)
+    return max(1, state.importsPane == 0 ? split.sources - 1 : split.rejected - 2)
 }
 
 /// The day chosen on the overview's chart: its start, and how many refunds its bar counts.
