@@ -148,11 +148,18 @@ struct Lookup: AsyncParsableCommand {
                 output.line(line)
             }
             output.line("")
+            // The agents' notes, a section of their own (under "flags", after its "none", they read as flags), every
+            // one whatever the instant: one written after it says so, as the timeline says what was learned late.
+            if !notes.isEmpty {
+                output.line("notes")
+                for note in notes {
+                    let after = note.at > instant ? "  (written after \(instant.iso8601))" : ""
+                    output.line("  \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))\(after)")
+                }
+                output.line("")
+            }
             output.line("flags")
             if flags.isEmpty { output.line("  none") }
-            for note in notes {
-                output.line("  note \(note.at.iso8601) \(safe(note.operatorName)): \(safe(note.note ?? ""))")
-            }
             for flag in flags {
                 output.line("  \(flag.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(flag.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(safe(flag.id))  \(safe(flag.detail))\(consumptionDue(flag, at: instant))")
             }

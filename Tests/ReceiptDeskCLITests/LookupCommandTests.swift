@@ -88,6 +88,12 @@ struct LookupCommandTests {
         #expect(summary["refunds"] as? Int == 1)
         #expect(summary["environments"] as? [String] == ["Production"])
         #expect(try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--at", "yesterday"]).status == 2)
+        // The text: the notes a section of their own, before the flags; one written after the instant asked about
+        // says so.
+        let text = try Binary.run(["lookup", "500", "--ledger", "sqlite:\(ledger)", "--at", "2025-04-03"]).lines
+        let section = try #require(text.firstIndex(of: "notes"), "\(text)")
+        #expect(text[(section + 1)...].prefix(3).allSatisfy { $0.contains(" ana: ") && $0.hasSuffix("(written after 2025-04-03T00:00:00Z)") }, "\(text)")
+        #expect(text.firstIndex(of: "flags").map { $0 > section } == true && !text.contains { $0.hasPrefix("  note ") }, "\(text)")
     }
 
     @Test("refunds lists the queue; triage acknowledges and resolves with a note")
