@@ -109,6 +109,25 @@ enum ScreenHarness {
                 _ = reduce(&state, .key(.tab))
                 draw(state, &buffer)
             }
+            if state.screen == .overview {
+                // A day of the chart chosen and its refunds listed, their words and amounts from the input; then the
+                // overview read again with its series a day on, and a narrower terminal.
+                _ = reduce(&state, .key(.char("h")))
+                _ = reduce(&state, .key(.enter))
+                if let day = state.dayRefunds?.day {
+                    let refund = DayRefund(
+                        transactionId: transactionId, productId: product, environment: identifier, price: Int64(raw.count) * 1000,
+                        currency: identifier, refundedAt: wild, share: Int64(raw.first ?? 0) * 1000)
+                    _ = reduce(&state, .dayRefundsLoaded(day: day, [refund, refund]))
+                    draw(state, &buffer)
+                    if var moved = state.overview {
+                        moved.refunds90.firstDay = moved.refunds90.firstDay.adding(milliseconds: 86_400_000)
+                        _ = reduce(&state, .overviewLoaded(moved))
+                    }
+                    _ = reduce(&state, .resize(width: max(20, width - 40), height: height))
+                    draw(state, &buffer)
+                }
+            }
         } else {
             // The rejected record's raw view, scrolled to its end, then at another size.
             state.screen = .imports

@@ -58,7 +58,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         // A day's refunds listed: its bar's count as read now, and the chart's chosen day still its day (the series
         // moves at midnight and with the instant); a day the chart no longer shows (travelled to before it) closes it.
         if let list = state.dayRefunds {
-            let index = (list.day.millisecondsSince1970 - data.refunds90.firstDay.millisecondsSince1970) / 86_400_000
+            let index = clampedDifference(list.day.millisecondsSince1970, data.refunds90.firstDay.millisecondsSince1970) / 86_400_000
             let back = Int64(data.refunds90.counts.count - 1) - index
             if index >= 0, back < overviewChartDays(state), let count = data.refunds90.counts[safe: Int(index)] {
                 state.dayRefunds?.count = count
