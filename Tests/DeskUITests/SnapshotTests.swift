@@ -984,6 +984,22 @@ struct SnapshotTests {
         #expect(renderedLines(state).contains { $0.contains("none: every record was imported or a duplicate") })
     }
 
+    @Test("during an outage each screen says when it was read: the Overview read at the start is not as of the queue read since")
+    func outageSaysWhenRead() throws {
+        var state = Fixture.state(width: 200, height: 30, screen: .overview)
+        _ = reduce(&state, .overviewLoaded(try #require(state.overview)))
+        let start = String(Format.minute(state.now).suffix(5))
+        _ = reduce(&state, .clockAdvanced(state.now.adding(milliseconds: 7 * 60_000)))
+        _ = reduce(&state, .key(.char("5")))
+        _ = reduce(&state, .flagsLoaded(Fixture.flags, next: nil, append: false))
+        let later = String(Format.minute(state.now).suffix(5))
+        #expect(start != later)
+        _ = reduce(&state, .failed("cannot reach the PostgreSQL ledger: no server is listening there", unavailable: true))
+        #expect(renderedLines(state).contains { $0.contains("(the screen is as read at \(later))") }, "\(renderedLines(state).joined(separator: "\n"))")
+        _ = reduce(&state, .key(.char("1")))
+        #expect(renderedLines(state).contains { $0.contains("(the screen is as read at \(start))") }, "\(renderedLines(state).joined(separator: "\n"))")
+    }
+
     @Test("a screen whose read failed (a timeout behind a lock) says it was not read, not that the ledger holds nothing; a read that answers ends it")
     func readFailedNotEmpty() throws {
         let timeout = "the PostgreSQL ledger at postgres://boss@/ledger did not answer within 15 s (read timeout)"

@@ -149,8 +149,11 @@ private func drawMessageLine(_ state: AppState, _ p: inout Painter) {
     if let unavailable = state.unavailable, state.message?.urgent != true {
         // The reason first: the ledger's URL, which the error names, would take the line at 80 columns.
         let reason = state.ledgerName.isEmpty ? unavailable : unavailable.replacing(" at \(state.ledgerName)", with: "")
-        // And since when: what the screen shows was read before then (its figures are not the ledger's now).
-        let since = state.unavailableSince.map { " (the screen is as read before \(Format.minute($0).suffix(5)))" } ?? ""
+        // And since when: what the screen shows was read then (its figures are not the ledger's now), or, not known,
+        // before the outage.
+        let since =
+            state.readAt[state.screen].map { " (the screen is as read at \(Format.minute($0).suffix(5)))" }
+            ?? state.unavailableSince.map { " (the screen is as read before \(Format.minute($0).suffix(5)))" } ?? ""
         _ = p.text("ledger unavailable, retrying: \(reason)\(since)", x: 0, y: y, role: "status.danger")
     } else if let message = state.message {
         _ = p.text(message.text, x: 0, y: y, role: message.kind == .error ? "status.danger" : "status.ok")

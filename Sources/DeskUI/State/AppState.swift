@@ -384,6 +384,9 @@ public struct AppState: Sendable {
     public var unavailable: String?
     /// When the header's clock saw the ledger go away: the screen kept is as read before it.
     public var unavailableSince: Timestamp?
+    /// When each screen was last read, by the header's clock: during an outage a screen shows what it read then (the
+    /// Overview read at the start, opened again, is not as of the queue read a minute before the outage).
+    public var readAt: [ScreenID: Timestamp] = [:]
     /// Set while the queue's reload that another process's change asked for is on its way: marked flags it no longer
     /// lists were moved by someone else, and are said to be unmarked (not those the user's own keys leave out).
     public var refreshingMarks = false

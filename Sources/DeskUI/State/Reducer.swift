@@ -15,6 +15,16 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     default:
         break
     }
+    // When each screen was last read (the clock's minute): during an outage, what a screen shows is as read then.
+    switch action {
+    case .overviewLoaded: state.readAt[.overview] = state.now
+    case .customersLoaded: state.readAt[.customers] = state.now
+    case .customerLoaded: state.readAt[.customer] = state.now
+    case .transactionLoaded: state.readAt[.transaction] = state.now
+    case .flagsLoaded, .flagsBeforeLoaded: state.readAt[.refunds] = state.now
+    case .importsLoaded: state.readAt[.imports] = state.now
+    default: break
+    }
     switch action {
     case .key(let key):
         return handleKey(&state, key)
