@@ -281,16 +281,8 @@ public struct FlagEvaluation: Sendable {
         var environment: Environment?
     }
     /// Each product's refunds by UTC day, as the instants they were refunded (the spike is raised at the one that made
-    /// the day's count an alarm). Production's and those whose environment is not stated are one count, keyed `nil`
-    /// (the spike's id has always been theirs alike: counted apart, two alarms of one id hid each other, which one
-    /// decided by a dictionary's order).
+    /// the day's count an alarm).
     private var byProductDay: [ProductEnvironment: [Int64: [Timestamp]]] = [:]
-    /// The products and days of that count where a refund stated Production: its spike says Production.
-    private var statedProduction: Set<ProductDay> = []
-    struct ProductDay: Hashable, Sendable {
-        var product: String
-        var day: Int64
-    }
 
     public init(rules: FlagRules, notifications: [NotificationFact], now: Timestamp) {
         self.rules = rules
@@ -348,10 +340,8 @@ public struct FlagEvaluation: Sendable {
                         environment: t.environment))
             }
             if let product = t.productId {
-                let environment = t.environment == .production ? nil : t.environment
-                byProductDay[ProductEnvironment(product: product, environment: environment), default: [:]][
+                byProductDay[ProductEnvironment(product: product, environment: t.environment), default: [:]][
                     revoked.utcDay, default: []].append(revoked)
-                if t.environment == .production { statedProduction.insert(ProductDay(product: product, day: revoked.utcDay)) }
             }
             if let purchase = t.purchaseDate, purchase.distance(to: revoked) <= rules.quickRefundWindow {
                 let delay = purchase.distance(to: revoked)
@@ -409,8 +399,10 @@ public struct FlagEvaluation: Sendable {
         let trailingDays = min(max(rules.spikeTrailingDays, 1), 3650)
         for (key, days) in byProductDay {
             let product = key.product
-            // Production (or unstated) keeps the id spikes always had; another environment is named in it.
-            let suffix = key.environment.map { ":\($0.rawValue.lowercased())" } ?? ""
+            // Production keeps the id spikes always had; another environment is named in it, and refunds stating none
+            // (a verifyReceipt purchase's) are counted apart as `unstated`, as the dashboard's environments count them
+            // (before session 37 they had Production's id: two alarms of one id hid each other).
+            let suffix = key.environment.map { $0 == .production ? "" : ":\($0.rawValue.lowercased())" } ?? ":unstated"
             for (day, refunds) in days where refunds.count >= rules.spikeMinimum {
                 let count = refunds.count
                 let trailing = (1...trailingDays).reduce(0) { $0 + (days[day - Int64($1)]?.count ?? 0) }
@@ -422,9 +414,8 @@ public struct FlagEvaluation: Sendable {
                     let alarming = min(count, max(1, rules.spikeMinimum, Int(needed.rounded(.up))))
                     let at = refunds.sorted()[alarming - 1]
                     let date = at.startOfUTCDay
-                    let environment = key.environment ?? (statedProduction.contains(ProductDay(product: product, day: day)) ? .production : nil)
                     raise("refund-spike", at, "\(product):\(date.iso8601.prefix(10))\(suffix)", customer: nil, transactionId: nil,
-                          product: product, amount: nil, currency: nil, environment: environment,
+                          product: product, amount: nil, currency: nil, environment: key.environment,
                           "\(count) refunds on \(date.iso8601.prefix(10)) against a trailing \(trailingDays)-day mean of \(String(format2(mean)))/day; an alarm from the \(ordinal(alarming)), at \(at.iso8601.split(separator: "T").last ?? "")")
                 }
             }
