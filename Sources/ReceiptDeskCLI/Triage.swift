@@ -105,10 +105,12 @@ struct Triage: AsyncParsableCommand {
         try await ledger.refuseUnlessRoleMay(.triaging)
         let who = try await OperatorName.resolve(operatorName, environment: ProcessInfo.processInfo.environment, ledger: ledger)
         // A flag that is not there exits 1, one already in that status 2 (ExitStatus).
+        // A blank note is none (it was stored as "   ", and an empty one printed a dangling ": " in the log).
+        let note = note.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         let flag = try await ledger.triage(flagId: flagId, action: action, operatorName: who, note: note, now: now)
         // The note stays optional (DESIGN section 12's `[--note TEXT]`, which scripts rely on), but a resolve without
         // one is said to leave the next on-call nothing to go on (the dashboard asks for it).
-        if resolve, note?.allSatisfy(\.isWhitespace) ?? true {
+        if resolve, note == nil {
             FileHandle.standardError.write(Data("receiptdesk: \(safe(flagId)) resolved without a note: its log says nothing of why (--note says it)\n".utf8))
         }
         if json {

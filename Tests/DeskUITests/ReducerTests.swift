@@ -793,6 +793,10 @@ struct ReducerTests {
             #expect(state.prompt?.kind == .note(flagIds: ["app-issue:2004"]) && state.saving == nil)
             #expect(state.message == StatusMessage("a resolve says why: type a note, then Enter (Esc cancels)", kind: .error))
         }
+        // Esc takes the prompt's line with it (it stayed under the queue).
+        _ = reduce(&state, .key(.escape))
+        #expect(state.prompt == nil && state.message == nil)
+        _ = reduce(&state, .key(.char("r")))
         for c in "dup" { _ = reduce(&state, .key(.char(c))) }
         // The one marked flag left out is counted when the others are done.
         #expect(reduce(&state, .key(.enter)).contains { effect in
@@ -1934,8 +1938,11 @@ struct RevocationLabelTests {
         #expect(lines.contains { $0.hasPrefix("─ Refunds on \(Format.day(day)) (40); Enter opens one, Esc closes") }, "\(lines.joined(separator: "\n"))")
         #expect(lines.contains { $0.contains("70000") && $0.contains("filters.pack") && $0.hasSuffix("4.99 USD") }, "\(lines.joined(separator: "\n"))")
         #expect(lines.contains { $0.contains("70002") && $0.hasSuffix("4.99 USD (35%)") }, "a partial refund says its share")
-        // The panes below give it their room; j moves, y copies, Enter opens the transaction.
+        // The panes below give it their room; j moves, y copies, Enter opens the transaction. q closes it, as the footer
+        // says, and Tab does nothing (the panes are under it: Tab, Esc, Enter opened an unseen one).
         #expect(!lines.contains { $0.contains("Spike alarms") })
+        #expect(lines.last?.contains("q close") == true, "\(lines.last ?? "")")
+        #expect(reduce(&state, .key(.tab)).isEmpty && state.overviewPane == 3)
         _ = reduce(&state, .key(.char("j")))
         #expect(reduce(&state, .key(.char("y"))) == [.copy("70001")])
         #expect(reduce(&state, .key(.enter)) == [.loadTransaction("70001")])

@@ -1311,7 +1311,7 @@ struct SnapshotTests {
 
     @Test("at 60 columns the customer list drops columns in their order and keeps the one it is sorted by", arguments: [
         (CustomerSort.id, "id▼ identifier expires refunds flags"),
-        (CustomerSort.lastActivity, "id identifi… purchased▼ expires refunds flags"),
+        (CustomerSort.lastActivity, "id identif… purchase▼ expires refunds flags"),
     ])
     func narrowListDropsColumns(sort: CustomerSort, header: String) throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customers)
@@ -1323,17 +1323,17 @@ struct SnapshotTests {
         #expect(Column.shown([Column("a", 30), Column("b", 30)], width: 20) == [0, 1], "only a column that drops leaves")
     }
 
-    @Test("a customer's latest expiry passed at the instant says \"ended\" in words, not by its colour alone")
+    @Test("a customer's latest expiry passed at the instant says \"expired\" in words, not by its colour alone")
     func expiryEndedInWords() throws {
         var state = Fixture.state(width: 80, height: 24, screen: .customers)
         func row(_ id: String) throws -> String { try #require(renderedLines(state).first { $0.hasPrefix(id + " ") }) }
-        #expect(try row("C43").contains("ended 2024-09-12"))
-        #expect(try !row("C42").contains("ended"))
+        #expect(try row("C43").contains("expired 2024-09-12"))
+        #expect(try !row("C42").contains("expired"))
         // Travelled back to before C43's expiry, it has not ended; past C42's, C42 has.
         state.asOf = Timestamp.utc(year: 2024, month: 9, day: 1)
-        #expect(try !row("C43").contains("ended"))
+        #expect(try !row("C43").contains("expired"))
         state.asOf = Fixture.at(3)
-        #expect(try row("C42").contains("ended 2025-03-03"))
+        #expect(try row("C42").contains("expired 2025-03-03"))
     }
 
     @Test("an instant travelled to shows its seconds when it has them; an age past 999 days is in years")

@@ -133,9 +133,13 @@ struct LookupCommandTests {
         #expect(try Binary.run(["triage", "no-such-flag", "--log", "--ledger", "sqlite:\(ledger)"]).status == 1)
         let never = try Binary.run(["triage", "app-issue:\(id.split(separator: ":").last ?? "")", "--log", "--ledger", "sqlite:\(ledger)"])
         #expect(never.status == 0 && never.stdout.hasSuffix("never triaged\n"), "\(never.stdout) \(never.stderr)")
-        // A resolve without a note is taken (DESIGN section 12's `[--note TEXT]`), and said to leave nothing of why.
-        let bare = try Binary.run(["triage", "app-issue:\(id.split(separator: ":").last ?? "")", "--resolve", "--ledger", "sqlite:\(ledger)"])
+        // A resolve without a note is taken (DESIGN section 12's `[--note TEXT]`), and said to leave nothing of why; a
+        // blank note is none (it was stored as the spaces).
+        let other = "app-issue:\(id.split(separator: ":").last ?? "")"
+        let bare = try Binary.run(["triage", other, "--resolve", "--note", "  ", "--ledger", "sqlite:\(ledger)"])
         #expect(bare.status == 0 && bare.stderr.contains("resolved without a note: its log says nothing of why (--note says it)"), "\(bare.stderr)")
+        let bareLog = try Binary.run(["triage", other, "--log", "--json", "--ledger", "sqlite:\(ledger)"]).lines.map(Binary.json)
+        #expect(bareLog.count == 1 && bareLog.first?["note"] is NSNull, "\(bareLog)")
     }
 
     @Test("lookup's text says what stopped renewal for every expiration intent; 'renewal off' only for the customer's or none")

@@ -234,7 +234,11 @@ private func drawFooter(_ state: AppState, _ p: inout Painter) {
             : queue == .open ? [.reopen] : queue == .resolved ? [.acknowledge, .resolve] : state.screen == .customer ? [.reopen] : []
         hints = state.keymap.bindings(on: state.screen, readOnly: state.readOnly).filter(\.footer)
             .filter { !useless.contains($0.command) }
-            .map { ($0.keys[0].label(ascii: state.ascii), $0.command == .back && state.history.isEmpty ? "quit" : shortHelp($0.command)) }
+            .map { binding in
+                // q closes a day's refunds listed on the Overview before it goes back or quits.
+                let back = state.screen == .overview && state.dayRefunds != nil ? "close" : state.history.isEmpty ? "quit" : shortHelp(binding.command)
+                return (binding.keys[0].label(ascii: state.ascii), binding.command == .back ? back : shortHelp(binding.command))
+            }
     }
     for (key, help) in hints {
         let w = DisplayWidth.of(key) + DisplayWidth.of(help) + 3

@@ -278,16 +278,17 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if state.asOf != nil { title += "  figures are the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // A latest expiry passed at the instant says so in words, not by its colour alone (a monochrome terminal, a
-    // screen reader and NO_COLOR read "ended"); the dates stay aligned on the right.
+    // screen reader and NO_COLOR read "expired"); the dates stay aligned on the right. (The date, not the access: a
+    // grace period after it, which the list does not know, is on the customer's screen; "ended" said otherwise.)
     let instant = state.instant.millisecondsSince1970
-    func ended(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant } ?? false }
-    let anyEnded = page.rows.contains(where: ended)
+    func expired(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant } ?? false }
+    let anyExpired = page.rows.contains(where: expired)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
     var columns = [
         Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5, drops: 2),
         Column("txs", countWidth(page.rows.map(\.transactionCount), atLeast: 5), right: true, drops: 3),
-        Column("purchased", 10, drops: 1), Column("expires", anyEnded ? 16 : 10, right: true, keepsWidth: true),
+        Column("purchased", 10, drops: 1), Column("expires", anyExpired ? 18 : 10, right: true, keepsWidth: true),
         Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -314,8 +315,8 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 4: return TableCell(Format.day(c.lastPurchase))
         case 5:
             guard c.latestExpiry != nil else { return TableCell("-", role: "ui.text.muted") }
-            return ended(c)
-                ? TableCell("ended \(Format.day(c.latestExpiry))", role: "ui.text.muted")
+            return expired(c)
+                ? TableCell("expired \(Format.day(c.latestExpiry))", role: "ui.text.muted")
                 : TableCell(Format.day(c.latestExpiry), role: "entitlement.active")
         case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")

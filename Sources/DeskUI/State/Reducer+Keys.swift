@@ -576,6 +576,9 @@ private func runInDayRefunds(_ state: inout AppState, _ command: Command) -> [Ef
     case .dismiss, .back:
         state.dayRefunds = nil
         return []
+    case .nextPane, .previousPane:
+        // The panes are under the list: Tab moved the focus to one unseen, and Enter after Esc opened it.
+        return []
     case .earlierDay, .laterDay:
         stepSeriesDay(&state, earlier: command == .earlierDay)
         state.dayRefunds = nil
@@ -901,8 +904,12 @@ private func submit(_ state: inout AppState, _ prompt: Prompt) -> [Effect] {
         // A resolve says why (DESIGN: resolve with a note): the next on-call reads it. Enter on nothing keeps the
         // prompt and says so.
         guard !text.allSatisfy(\.isWhitespace) else {
-            state.prompt = prompt
-            state.message = StatusMessage("a resolve says why: type a note, then Enter (Esc cancels)", kind: .error)
+            // (Its line goes with the prompt: Esc left it under the queue.)
+            let said = StatusMessage("a resolve says why: type a note, then Enter (Esc cancels)", kind: .error)
+            var kept = prompt
+            kept.hint = said
+            state.prompt = kept
+            state.message = said
             return []
         }
         guard beginTriage(&state) else { return [] }
