@@ -131,13 +131,9 @@ extension SQLLedger: LedgerReading {
                 SELECT transaction_id, canonical FROM transactions
                 WHERE revocation_kind = \(RevocationKind.refund.sql) AND revocation_date >= ? AND revocation_date <= ?
                 """
-            var arguments: [SQLValue] = [.int(start), .int(end)]
-            if let stored = environment.stored {
-                sql += " AND environment = ?"
-                arguments.append(.text(stored))
-            }
-            sql += " ORDER BY revocation_date, transaction_id LIMIT ?"
-            arguments.append(.int(Int64(limit)))
+            let (filter, filterArguments) = Queries.refundFilter(column: "", productId: nil, environment: environment)
+            sql += filter + " ORDER BY revocation_date, transaction_id LIMIT ?"
+            let arguments: [SQLValue] = [.int(start), .int(end)] + filterArguments + [.int(Int64(limit))]
             var found: [(Transaction, Timestamp)] = []
             for row in try c.query(sql, arguments) {
                 let t = try Queries.storedTransaction(id: row[0].text ?? "?", canonical: row[1].text ?? "")
@@ -432,16 +428,7 @@ enum Queries {
         _ dialect: SQLDialect, days: Int, first: Int64, until: Int64, productId: String?, environment: EnvironmentFilter
     ) -> (sql: String, arguments: [SQLValue]) {
         let day = dayMilliseconds
-        var filter = ""
-        var filterArguments: [SQLValue] = []
-        if let productId {
-            filter += " AND product_id = ?"
-            filterArguments.append(.text(productId))
-        }
-        if let stored = environment.stored {
-            filter += " AND environment = ?"
-            filterArguments.append(.text(stored))
-        }
+        let (filter, filterArguments) = refundFilter(column: "", productId: productId, environment: environment)
         let refund = "revocation_kind = \(RevocationKind.refund.sql)"
         switch dialect {
         case .sqlite:
@@ -479,15 +466,9 @@ enum Queries {
             WHERE t.revocation_kind = \(RevocationKind.reversed.sql) AND t.revocation_date >= ? AND t.revocation_date <= ?
             AND t.transaction_id IN (SELECT transaction_id FROM notifications WHERE \(reversed) AND COALESCE(signed_date, seen_at) > ?)
             """
-        var arguments: [SQLValue] = [.int(first), .int(last), .int(until)]
-        if let productId {
-            sql += " AND t.product_id = ?"
-            arguments.append(.text(productId))
-        }
-        if let stored = environment.stored {
-            sql += " AND t.environment = ?"
-            arguments.append(.text(stored))
-        }
+        let (filter, filterArguments) = refundFilter(column: "t.", productId: productId, environment: environment)
+        sql += filter
+        let arguments: [SQLValue] = [.int(first), .int(last), .int(until)] + filterArguments
         // Each transaction's canonical JSON, and its reversals by the instant (the latest of them is the one
         // `revocation(reversedAt:)` takes, as `CustomerHistory.revocation(of:at:)` does).
         var transactions: [String: (canonical: String, reversal: Int64?)] = [:]
@@ -504,6 +485,22 @@ enum Queries {
             else { return nil }
             return (t, at)
         }
+    }
+
+    /// The conditions (each after an `AND`) that keep one product's refunds, or all, in one environment or all, over
+    /// `transactions` columns prefixed by `column` (`t.` or nothing), and their arguments.
+    static func refundFilter(column: String, productId: String?, environment: EnvironmentFilter) -> (String, [SQLValue]) {
+        var filter = ""
+        var arguments: [SQLValue] = []
+        if let productId {
+            filter += " AND \(column)product_id = ?"
+            arguments.append(.text(productId))
+        }
+        if let stored = environment.stored {
+            filter += " AND \(column)environment = ?"
+            arguments.append(.text(stored))
+        }
+        return (filter, arguments)
     }
 
     /// A stored transaction's canonical JSON read back, or an error naming it.

@@ -115,15 +115,18 @@ struct RefundFlagRuleTests {
         #expect(flags.first { $0.rule == "quick-refund" }?.detail.hasSuffix("h before its purchase date") == true)
     }
 
+    /// Customer 62's refund of a monthly subscription `day` days from the start, bought five days before.
+    static func refund(_ id: String, day: Double) -> RefundFact {
+        var t = Transaction(transactionId: id)
+        t.productId = "pro.monthly"
+        t.purchaseDate = at(day - 5)
+        t.revocationDate = at(day)
+        return RefundFact(transaction: t, customerId: 62)
+    }
+
     @Test("serial-refunder is raised at the third refund within 90 days and names the ones after it in that window")
     func serialRefunderNamesLaterRefunds() {
-        func refund(_ id: String, day: Double) -> RefundFact {
-            var t = Transaction(transactionId: id)
-            t.productId = "pro.monthly"
-            t.purchaseDate = Self.at(day - 5)
-            t.revocationDate = Self.at(day)
-            return RefundFact(transaction: t, customerId: 62)
-        }
+        func refund(_ id: String, day: Double) -> RefundFact { Self.refund(id, day: day) }
         let refunds = [refund("A", day: 0), refund("B", day: 10), refund("C", day: 20), refund("D", day: 41), refund("E", day: 95)]
         let flags = FlagRules().evaluate(refunds: refunds, notifications: [], now: Self.at(400)).filter { $0.rule == "serial-refunder" }
         #expect(flags.map(\.id) == ["serial-refunder:C62:A"])
@@ -134,13 +137,7 @@ struct RefundFlagRuleTests {
 
     @Test("serial-refunder is raised again for a second burst of refunds after the first flag's, not for the same burst twice")
     func serialRefunderSecondBurst() {
-        func refund(_ id: String, day: Double) -> RefundFact {
-            var t = Transaction(transactionId: id)
-            t.productId = "pro.monthly"
-            t.purchaseDate = Self.at(day - 5)
-            t.revocationDate = Self.at(day)
-            return RefundFact(transaction: t, customerId: 62)
-        }
+        func refund(_ id: String, day: Double) -> RefundFact { Self.refund(id, day: day) }
         func serial(_ refunds: [RefundFact]) -> [RefundFlag] {
             FlagRules().evaluate(refunds: refunds, notifications: [], now: Self.at(400)).filter { $0.rule == "serial-refunder" }
                 .sorted { $0.at < $1.at }
