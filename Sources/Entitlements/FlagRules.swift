@@ -308,7 +308,7 @@ public struct FlagEvaluation: Sendable {
     }
 
     /// A share in thousandths of a percent as a person writes it: 25000 -> "25%", 99999 -> "99.999%".
-    static func percent(_ thousandths: Int64) -> String {
+    public static func percent(_ thousandths: Int64) -> String {
         var fraction = String(thousandths.magnitude % 1000)
         fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
         while fraction.last == "0" { fraction.removeLast() }

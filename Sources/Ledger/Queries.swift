@@ -144,7 +144,7 @@ extension SQLLedger: LedgerReading {
             return found.sorted { ($0.1, $0.0.transactionId) < ($1.1, $1.0.transactionId) }.prefix(limit).map { t, at in
                 DayRefund(
                     transactionId: t.transactionId, productId: t.productId, environment: t.environment?.rawValue, price: t.price,
-                    currency: t.currency, refundedAt: at, share: t.revocation?.refundedShare ?? 100_000)
+                    currency: t.currency, refundedAt: at, share: t.revocation?.refundedShare ?? 100_000, sources: t.sources)
             }
         }
     }

@@ -428,11 +428,14 @@ public struct DayRefund: Sendable, Equatable {
     public var refundedAt: Timestamp
     /// The share refunded, in thousandths of a percent (100 000: all of `price`).
     public var share: Int64
+    /// The records the transaction came from (`path#index`).
+    public var sources: [Provenance]
 
     public init(
         transactionId: String, productId: String? = nil, environment: String? = nil, price: Int64? = nil, currency: String? = nil,
-        refundedAt: Timestamp, share: Int64 = 100_000
+        refundedAt: Timestamp, share: Int64 = 100_000, sources: [Provenance] = []
     ) {
+        self.sources = sources
         self.transactionId = transactionId
         self.productId = productId
         self.environment = environment

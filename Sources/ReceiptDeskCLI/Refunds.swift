@@ -42,6 +42,9 @@ struct Refunds: AsyncParsableCommand {
     @Flag(help: "Run the refund rules again and store what they find first (a write; import and triage already do).")
     var refresh = false
 
+    @Option(help: ArgumentHelp("List the refunds, not flags, that the dashboard's bar of this UTC day counts (2025-05-17), each with the records it came from; with --at, those that stood then.", valueName: "DATE"))
+    var day: String?
+
     @OptionGroup var data: DataOptions
 
     func validate() throws {
@@ -49,6 +52,14 @@ struct Refunds: AsyncParsableCommand {
             throw ValidationError("--rule takes one of \(FlagRules.ruleIds.joined(separator: ", "))")
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
+        if let day {
+            _ = try parseInstant(day, option: "--day", warn: false)
+            let flagOptions = [since.map { _ in "--since" }, rule.map { _ in "--rule" }, status.map { _ in "--status" }, limit.map { _ in "--limit" }, refresh ? "--refresh" : nil]
+                .compactMap { $0 }
+            if !flagOptions.isEmpty {
+                throw ValidationError("--day lists a day's refunds, not flags: it takes --at, --json or --csv, not \(flagOptions.joined(separator: ", "))")
+            }
+        }
         if let limit, limit < 1 || limit > Self.maximumLimit { throw ValidationError("--limit takes a number of flags from 1 to \(Self.maximumLimit)") }
         if let at { _ = try parseInstant(at, option: "--at", warn: false) }
         if let since, Self.duration(since) == nil && InstantParser.parse(since) == nil {
@@ -81,6 +92,7 @@ struct Refunds: AsyncParsableCommand {
     }
 
     private func run(_ ledger: SQLLedger, now: Timestamp) async throws {
+        if let day { return try await listDay(day, ledger, now: now) }
         let rules = try data.loadRules()
         if refresh { try await ledger.refuseUnlessRoleMay(.refreshingFlags) }
         let until = try at.map { try parseInstant($0, option: "--at", now: now) }
@@ -161,6 +173,62 @@ struct Refunds: AsyncParsableCommand {
         try output.finish()
         // JSON and CSV stay data only; the notice goes to standard error.
         if let cut, json || csv { FileHandle.standardError.write(Data("receiptdesk: \(cut)\n".utf8)) }
+    }
+}
+
+extension Refunds {
+    /// The columns of `--day --csv`.
+    static let dayCSVHeader = ["transactionId", "productId", "environment", "price", "currency", "refunded", "refundedAt", "sources"]
+
+    /// `--day`: the refunds a day's bar of the dashboard counts (those that stand now, or those by `--at` that stood
+    /// then), oldest first, each with the records it came from: a figure of the Overview down to its records, for a
+    /// script too.
+    private func listDay(_ text: String, _ ledger: SQLLedger, now: Timestamp) async throws {
+        let start = try parseInstant(text, option: "--day", now: now).startOfUTCDay
+        // Without --at, those that stand now (a refund reversed since is not among them, as on the dashboard live).
+        let until = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now
+        let refunds = try await ledger.refunds(onDayOf: start, until: until, environment: .all, limit: Self.maximumLimit)
+        let output = Output()
+        func share(_ r: DayRefund) -> String { r.share < 100_000 ? FlagEvaluation.percent(r.share) : "100%" }
+        if json {
+            var w = JSONWriter()
+            for r in refunds {
+                w.reset()
+                w.beginObject()
+                w.string("transactionId", r.transactionId)
+                w.string("productId", r.productId)
+                w.string("environment", r.environment)
+                w.int("price", r.price)
+                w.string("currency", r.currency)
+                w.int("refundedShare", r.share)
+                w.int("refundedAt", r.refundedAt.millisecondsSince1970)
+                w.beginArray("sources")
+                for source in r.sources { w.string(nil, source.description) }
+                w.endArray()
+                w.endObject()
+                w.newline()
+                output.write(w.bytes)
+            }
+        } else if csv {
+            output.line(Self.dayCSVHeader.joined(separator: ","))
+            for r in refunds {
+                let cells = [
+                    r.transactionId, r.productId ?? "", r.environment ?? "", r.price.map { Money.format($0, currency: r.currency) } ?? "",
+                    r.currency ?? "", share(r), r.refundedAt.iso8601, r.sources.map(\.description).joined(separator: "; "),
+                ]
+                output.line(cells.map(csvCell).joined(separator: ","))
+            }
+        } else {
+            let asOf = at == nil ? "" : " as of \(until.iso8601)"
+            output.line("refunds on \(start.iso8601.prefix(10)) (UTC)\(asOf): \(refunds.count), as the dashboard's bar counts them")
+            for r in refunds {
+                let price = r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")" } ?? "-"
+                let refunded = r.share < 100_000 ? " (\(share(r)) refunded)" : ""
+                output.line(safe("\(r.refundedAt.iso8601)  \(r.transactionId)  \(r.productId ?? "-")  \(r.environment ?? "-")  \(price)\(refunded)"))
+                output.line(safe("    from \(r.sources.map(\.description).joined(separator: ", "))"))
+            }
+        }
+        try output.finish()
     }
 }
 

@@ -297,6 +297,36 @@ struct LookupCommandTests {
         #expect(text.lines.filter { $0.hasPrefix("2025-") }.count == 1000)
     }
 
+    @Test("refunds --day lists the refunds a day's bar of the dashboard counts, each with its records; with --at, those that stood then")
+    func refundsOfADay() async throws {
+        let path = try Self.sampleDataLedger()
+        let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: path), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        let now = Timestamp.utc(year: 2025, month: 7, day: 1)
+        let series = try await ledger.refundsPerDay(days: 90, endingAt: now, productId: nil)
+        try await ledger.close()
+        // Every day the demo's chart has a refund on, the command lists as many, each from its records.
+        var days = 0
+        for (index, count) in series.counts.enumerated() where count > 0 {
+            let day = String(series.firstDay.adding(milliseconds: Int64(index) * 86_400_000).iso8601.prefix(10))
+            let listed = try Binary.run(["refunds", "--day", day, "--json", "--ledger", "sqlite:\(path)"])
+            let refunds = try listed.lines.map(Binary.json)
+            #expect(listed.status == 0 && refunds.count == count, "\(day): \(refunds.count) listed, the bar counts \(count); \(listed.stderr)")
+            #expect(refunds.allSatisfy { ($0["sources"] as? [String])?.first?.contains(".ndjson#") == true && ($0["refundedAt"] as? Int).map { Timestamp(millisecondsSince1970: Int64($0)).iso8601.hasPrefix(day) } == true }, "\(refunds)")
+            days += 1
+        }
+        #expect(days > 10)
+        // lifetime.unlock's refund on 2025-06-02 was reversed on 06-11: not among that day's refunds now, among those
+        // that stood on 06-05.
+        let text = try Binary.run(["refunds", "--day", "2025-06-02", "--ledger", "sqlite:\(path)"]).lines
+        #expect(text.first == "refunds on 2025-06-02 (UTC): 1, as the dashboard's bar counts them" && !text.contains { $0.contains("150000000010001") }, "\(text)")
+        let then = try Binary.run(["refunds", "--day", "2025-06-02", "--at", "2025-06-05", "--csv", "--ledger", "sqlite:\(path)"]).lines
+        #expect(then.first == "transactionId,productId,environment,price,currency,refunded,refundedAt,sources")
+        #expect(then.count == 3 && then.contains { $0.hasPrefix("150000000010001,lifetime.unlock,Production,67.99,CAD,100%,2025-06-02T05:00:00Z,") }, "\(then)")
+        // It lists refunds, not flags: the flags' options are refused.
+        let mixed = try Binary.run(["refunds", "--day", "2025-06-02", "--rule", "quick-refund", "--ledger", "sqlite:\(path)"])
+        #expect(mixed.status == 2 && mixed.stderr.contains("--day lists a day's refunds, not flags"), "\(mixed.stderr)")
+    }
+
     @Test("lookup's text piped (not a terminal) never cuts a name to its column")
     func namesWholeWhenPiped() throws {
         let file = ImportCommandTests.temporary("long-names.json")
