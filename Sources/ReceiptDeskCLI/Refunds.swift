@@ -53,7 +53,13 @@ struct Refunds: AsyncParsableCommand {
         }
         if json && csv { throw ValidationError("choose --json or --csv, not both") }
         if let day {
-            _ = try parseInstant(day, option: "--day", warn: false)
+            // A day, as the dashboard's chart has them (years 1 to 9999): `20250517` or `2025`, which read as
+            // milliseconds in 1970, listed nothing with exit 0.
+            if let meant = likelyMeant(day) { throw ValidationError("--day takes a date; \(day) would be milliseconds in 1970: \(meant)") }
+            let start = try parseInstant(day, option: "--day", warn: false)
+            guard start >= Timestamp.utc(year: 1, month: 1, day: 1), start < Timestamp.utc(year: 10000, month: 1, day: 1) else {
+                throw ValidationError("--day takes a day of the years 1 to 9999, as the dashboard's chart has them, not \(day)")
+            }
             let flagOptions = [since.map { _ in "--since" }, rule.map { _ in "--rule" }, status.map { _ in "--status" }, limit.map { _ in "--limit" }, refresh ? "--refresh" : nil]
                 .compactMap { $0 }
             if !flagOptions.isEmpty {
@@ -185,8 +191,9 @@ extension Refunds {
     /// script too.
     private func listDay(_ text: String, _ ledger: SQLLedger, now: Timestamp) async throws {
         let start = try parseInstant(text, option: "--day", now: now).startOfUTCDay
-        // Without --at, those that stand now (a refund reversed since is not among them, as on the dashboard live).
-        let until = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now
+        // Without --at, as the dashboard's live bar: to the end of today (a refund dated later today is in it), and
+        // those that stand then (a refund reversed since is not among them).
+        let until = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
         let refunds = try await ledger.refunds(onDayOf: start, until: until, environment: .all, limit: Self.maximumLimit)
         let output = Output()
         func share(_ r: DayRefund) -> String { r.share < 100_000 ? FlagEvaluation.percent(r.share) : "100%" }

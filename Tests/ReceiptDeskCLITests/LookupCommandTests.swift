@@ -322,9 +322,23 @@ struct LookupCommandTests {
         let then = try Binary.run(["refunds", "--day", "2025-06-02", "--at", "2025-06-05", "--csv", "--ledger", "sqlite:\(path)"]).lines
         #expect(then.first == "transactionId,productId,environment,price,currency,refunded,refundedAt,sources")
         #expect(then.count == 3 && then.contains { $0.hasPrefix("150000000010001,lifetime.unlock,Production,67.99,CAD,100%,2025-06-02T05:00:00Z,") }, "\(then)")
-        // It lists refunds, not flags: the flags' options are refused.
+        // Today, as the live bar: a refund dated later today (a clock ahead of this one) is among them.
+        let clock = Int64(Date().timeIntervalSince1970 * 1000)
+        let endOfToday = clock - clock % 86_400_000 + 86_400_000 - 1
+        let later = clock + (endOfToday - clock) / 2
+        let file = ImportCommandTests.temporary("later-today.json")
+        writeTestFile(file, Data(#"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[{"transaction_id":"990001","original_transaction_id":"990001","product_id":"coins.100","quantity":"1","purchase_date_ms":"\#(later - 60_000)","cancellation_date_ms":"\#(later)","cancellation_reason":"0"}]}}"#.utf8))
+        let today = String(Timestamp(millisecondsSince1970: clock).iso8601.prefix(10))
+        let laterToday = try Binary.run(["refunds", "--day", today, "--json", "--files", file]).lines
+        #expect(laterToday.count == 1 && laterToday.first?.contains("990001") == true, "\(laterToday)")
+        // It lists refunds, not flags: the flags' options are refused; and a day, not milliseconds in 1970 or a day
+        // the chart has no bar for.
         let mixed = try Binary.run(["refunds", "--day", "2025-06-02", "--rule", "quick-refund", "--ledger", "sqlite:\(path)"])
         #expect(mixed.status == 2 && mixed.stderr.contains("--day lists a day's refunds, not flags"), "\(mixed.stderr)")
+        for (day, said) in [("20250517", "for the day 2025-05-17, give 2025-05-17"), ("253402300800000", "years 1 to 9999")] {
+            let refused = try Binary.run(["refunds", "--day", day, "--json", "--ledger", "sqlite:\(path)"])
+            #expect(refused.status == 2 && refused.stderr.contains(said) && refused.stdout.isEmpty, "\(day): \(refused.stderr)")
+        }
     }
 
     @Test("lookup's text piped (not a terminal) never cuts a name to its column")
