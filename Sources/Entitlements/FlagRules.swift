@@ -362,7 +362,7 @@ public struct FlagEvaluation: Sendable {
                 }
             }
             if let price = t.price, price >= rules.highValueThreshold(currency: t.currency) {
-                raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Money.format(price, currency: t.currency)) \(t.currency ?? "")")
+                raise("high-value", revoked, t, customer: fact.customerId, "refund of \(Money.withCurrency(price, currency: t.currency))")
             }
         }
     }

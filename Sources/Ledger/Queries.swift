@@ -123,7 +123,7 @@ extension SQLLedger: LedgerReading {
 
     public func refunds(onDayOf day: Timestamp, until: Timestamp, environment: EnvironmentFilter, limit: Int) async throws -> [DayRefund] {
         let start = day.startOfUTCDay.millisecondsSince1970
-        let end = min(until.millisecondsSince1970, day.startOfUTCDay.adding(milliseconds: Queries.dayMilliseconds - 1).millisecondsSince1970)
+        let end = min(until.millisecondsSince1970, day.endOfUTCDay.millisecondsSince1970)
         guard end >= start, limit > 0 else { return [] }
         return try await database.read { c in
             // What the day's bar counts: the refunds that stand, and those Apple reversed after `until`.

@@ -193,7 +193,7 @@ extension Refunds {
         let start = try parseInstant(text, option: "--day", now: now).startOfUTCDay
         // Without --at, as the dashboard's live bar: to the end of today (a refund dated later today is in it), and
         // those that stand then (a refund reversed since is not among them).
-        let until = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
+        let until = try at.map { try parseInstant($0, option: "--at", now: now) } ?? now.endOfUTCDay
         let refunds = try await ledger.refunds(onDayOf: start, until: until, environment: .all, limit: Self.maximumLimit)
         let output = Output()
         func share(_ r: DayRefund) -> String { r.share < 100_000 ? FlagEvaluation.percent(r.share) : "100%" }
@@ -229,7 +229,7 @@ extension Refunds {
             let asOf = at == nil ? "" : " as of \(until.iso8601)"
             output.line("refunds on \(start.iso8601.prefix(10)) (UTC)\(asOf): \(refunds.count), as the dashboard's bar counts them")
             for r in refunds {
-                let price = r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")" } ?? "-"
+                let price = r.price.map { Money.withCurrency($0, currency: r.currency) } ?? "-"
                 let refunded = r.share < 100_000 ? " (\(share(r)) refunded)" : ""
                 output.line(safe("\(r.refundedAt.iso8601)  \(r.transactionId)  \(r.productId ?? "-")  \(r.environment ?? "-")  \(price)\(refunded)"))
                 output.line(safe("    from \(r.sources.map(\.description).joined(separator: ", "))"))

@@ -18,6 +18,12 @@ public enum Money {
         return thousandths.contains(code) ? 3 : 2
     }
 
+    /// `milliunits` of `currency` as the screens and the text show an amount: `9.99 USD` (the number as ``format``
+    /// writes it, then the currency's code).
+    public static func withCurrency(_ milliunits: Int64, currency: String?) -> String {
+        "\(format(milliunits, currency: currency)) \(currency ?? "")"
+    }
+
     /// `milliunits` of `currency` rounded half away from zero to its minor unit: 9990 USD -> "9.99",
     /// 990000 JPY -> "990", -1500 KWD -> "-1.500".
     public static func format(_ milliunits: Int64, currency: String?) -> String {

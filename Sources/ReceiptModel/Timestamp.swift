@@ -34,6 +34,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         adding(milliseconds: -(((millisecondsSince1970 % 86_400_000) + 86_400_000) % 86_400_000))
     }
 
+    /// The last millisecond of its UTC day (held at the last representable instant for the last day).
+    public var endOfUTCDay: Timestamp { startOfUTCDay.adding(milliseconds: 86_400_000 - 1) }
+
     /// Milliseconds from this instant to `other` (negative when `other` is earlier), held at
     /// `Int64.min` / `Int64.max` when the true distance does not fit.
     public func distance(to other: Timestamp) -> Int64 {

@@ -1925,7 +1925,7 @@ struct RevocationLabelTests {
         #expect(state.overviewPane == 3 && state.seriesDay == 9)
         let day = series.firstDay.adding(milliseconds: 80 * 86_400_000)
         // Live, as the chart counts them: to the end of today (a refund dated later today is in today's bar).
-        let endOfToday = Fixture.now.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
+        let endOfToday = Fixture.now.endOfUTCDay
         #expect(reduce(&state, .key(.enter)) == [.loadDayRefunds(day: day, until: endOfToday, environment: .all)])
         #expect(screen().contains { $0.contains("Refunds on \(Format.day(day))") } && screen().contains { $0.contains("reading the ledger…") })
         let refunds = (0..<40).map { n in

@@ -365,6 +365,10 @@ struct EntitlementRulesTests {
         for (ms, start) in [(day + 5, day), (-1, -day), (-day, -day), (Int64.min + 4, Int64.min)] {
             #expect(Timestamp(millisecondsSince1970: ms).startOfUTCDay.millisecondsSince1970 == start, "\(ms)")
         }
+        // Its last, held at the last representable one for the last day.
+        for (ms, end) in [(day + 5, 2 * day - 1), (-1, -1), (0, day - 1), (Int64.max - 4, Int64.max)] {
+            #expect(Timestamp(millisecondsSince1970: ms).endOfUTCDay.millisecondsSince1970 == end, "\(ms)")
+        }
         // A spike on the first day Int64's milliseconds hold: raised without trapping, its day's start the least.
         let refunds = (0..<6).map { n -> RefundFact in
             var t = Transaction(transactionId: "m\(n)")

@@ -106,5 +106,5 @@ public struct EffectHandlers: Sendable {
 /// (the header's now moves by the minute, and a refund imported within it would wait for the next). A day's list of
 /// refunds ends there too, or the bar and the list of today differ.
 func refundSeriesEnd(_ instant: Timestamp, pinned: Bool) -> Timestamp {
-    pinned ? instant : instant.startOfUTCDay.adding(milliseconds: 86_400_000 - 1)
+    pinned ? instant : instant.endOfUTCDay
 }

@@ -248,7 +248,7 @@ func drawDayRefunds(_ state: AppState, _ list: DayRefundsList, _ p: inout Painte
         default:
             // The price, and the share refunded when it was not all of it (as the customer's transactions say it).
             let share = r.share < 100_000 ? " (\(r.share / 1000)%)" : ""
-            return TableCell(r.price.map { "\(Money.format($0, currency: r.currency)) \(r.currency ?? "")\(share)" } ?? "-", role: "status.warn")
+            return TableCell(r.price.map { Money.withCurrency($0, currency: r.currency) + share } ?? "-", role: "status.warn")
         }
     }
 }
@@ -626,7 +626,7 @@ private func drawTransactions(
 
 /// A transaction's price with its currency, as the transactions pane shows it ("-" without one).
 private func priceText(_ t: Transaction) -> String {
-    t.price.map { "\(Money.format($0, currency: t.currency)) \(t.currency ?? "")" } ?? "-"
+    t.price.map { Money.withCurrency($0, currency: t.currency) } ?? "-"
 }
 
 /// The transactions pane's status: what revoked it, or how its signature stands.
@@ -1176,7 +1176,7 @@ func statusCell(_ f: RefundFlag) -> TableCell {
 }
 
 func amountCell(_ f: RefundFlag) -> TableCell {
-    TableCell(f.amount.map { "\(Money.format($0, currency: f.currency)) \(f.currency ?? "")" } ?? "-")
+    TableCell(f.amount.map { Money.withCurrency($0, currency: f.currency) } ?? "-")
 }
 
 /// How long ago the flag was raised. (As of an instant before that: it had no age, and no deadline ran.)
