@@ -76,14 +76,14 @@ public final class SQLLedger: Sendable {
         "renewal_infos", "notifications", "flags", "triage_log", "customer_stats", "ledger_counters",
     ]
 
-    /// Whether the database holds a ledger (in the connection's current schema, on PostgreSQL), without opening it:
-    /// one the role has no rights on is refused as ``open(_:now:readOnly:creating:)`` refuses it.
     /// The schema of a ledger the connection's role reaches (its current schema, or one before it on the search path)
     /// but may not read; nil when there is none.
     public static func ledgerOutOfReach(_ database: any SQLDatabase) async throws -> String? {
         try await database.read { connection in try Schema.outOfReach(connection)?.schema }
     }
 
+    /// Whether the database holds a ledger (in the connection's current schema, on PostgreSQL), without opening it:
+    /// one the role has no rights on is refused as ``open(_:now:readOnly:creating:)`` refuses it.
     public static func holdsLedger(_ database: any SQLDatabase) async throws -> Bool {
         try await database.read { connection in
             let exists = try Schema.exists(connection)

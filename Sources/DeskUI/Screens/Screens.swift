@@ -1244,6 +1244,12 @@ func importsSplit(_ state: AppState) -> (sources: Int, rejected: Int) {
     return (sources, rejected)
 }
 
+/// The rows of one Imports list on screen (its table's header, and the rejected list's reason line, left out).
+func importsRows(_ state: AppState, pane: Int) -> Int {
+    let split = importsSplit(state)
+    return max(1, pane == 0 ? split.sources - 1 : split.rejected - 2)
+}
+
 func drawImports(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let split = importsSplit(state)
     // A list not read before the ledger went away has no count (the Overview's, read earlier, is of then).

@@ -519,9 +519,7 @@ private func open(_ state: inout AppState) -> [Effect] {
 /// The rows PgUp and PgDn move: a list's rows on screen (on Imports, the focused list's, as drawn: paging by the
 /// screen's skipped rows never shown).
 func pageRows(_ state: AppState) -> Int {
-    guard state.screen == .imports else { return state.listRows }
-    let split = importsSplit(state)
-    return max(1, state.importsPane == 0 ? split.sources - 1 : split.rejected - 2)
+    state.screen == .imports ? importsRows(state, pane: state.importsPane) : state.listRows
 }
 
 /// The day chosen on the overview's chart: its start, and how many refunds its bar counts.
@@ -538,7 +536,13 @@ func openDayRefunds(_ state: inout AppState) -> [Effect] {
     let kept = state.dayRefunds.flatMap { $0.day == day ? $0 : nil }
     state.dayRefunds = kept ?? DayRefundsList(day: day, count: count)
     state.dayRefunds?.count = count
-    return [.loadDayRefunds(day: day, until: refundSeriesEnd(state.instant, pinned: state.asOf != nil), environment: state.environment)]
+    return [loadDayRefunds(state, day: day)]
+}
+
+/// The read of a day's refunds as its bar counts them: to the series' end (the instant under time travel, else the
+/// end of today), in the environment shown.
+func loadDayRefunds(_ state: AppState, day: Timestamp) -> Effect {
+    .loadDayRefunds(day: day, until: refundSeriesEnd(state.instant, pinned: state.asOf != nil), environment: state.environment)
 }
 
 /// The chosen day one earlier or later, within the days the chart shows.

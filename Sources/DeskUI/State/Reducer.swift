@@ -4,18 +4,9 @@ import ReceiptModel
 
 /// The dashboard's only state transition: applies an action and returns the effects to run.
 public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
-    switch action {
-    case .overviewLoaded, .customersLoaded, .customerLoaded, .customerNotFound, .transactionLoaded, .flagsLoaded,
-        .flagsBeforeLoaded, .importsLoaded, .rawLoaded, .dayRefundsLoaded:
-        // A read answered: a failure said before is over, its line with it (it stayed after the ledger answered).
-        if let failed = state.readFailed {
-            state.readFailed = nil
-            if state.message?.text == failed { state.message = nil }
-        }
-    default:
-        break
-    }
-    // When each screen was last read (the clock's minute): during an outage, what a screen shows is as read then.
+    // A read that answered: when its screen was read (the clock's minute: during an outage, what a screen shows is as
+    // read then), and a failure said before is over, its line with it (it stayed after the ledger answered).
+    var answered = true
     switch action {
     case .overviewLoaded: state.readAt[.overview] = state.now
     case .customersLoaded: state.readAt[.customers] = state.now
@@ -23,7 +14,12 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
     case .transactionLoaded: state.readAt[.transaction] = state.now
     case .flagsLoaded, .flagsBeforeLoaded: state.readAt[.refunds] = state.now
     case .importsLoaded: state.readAt[.imports] = state.now
-    default: break
+    case .customerNotFound, .rawLoaded, .dayRefundsLoaded: break
+    default: answered = false
+    }
+    if answered, let failed = state.readFailed {
+        state.readFailed = nil
+        if state.message?.text == failed { state.message = nil }
     }
     switch action {
     case .key(let key):
@@ -261,9 +257,8 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         }
         let sources = state.sources
         let rejected = state.rejected
-        let split = importsSplit(state)
-        state.importPositions[0].move(by: 0, count: sources.count, visible: max(1, split.sources - 1))
-        state.importPositions[1].move(by: 0, count: rejected.count, visible: max(1, split.rejected - 2))
+        state.importPositions[0].move(by: 0, count: sources.count, visible: importsRows(state, pane: 0))
+        state.importPositions[1].move(by: 0, count: rejected.count, visible: importsRows(state, pane: 1))
         if append && state.followingToEnd && state.screen == .imports {
             state.followPagesLeft -= 1
             if !state.importsMore[state.importsPane] || state.followPagesLeft <= 0 { state.followingToEnd = false }
@@ -516,9 +511,7 @@ func reloadEffects(_ state: AppState, keepSelection: Bool) -> [Effect] {
     switch state.screen {
     case .overview:
         // A day's refunds listed are read again with it (another import, another instant, another environment).
-        let day = state.dayRefunds.map {
-            Effect.loadDayRefunds(day: $0.day, until: refundSeriesEnd(state.instant, pinned: state.asOf != nil), environment: state.environment)
-        }
+        let day = state.dayRefunds.map { loadDayRefunds(state, day: $0.day) }
         return [.loadOverview(asOf: state.instant, environment: state.environment, pinned: state.asOf != nil)] + (day.map { [$0] } ?? [])
     case .customers:
         var query = state.customerQuery
