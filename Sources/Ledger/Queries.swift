@@ -667,7 +667,8 @@ enum Queries {
             return CustomerSummary(
                 id: id, identifiers: identifiers[id] ?? [], transactionCount: Int(stats.transactionCount),
                 lastPurchase: stats.lastPurchase.map(Timestamp.init(millisecondsSince1970:)),
-                latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)), refunds: Int(stats.refunds),
+                latestExpiry: stats.latestExpiry.map(Timestamp.init(millisecondsSince1970:)),
+                liveExpiry: stats.liveExpiry.map(Timestamp.init(millisecondsSince1970:)), refunds: Int(stats.refunds),
                 environments: stats.environments.sorted(), openFlags: Int(stats.openFlags))
         }
     }

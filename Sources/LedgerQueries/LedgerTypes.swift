@@ -80,6 +80,9 @@ public struct CustomerSummary: Sendable, Equatable {
     public var transactionCount: Int
     public var lastPurchase: Timestamp?
     public var latestExpiry: Timestamp?
+    /// The latest expiry among transactions whose access stands (not refunded, revoked or upgraded away, or the
+    /// revocation reversed): later than ``latestExpiry`` never; earlier, or `nil`, when the latest was taken back.
+    public var liveExpiry: Timestamp?
     /// The customer's refunds that stand (as ``LedgerOverview/refundedTransactions`` counts them).
     public var refunds: Int
     /// Environments the customer's transactions came from (`Production`, `Sandbox`).
@@ -89,13 +92,15 @@ public struct CustomerSummary: Sendable, Equatable {
 
     public init(
         id: Int64, identifiers: [CustomerIdentifier] = [], transactionCount: Int = 0, lastPurchase: Timestamp? = nil,
-        latestExpiry: Timestamp? = nil, refunds: Int = 0, environments: [String] = [], openFlags: Int = 0
+        latestExpiry: Timestamp? = nil, liveExpiry: Timestamp? = nil, refunds: Int = 0, environments: [String] = [],
+        openFlags: Int = 0
     ) {
         self.id = id
         self.identifiers = identifiers
         self.transactionCount = transactionCount
         self.lastPurchase = lastPurchase
         self.latestExpiry = latestExpiry
+        self.liveExpiry = liveExpiry
         self.refunds = refunds
         self.environments = environments
         self.openFlags = openFlags

@@ -84,10 +84,10 @@ enum Fixture {
     static let customers: [CustomerSummary] = [
         CustomerSummary(
             id: 42, identifiers: [CustomerIdentifier(kind: .originalTransactionId, value: "1000")], transactionCount: 6,
-            lastPurchase: at(-10), latestExpiry: at(2), refunds: 1, environments: ["Production"], openFlags: 2),
+            lastPurchase: at(-10), latestExpiry: at(2), liveExpiry: at(2), refunds: 1, environments: ["Production"], openFlags: 2),
         CustomerSummary(
             id: 43, identifiers: [CustomerIdentifier(kind: .external, value: "山田太郎-アカウント")], transactionCount: 1,
-            lastPurchase: at(-200), latestExpiry: at(-170), refunds: 0, environments: ["Sandbox"], openFlags: 0),
+            lastPurchase: at(-200), latestExpiry: at(-170), liveExpiry: at(-170), refunds: 0, environments: ["Sandbox"], openFlags: 0),
         CustomerSummary(
             id: 44, identifiers: [CustomerIdentifier(kind: .appAccountToken, value: "tok\u{1B}[2Jhostile\u{202E}txt")],
             transactionCount: 3, lastPurchase: at(-1), latestExpiry: nil, refunds: 0, environments: ["Production", "Sandbox"],

@@ -1336,6 +1336,39 @@ struct SnapshotTests {
         #expect(try row("C42").contains("expired 2025-03-03"))
     }
 
+    @Test("a customer whose latest expiry's access was taken back shows when their standing access ends, or \"revoked\"")
+    func expiryOfRevokedAccess() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        func row(_ id: String) throws -> String { try #require(renderedLines(state).first { $0.hasPrefix(id + " ") }) }
+        // C43 (not the selected row, so its cell has its own colour) bought a year that ends the day after tomorrow.
+        state.customerPage.rows[1].latestExpiry = Fixture.at(2)
+        state.customerPage.rows[1].liveExpiry = Fixture.at(2)
+        #expect(try row("C43").contains("2025-03-03"))
+        // It was refunded; an earlier purchase's access stands until tomorrow: that is the date shown.
+        state.customerPage.rows[1].liveExpiry = Fixture.at(1)
+        #expect(try row("C43").contains("2025-03-02") && !row("C43").contains("2025-03-03"))
+        // Nothing else stands: not its date in the colour of access, but "revoked", in its own.
+        state.customerPage.rows[1].liveExpiry = nil
+        #expect(try row("C43").contains("revoked") && !row("C43").contains("2025-03-03"))
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let y = try #require((0..<buffer.height).first { buffer.line($0).hasPrefix("C43 ") })
+        // (The row's cells, wide characters taking two: the cell where "revoked" starts.)
+        let cells = buffer.cells[(y * buffer.width)..<((y + 1) * buffer.width)]
+        let x = try #require(cells.indices.first { i in "revoked".enumerated().allSatisfy { i + $0 < cells.endIndex && cells[i + $0].text == String($1) } })
+        #expect(buffer.cells[x].style == Theme.builtin.style("entitlement.revoked"))
+        state.customerPage.rows[1].liveExpiry = Fixture.at(-5)
+        #expect(try row("C43").contains("revoked") && !row("C43").contains("expired"))
+        // Travelled past its latest expiry: still revoked (the access was taken back, not run out).
+        state.asOf = Fixture.at(3)
+        #expect(try row("C43").contains("revoked"))
+        // Exported, the standing access has a column of its own.
+        state.customerPage.rows[1].liveExpiry = Fixture.at(1)
+        let csv = exportCSV(state)
+        #expect(csv.contains("open flags,access until"))
+        #expect(csv.contains(Fixture.at(1).iso8601))
+    }
+
     @Test("an instant travelled to shows its seconds when it has them; an age past 999 days is in years")
     func instantSecondsAndAgeYears() throws {
         var state = Fixture.state(width: 100, height: 24, screen: .customer)

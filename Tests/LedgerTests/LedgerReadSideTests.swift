@@ -25,6 +25,7 @@ extension LedgerConformanceTests {
             #expect(row.refunds == expected.refunds, "C\(row.id)")
             #expect(row.lastPurchase?.millisecondsSince1970 == expected.lastPurchase, "C\(row.id)")
             #expect(row.latestExpiry?.millisecondsSince1970 == expected.latestExpiry, "C\(row.id)")
+            #expect(row.liveExpiry?.millisecondsSince1970 == expected.liveExpiry, "C\(row.id)")
             #expect(row.environments == expected.environments.sorted(), "C\(row.id)")
             #expect(row.openFlags == expected.openFlags, "C\(row.id)")
             #expect(Set(row.identifiers.map(\.value)) == expected.identifiers, "C\(row.id)")

@@ -83,11 +83,12 @@ public func exportCSV(_ state: AppState) -> String {
         if page.next != nil || state.customerOffset > 0 {
             filter += " rows=\(state.customerOffset + 1)-\(state.customerOffset + page.rows.count)-of-\(page.total)\(page.totalIsLowerBound ? "+" : "")"
         }
-        rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags"])
+        rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags", "access until"])
         for c in state.customerPage.rows {
             rows.append([
                 c.displayId, c.identifiers.map { "\($0.kind):\($0.value)" }.joined(separator: " "), c.environments.joined(separator: " "),
                 "\(c.transactionCount)", c.lastPurchase?.iso8601 ?? "", c.latestExpiry?.iso8601 ?? "", "\(c.refunds)", "\(c.openFlags)",
+                c.liveExpiry?.iso8601 ?? "",
             ])
         }
     case .customer:

@@ -277,11 +277,20 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
     if state.asOf != nil { title += "  figures are the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
-    // A latest expiry passed at the instant says so in words, not by its colour alone (a monochrome terminal, a
-    // screen reader and NO_COLOR read "expired"); the dates stay aligned on the right. (The date, not the access: a
-    // grace period after it, which the list does not know, is on the customer's screen; "ended" said otherwise.)
+    // The expiry column says when the customer's access ends: the latest expiry whose access stands. One passed at
+    // the instant says so in words, not by its colour alone (a monochrome terminal, a screen reader and NO_COLOR read
+    // "expired"); the dates stay aligned on the right. (The date, not the access: a grace period after it, which the
+    // list does not know, is on the customer's screen; "ended" said otherwise.) When the latest expiry's access was
+    // taken back (refunded, revoked for the family, upgraded away) and nothing else stands, it says "revoked": its
+    // date in green read as a customer covered.
     let instant = state.instant.millisecondsSince1970
-    func expired(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant } ?? false }
+    func expired(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant && c.liveExpiry == $0 } ?? false }
+    func expiryCell(_ c: CustomerSummary) -> TableCell {
+        guard let latest = c.latestExpiry else { return TableCell("-", role: "ui.text.muted") }
+        if let live = c.liveExpiry, live.millisecondsSince1970 > instant { return TableCell(Format.day(live), role: "entitlement.active") }
+        if expired(c) { return TableCell("expired \(Format.day(latest))", role: "ui.text.muted") }
+        return TableCell("revoked", role: "entitlement.revoked")
+    }
     let anyExpired = page.rows.contains(where: expired)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
@@ -313,11 +322,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 2: return TableCell(c.environments.map { environmentLabel(Environment(rawValue: $0)) }.joined(separator: "+"))
         case 3: return TableCell(Format.count(c.transactionCount))
         case 4: return TableCell(Format.day(c.lastPurchase))
-        case 5:
-            guard c.latestExpiry != nil else { return TableCell("-", role: "ui.text.muted") }
-            return expired(c)
-                ? TableCell("expired \(Format.day(c.latestExpiry))", role: "ui.text.muted")
-                : TableCell(Format.day(c.latestExpiry), role: "entitlement.active")
+        case 5: return expiryCell(c)
         case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
         }
