@@ -574,6 +574,18 @@ struct SnapshotTests {
         #expect(narrow.trimmingCharacters(in: .whitespaces).hasSuffix("█ paid  ▒ trial  x refund"), "\(narrow)")
     }
 
+    @Test("without colour the coverage strip's blocks are never in reverse video, which draws a full block as blank")
+    func coverageVisibleWithoutColour() throws {
+        let state = Fixture.state(width: 80, height: 24, screen: .customer)
+        for theme in [Theme.builtin.adapted(to: .none), Theme.builtin.adapted(to: .ansi8)] {
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(state, theme: theme, into: &buffer)
+            let blocks = buffer.cells.filter { ["█", "▓", "▒"].contains($0.text) }
+            #expect(blocks.count > 20, "the fixture's strip is drawn")
+            #expect(!blocks.contains { $0.style.attributes.contains(.reverse) })
+        }
+    }
+
     @Test("the timeline keeps each event's minute whole at 60 columns; the event, product and detail give the room")
     func timelineMinuteKept() throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customer)

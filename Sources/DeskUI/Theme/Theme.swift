@@ -198,10 +198,13 @@ public struct Theme: Sendable, Equatable {
         return Style(fg: fg, bg: bg, attributes: attributes)
     }
 
+    /// Without colour. (Not reverse video for the coverage strip's paid days: a full block in reverse is drawn in
+    /// the background's colour, so paid time showed as blank.)
     static func monoAttributes(_ role: String) -> Attributes {
         switch role {
-        case "ui.selection", "ui.badge", "ui.badge.demo", "ui.prompt.cursor", "coverage.paid", "ui.tab.active": return .reverse
-        case "ui.title", "ui.header", "ui.footer.key", "status.danger", "entitlement.active", "entitlement.owned": return .bold
+        case "ui.selection", "ui.badge", "ui.badge.demo", "ui.prompt.cursor", "ui.tab.active": return .reverse
+        case "ui.title", "ui.header", "ui.footer.key", "status.danger", "entitlement.active", "entitlement.owned", "coverage.paid":
+            return .bold
         case "ui.text.muted", "ui.border", "entitlement.expired", "entitlement.none", "coverage.gap": return .dim
         case "status.warn", "entitlement.revoked", "entitlement.retry", "event.refunded", "coverage.refund": return .underline
         default: return []
