@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeskUI
 import Entitlements
 import Foundation
 import Ledger
@@ -230,6 +231,10 @@ struct Bench: AsyncParsableCommand {
                 add("keyP99Ms.\(screen)", value, "ms p99 per key on \(screen)", .atMost(16))
             }
         }
+        add(
+            "accessTurnP99Ms", browse.figures?["accessTurnP99Ms"] as? Double,
+            "ms p99 per idle turn judging \(Runtime.accessBatch) listed customers' access (the most a key typed then waits; \(browse.figures?["accessTurns"] as? Int ?? 0) turns)",
+            .atMost(16), note: note)
         add("browseRSSMB", browse.figures?["peakRSSMB"] as? Double, "MB peak RSS of the browsing process", .atMost(200), note: note)
 
         progress.phase("done")

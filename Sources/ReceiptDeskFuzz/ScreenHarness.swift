@@ -43,7 +43,11 @@ enum ScreenHarness {
             refunds90: RefundSeries(firstDay: wild, counts: raw.prefix(90).map { Int($0) }),
             flagCounts: [FlagCount(severity: .high, status: .open, count: 1)], spikes: [flag], consumptionRequests: [flag])
         state.customerPage = CustomerPage(
-            rows: [CustomerSummary(id: 7, identifiers: [CustomerIdentifier(kind: .external, value: identifier)], lastPurchase: wild)],
+            rows: [
+                CustomerSummary(
+                    id: 7, identifiers: [CustomerIdentifier(kind: .external, value: identifier)], lastPurchase: wild, latestExpiry: wild,
+                    liveExpiry: raw.count % 2 == 0 ? wild : nil)
+            ],
             next: nil, total: 1)
         state.flags = [flag]
         state.flagFilter = filter.isEmpty ? nil : filter
@@ -92,6 +96,12 @@ enum ScreenHarness {
             toStatus: .resolved)
         _ = reduce(&state, .customerLoaded(CustomerDetail(records: records, flags: [flag], log: [note, triage])))
         _ = reduce(&state, .flagTriageLoaded([flag.id: triage]))
+        // The Customers list's access cell as the engine judged the customer (its wild dates), or by the list's figures.
+        if raw.count % 3 != 0, let view = state.customerView {
+            _ = reduce(
+                &state,
+                .customerAccessLoaded([7: ListedAccess(view.entitlements, instant: state.instant, generation: state.customerAccessGeneration)]))
+        }
         _ = reduce(&state, .transactionLoaded(refunded, id: refunded.transactionId))
 
         // One screen per input (the flags byte chooses it), so that an input runs in milliseconds under ASan.

@@ -444,7 +444,7 @@ struct ReducerTests {
         customers.asOf = Fixture.at(-45)
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(customers, theme: .builtin, into: &buffer)
-        #expect(buffer.text.contains("figures are the ledger's now"), "\(buffer.text)")
+        #expect(buffer.text.contains("access as of then, other figures the ledger's now"), "\(buffer.text)")
         var queue = Fixture.state(width: 120, height: 30, screen: .refunds)
         queue.asOf = Fixture.at(-45)
         queue.flags = []

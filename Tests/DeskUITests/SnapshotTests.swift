@@ -1322,8 +1322,8 @@ struct SnapshotTests {
     }
 
     @Test("at 60 columns the customer list drops columns in their order and keeps the one it is sorted by", arguments: [
-        (CustomerSort.id, "id▼ identifier expires refunds flags"),
-        (CustomerSort.lastActivity, "id identif… purchase▼ expires refunds flags"),
+        (CustomerSort.id, "id▼ identifier access refunds flags"),
+        (CustomerSort.lastActivity, "id identif… purchase▼ access refunds flags"),
     ])
     func narrowListDropsColumns(sort: CustomerSort, header: String) throws {
         var state = Fixture.state(width: 60, height: 20, screen: .customers)
@@ -1341,11 +1341,13 @@ struct SnapshotTests {
         func row(_ id: String) throws -> String { try #require(renderedLines(state).first { $0.hasPrefix(id + " ") }) }
         #expect(try row("C43").contains("expired 2024-09-12"))
         #expect(try !row("C42").contains("expired"))
-        // Travelled back to before C43's expiry, it has not ended; past C42's, C42 has.
+        // Travelled in time, the list's figures (the ledger's now) judge nothing until the engine has: an ellipsis.
         state.asOf = Timestamp.utc(year: 2024, month: 9, day: 1)
-        #expect(try !row("C43").contains("expired"))
-        state.asOf = Fixture.at(3)
-        #expect(try row("C42").contains("expired 2025-03-03"))
+        #expect(try !row("C43").contains("expired") && row("C43").hasSuffix("…       -     -"))
+        var active = Entitlement(name: "pro", state: .active, reason: "")
+        active.expiresDate = Fixture.at(-170)
+        state.customerAccess[43] = ListedAccess([active], instant: state.instant, generation: state.customerAccessGeneration)
+        #expect(try row("C43").contains("2024-09-12") && !row("C43").contains("expired"))
     }
 
     @Test("a customer whose latest expiry's access was taken back shows when their standing access ends, or \"revoked\"")
@@ -1362,23 +1364,89 @@ struct SnapshotTests {
         // Nothing else stands: not its date in the colour of access, but "revoked", in its own.
         state.customerPage.rows[1].liveExpiry = nil
         #expect(try row("C43").contains("revoked") && !row("C43").contains("2025-03-03"))
-        var buffer = ScreenBuffer(width: 0, height: 0)
-        render(state, theme: .builtin, into: &buffer)
-        let y = try #require((0..<buffer.height).first { buffer.line($0).hasPrefix("C43 ") })
-        // (The row's cells, wide characters taking two: the cell where "revoked" starts.)
-        let cells = buffer.cells[(y * buffer.width)..<((y + 1) * buffer.width)]
-        let x = try #require(cells.indices.first { i in "revoked".enumerated().allSatisfy { i + $0 < cells.endIndex && cells[i + $0].text == String($1) } })
-        #expect(buffer.cells[x].style == Theme.builtin.style("entitlement.revoked"))
+        #expect(try style(of: "revoked", onRowOf: "C43", state) == Theme.builtin.style("entitlement.revoked"))
         state.customerPage.rows[1].liveExpiry = Fixture.at(-5)
         #expect(try row("C43").contains("revoked") && !row("C43").contains("expired"))
-        // Travelled past its latest expiry: still revoked (the access was taken back, not run out).
-        state.asOf = Fixture.at(3)
-        #expect(try row("C43").contains("revoked"))
         // Exported, the standing access has a column of its own.
         state.customerPage.rows[1].liveExpiry = Fixture.at(1)
         let csv = exportCSV(state)
         #expect(csv.contains("open flags,access until"))
         #expect(csv.contains(Fixture.at(1).iso8601))
+    }
+
+    @Test("once the engine has judged a listed customer, the access column says what their screen says, in its words and colour")
+    func listedAccessInWords() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        func row(_ id: String) throws -> String { try #require(renderedLines(state).first { $0.hasPrefix(id + " ") }) }
+        func judged(_ entitlements: [Entitlement], at instant: Timestamp? = nil) {
+            state.customerAccess[43] = ListedAccess(
+                entitlements, instant: instant ?? state.instant, generation: state.customerAccessGeneration)
+        }
+        func e(_ state: EntitlementState, expires: Int64? = nil, grace: Int64? = nil, revoked: Int64? = nil) -> Entitlement {
+            var e = Entitlement(name: "pro", state: state, reason: "")
+            e.expiresDate = expires.map(Fixture.at)
+            e.gracePeriodExpiresDate = grace.map(Fixture.at)
+            e.revocationDate = revoked.map(Fixture.at)
+            return e
+        }
+        // C43's figures say its year expired 2024-09-12; the engine knows better.
+        for (entitlements, text, role) in [
+            ([e(.gracePeriod, expires: -2, grace: 13)], "grace 2025-03-14", "entitlement.grace"),
+            ([e(.billingRetry, expires: -20)], "billing retry", "entitlement.retry"),
+            ([e(.expired, expires: -170), e(.owned)], "owned", "entitlement.owned"),
+            ([e(.revoked, expires: 30, revoked: -3)], "revoked 2025-02-26", "entitlement.revoked"),
+            ([e(.expired, expires: -170), e(.revoked, expires: -100, revoked: -120)], "revoked 2024-11-01", "entitlement.revoked"),
+            ([e(.expired, expires: -170), e(.active, expires: 20)], "2025-03-21", "entitlement.active"),
+            ([e(.expired, expires: -170), e(.expired, expires: -40)], "expired 2025-01-20", "ui.text.muted"),
+            ([], "-", "ui.text.muted"),
+        ] as [([Entitlement], String, String)] {
+            judged(entitlements)
+            let line = try row("C43")
+            #expect(line.hasSuffix(text + "       -     -"), "\(line)")
+            if text != "-" { #expect(try style(of: text, onRowOf: "C43", state) == Theme.builtin.style(role), "\(text)") }
+        }
+        // Judged at another instant (before a time travel): not shown; the figures speak until it is judged again.
+        judged([e(.gracePeriod, expires: -2, grace: 13)], at: Fixture.at(-30))
+        #expect(try row("C43").contains("expired 2024-09-12"))
+        // A customer that could not be read: the figures speak.
+        state.customerAccess[43] = ListedAccess(unreadAt: state.instant, generation: state.customerAccessGeneration)
+        #expect(try row("C43").contains("expired 2024-09-12"))
+    }
+
+    @Test("the customers whose access is computed: those on screen, the selected first, each once per instant and list read")
+    func customersNeedingAccess() throws {
+        var state = Fixture.state(width: 80, height: 24, screen: .customers)
+        state.customerList.selected = 2
+        #expect(state.customersNeedingAccess(limit: 8) == [44, 42, 43])
+        #expect(state.customersNeedingAccess(limit: 2) == [44, 42])
+        _ = reduce(&state, .customerAccessLoaded([
+            42: ListedAccess([], instant: state.instant, generation: state.customerAccessGeneration),
+            44: ListedAccess(unreadAt: state.instant, generation: state.customerAccessGeneration),
+        ]))
+        #expect(state.customersNeedingAccess(limit: 8) == [43])
+        // Another instant: all again.
+        state.asOf = Fixture.at(-30)
+        #expect(state.customersNeedingAccess(limit: 8) == [44, 42, 43])
+        state.asOf = nil
+        // The list read again (the ledger may have changed): all again, what was known still shown meanwhile.
+        _ = reduce(&state, .customersLoaded(state.customerPage, append: false))
+        #expect(state.customersNeedingAccess(limit: 8).count == 3 && state.customerAccess[42] != nil)
+        // Not on another screen, nor while the ledger is unavailable.
+        state.screen = .overview
+        #expect(state.customersNeedingAccess(limit: 8).isEmpty)
+        state.screen = .customers
+        state.unavailable = "gone"
+        #expect(state.customersNeedingAccess(limit: 8).isEmpty)
+    }
+
+    /// The style of the cell where `text` starts on the row starting with `id` (wide characters taking two cells).
+    private func style(of text: String, onRowOf id: String, _ state: AppState) throws -> Style {
+        var buffer = ScreenBuffer(width: 0, height: 0)
+        render(state, theme: .builtin, into: &buffer)
+        let y = try #require((0..<buffer.height).first { buffer.line($0).hasPrefix(id + " ") })
+        let cells = buffer.cells[(y * buffer.width)..<((y + 1) * buffer.width)]
+        let x = try #require(cells.indices.first { i in text.enumerated().allSatisfy { i + $0 < cells.endIndex && cells[i + $0].text == String($1) } })
+        return buffer.cells[x].style
     }
 
     @Test("an instant travelled to shows its seconds when it has them; an age past 999 days is in years")

@@ -13,7 +13,7 @@ struct BenchCommandTests {
     static let keys: [String] =
         ["sampleCustomersPerSec", "legacyDecodeMBPerSec", "verifyPerSec", "rawP256VerifyPerSec", "verifyVsRawP256Percent"]
         + ["importSeconds", "importRowsPerSec", "importTableRowsPerSec", "rawInsertRowsPerSec", "importVsRawInsert", "flagRulesSeconds"]
-        + ["entitlementsPerCustomerMs", "lookupP50Ms", "lookupP99Ms", "firstFrameMs", "keyP99Ms", "browseRSSMB", "peakRSSMB", "benchSeconds"]
+        + ["entitlementsPerCustomerMs", "lookupP50Ms", "lookupP99Ms", "firstFrameMs", "keyP99Ms", "accessTurnP99Ms", "browseRSSMB", "peakRSSMB", "benchSeconds"]
         + ["app-receipts", "notifications-v1", "notifications-v2", "server-api", "verify-receipt"].flatMap {
             ["decode.\($0).MBPerSec", "decode.\($0).recordsPerSec", "import.\($0).recordsPerSec"]
         }

@@ -17,7 +17,8 @@ struct RuntimeTests {
     /// (`clock`: the wall clock the runtime follows; none by default, so that "now" stays where the test put it.)
     static func runtime(
         _ url: String, width: Int = 120, height: Int = 40, readOnly: Bool = true, operatorName: String = "test",
-        now: Timestamp = currentTimestamp(), clock: (@Sendable () -> Timestamp)? = nil, backend: (any TerminalBackend)? = nil
+        now: Timestamp = currentTimestamp(), clock: (@Sendable () -> Timestamp)? = nil, backend: (any TerminalBackend)? = nil,
+        catalog: Catalog = Catalog()
     ) async throws -> (Runtime, SQLLedger) {
         let ledger = try await LedgerOptions.open(url: url, now: now, readOnly: readOnly, mustExist: true)
         let opened = Dashboard.Opened(ledger: ledger, name: url, now: now, isDemo: false)
@@ -26,7 +27,7 @@ struct RuntimeTests {
         let themes = ThemeLoader(environment: [:])
         let state = AppState(
             width: width, height: height, now: now, isDemo: false, ledgerName: url, operatorName: operatorName, readOnly: readOnly,
-            mouse: false, themeName: "default", themeNames: themes.names, catalog: .init())
+            mouse: false, themeName: "default", themeNames: themes.names, catalog: catalog)
         var handlers = dashboard.handlers(opened, themes: themes)
         #expect(handlers.clock != nil, "a dashboard over a ledger follows the wall clock")
         handlers.clock = clock
@@ -47,6 +48,56 @@ struct RuntimeTests {
         runtime.pause = { pause(for: $0) }
         await runtime.start()
         return (runtime, ledger)
+    }
+
+    @Test("over the demo, the Customers list says what each customer's screen says of their access once the idle runtime judged them")
+    func listedAccessOverTheDemo() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-access-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("SampleData").path
+        let manifest = try DemoLedger.readManifest(sample)
+        let path = directory.appendingPathComponent("ledger.sqlite").path
+        try await DemoLedger.build(sampleDataDirectory: sample, manifest: manifest, into: path)
+        let catalog = try DataOptions.parse(["--catalog", sample + "/" + (try #require(manifest.catalog))]).loadCatalog()
+        let (runtime, ledger) = try await Self.runtime("sqlite:" + path, width: 120, height: 60, now: manifest.now, catalog: catalog)
+        defer { Task { try? await ledger.close() } }
+        await runtime.handle(.key(.char("2")))
+        func row(_ id: String) throws -> String {
+            var buffer = ScreenBuffer(width: 0, height: 0)
+            render(runtime.state, theme: .builtin, into: &buffer)
+            return try #require((0..<buffer.height).map(buffer.line).first { $0.hasPrefix(id + " ") }, "\(id) is not on screen")
+        }
+        // Before: the list's figures. The grace-period story's customer read as expired.
+        let before = try row("C7")
+        #expect(before.hasSuffix("expired 2025-06-28       -     -"), "\(before)")
+        var turns = 0
+        while !runtime.state.customersNeedingAccess(limit: 100).isEmpty, turns < 100 {
+            await runtime.fillCustomerAccess()
+            turns += 1
+        }
+        #expect(turns == (runtime.state.listRows + Runtime.accessBatch - 1) / Runtime.accessBatch, "a few customers a turn")
+        // The stories, in the words of their own screens.
+        for (id, said) in [("C7", "grace 2025-07-14"), ("C1", "billing retry"), ("C3", "revoked 2025-06-21"), ("C21", "owned")] {
+            let line = try row(id)
+            #expect(line.contains(said), "\(line)")
+        }
+        // Every customer on screen against the generator's ground truth at the data's now: the state giving the most.
+        var checked = 0
+        let truth = String(decoding: try Data(contentsOf: URL(fileURLWithPath: sample + "/ground-truth.ndjson")), as: UTF8.self)
+        for line in truth.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            // (A customer whose story has no instants, a consumables' buyer, says nothing of entitlements.)
+            guard let last = (object["instants"] as? [[String: Any]])?.last, last["at"] as? Int64 == manifest.now.millisecondsSince1970,
+                let states = last["entitlements"] as? [String: String], let original = object["originalTransactionId"] as? String,
+                let id = try await ledger.customerId(matching: original), let listed = runtime.state.customerAccess[id]
+            else { continue }
+            let expected = ListedAccess.precedence.first { state in states.values.contains(state.rawValue) } ?? EntitlementState.none
+            #expect(listed.state == expected, "C\(id): \(states)")
+            checked += 1
+        }
+        #expect(checked >= 40, "\(checked) customers checked")
     }
 
     @Test(":customer with a display id of a customer merged since says so, with the id it was found by")

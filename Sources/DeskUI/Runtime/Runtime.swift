@@ -95,7 +95,8 @@ public final class Runtime {
         var handled = 0
         while !state.quitting {
             if let maxEvents, handled >= maxEvents { return }
-            if let typed = typedAhead.isEmpty ? backend.nextEvent(timeoutMilliseconds: 50).map({ TypedAhead(event: $0) }) : typedAhead.removeFirst() {
+            let typed = typedAhead.isEmpty ? backend.nextEvent(timeoutMilliseconds: 50).map({ TypedAhead(event: $0) }) : typedAhead.removeFirst()
+            if let typed {
                 handled += 1
                 // A quit said to wait for a triage key typed before it is not text for the prompt that key opened once
                 // its screen was read (`5 r Q` on a queue not read yet: r asks for a note, which the judging copy, with
@@ -110,6 +111,8 @@ public final class Runtime {
             if await applyAnswers() { draw() }
             // (Not while keys typed during a slow read wait: they come first, a quit among them.)
             if typedAhead.isEmpty { await pollChanges() }
+            // (Only when no key came: a key held down is never kept waiting for it.)
+            if typed == nil, typedAhead.isEmpty { await fillCustomerAccess() }
             if staleFrame { draw() }
         }
         // Quitting waits for a write still on its way, saying so; one that fails is left in `unsaved` to print
@@ -474,6 +477,35 @@ public final class Runtime {
         backend.draw(buffer)
         onFrame?(state)
     }
+
+    /// Computes the access of a few customers on the Customers list's screen by the entitlement engine (each
+    /// customer's records read and judged at the instant, as their own screen does), and draws it. Run when no key
+    /// waits, a few customers at a time, so a key typed meanwhile waits for no more than a few reads.
+    public func fillCustomerAccess() async {
+        let ids = state.customersNeedingAccess(limit: Self.accessBatch)
+        guard !ids.isEmpty else { return }
+        let (instant, generation, catalog, reader) = (state.instant, state.customerAccessGeneration, state.catalog, handlers.reader)
+        guard
+            let access = await watched(screen: false, { () -> [Int64: ListedAccess] in
+                var out: [Int64: ListedAccess] = [:]
+                for id in ids {
+                    // (One that cannot be read, merged away since or the ledger gone, keeps what the list's figures say.)
+                    do {
+                        let records = try await reader.customerRecords(id)
+                        out[id] = ListedAccess(records.history.entitlements(at: instant, catalog: catalog), instant: instant, generation: generation)
+                    } catch {
+                        out[id] = ListedAccess(unreadAt: instant, generation: generation)
+                    }
+                }
+                return out
+            })
+        else { return }
+        await dispatch(.customerAccessLoaded(access))
+        draw()
+    }
+
+    /// How many customers' access one idle turn of the loop computes.
+    public static let accessBatch = 8
 
     func pollChanges() async {
         let now = ContinuousClock.now

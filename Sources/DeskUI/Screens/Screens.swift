@@ -274,30 +274,43 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // What A and F narrowed it to (an empty list said nothing of why).
     if let at = state.customerQuery.activeAt { title += "  subscribed at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
-    // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much).
-    if state.asOf != nil { title += "  figures are the ledger's now" }
+    // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much); the access
+    // column is judged at the instant.
+    if state.asOf != nil { title += "  access as of then, other figures the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
-    // The expiry column says when the customer's access ends: the latest expiry whose access stands. One passed at
-    // the instant says so in words, not by its colour alone (a monochrome terminal, a screen reader and NO_COLOR read
-    // "expired"); the dates stay aligned on the right. (The date, not the access: a grace period after it, which the
-    // list does not know, is on the customer's screen; "ended" said otherwise.) When the latest expiry's access was
-    // taken back (refunded, revoked for the family, upgraded away) and nothing else stands, it says "revoked": its
-    // date in green read as a customer covered.
+    // The access column says what the customer's own screen says of their access at the instant, by the entitlement
+    // engine: the runtime computes it for the rows on screen (``ListedAccess``). Until then it says what the list's
+    // figures know: the latest expiry whose access stands, or "revoked" when the latest expiry's access was taken back
+    // and nothing else stands (its date in green read as a customer covered); under time travel, an ellipsis (those
+    // figures are the ledger's now). A date passed says "expired" in words, not by its colour alone.
     let instant = state.instant.millisecondsSince1970
-    func expired(_ c: CustomerSummary) -> Bool { c.latestExpiry.map { $0.millisecondsSince1970 <= instant && c.liveExpiry == $0 } ?? false }
-    func expiryCell(_ c: CustomerSummary) -> TableCell {
+    func accessCell(_ c: CustomerSummary) -> TableCell {
+        if let known = state.customerAccess[c.id], known.instant == state.instant, let access = known.state {
+            let day = known.date.map { " " + Format.day($0) } ?? ""
+            return switch access {
+            case .active: TableCell(known.date.map { Format.day($0) } ?? "active", role: role(.active))
+            case .gracePeriod: TableCell("grace" + day, role: role(.gracePeriod))
+            case .billingRetry: TableCell("billing retry", role: role(.billingRetry))
+            case .owned: TableCell("owned", role: role(.owned))
+            case .revoked: TableCell("revoked" + day, role: role(.revoked))
+            case .expired: TableCell("expired" + day, role: "ui.text.muted")
+            case .none: TableCell("-", role: "ui.text.muted")
+            }
+        }
         guard let latest = c.latestExpiry else { return TableCell("-", role: "ui.text.muted") }
+        if state.asOf != nil { return TableCell(state.glyphs.ellipsis, role: "ui.text.muted") }
         if let live = c.liveExpiry, live.millisecondsSince1970 > instant { return TableCell(Format.day(live), role: "entitlement.active") }
-        if expired(c) { return TableCell("expired \(Format.day(latest))", role: "ui.text.muted") }
-        return TableCell("revoked", role: "entitlement.revoked")
+        if c.liveExpiry == latest { return TableCell("expired \(Format.day(latest))", role: "ui.text.muted") }
+        return TableCell("revoked", role: role(.revoked))
     }
-    let anyExpired = page.rows.contains(where: expired)
+    let accessCells = page.rows.map(accessCell)
+    let accessWidth = max(10, accessCells.map { DisplayWidth.of($0.text) }.max() ?? 0)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
     var columns = [
         Column("id", 8, keepsWidth: true), Column("identifier", 20, flex: true), Column("env", 5, drops: 2),
         Column("txs", countWidth(page.rows.map(\.transactionCount), atLeast: 5), right: true, drops: 3),
-        Column("purchased", 10, drops: 1), Column("expires", anyExpired ? 18 : 10, right: true, keepsWidth: true),
+        Column("purchased", 10, drops: 1), Column("access", accessWidth, right: true, keepsWidth: true),
         Column("refunds", 7, right: true), Column("flags", 5, right: true),
     ]
     let sortColumn: Int = switch state.customerQuery.sort {
@@ -322,7 +335,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 2: return TableCell(c.environments.map { environmentLabel(Environment(rawValue: $0)) }.joined(separator: "+"))
         case 3: return TableCell(Format.count(c.transactionCount))
         case 4: return TableCell(Format.day(c.lastPurchase))
-        case 5: return expiryCell(c)
+        case 5: return accessCells[row]
         case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
         }

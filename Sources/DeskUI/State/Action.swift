@@ -14,6 +14,8 @@ public enum Action: Sendable {
     /// A page of customers; `direction` is the query's: a backward page is the end of the list (not appended)
     /// or the rows before the loaded ones (appended in front).
     case customersLoaded(CustomerPage, append: Bool, direction: PageDirection = .forward)
+    /// The access of customers on the Customers list, by the entitlement engine (``AppState/customerAccess``).
+    case customerAccessLoaded([Int64: ListedAccess])
     case customerLoaded(CustomerDetail)
     case customerNotFound(String)
     case transactionLoaded(Transaction?, id: String)

@@ -416,6 +416,11 @@ public struct AppState: Sendable {
     public var customerQuery = CustomerQuery(limit: 100)
     public var customerList = ListPosition()
     public var customersLoading = false
+    /// What the Customers list says of each customer's access, by the entitlement engine (the customer screen's
+    /// one definition), by customer id: the runtime computes it for the rows on screen when no key is waiting.
+    public var customerAccess: [Int64: ListedAccess] = [:]
+    /// Moves when the list is read again (the ledger may have changed): older values stay shown until recomputed.
+    public var customerAccessGeneration = 0
 
     public var customer: CustomerDetail?
     public var customerView: CustomerView?
@@ -517,7 +522,59 @@ public struct AppState: Sendable {
     /// Rows of body the list screens have (header, table header, message and footer lines excluded).
     public var listRows: Int { max(1, height - 6) }
 
+    /// The customers on the Customers list's screen whose access is not yet known at the instant for the list as last
+    /// read, at most `limit`, the selected one's first.
+    public func customersNeedingAccess(limit: Int) -> [Int64] {
+        guard screen == .customers, unavailable == nil, !customerPage.rows.isEmpty else { return [] }
+        let rows = customerPage.rows
+        let top = min(max(0, customerList.top), rows.count)
+        let shown = rows[top..<min(rows.count, top + listRows)]
+        let selected = rows[safe: customerList.selected].map { [$0] } ?? []
+        var out: [Int64] = []
+        for row in selected + shown where out.count < limit && !out.contains(row.id) {
+            if let known = customerAccess[row.id], known.instant == instant, known.generation == customerAccessGeneration { continue }
+            out.append(row.id)
+        }
+        return out
+    }
+
     public var glyphs: Glyphs { ascii ? .ascii : .unicode }
+}
+
+/// What the Customers list says of a customer's access at an instant: the entitlement that gives the most (active,
+/// then a grace period, billing retry, owned, revoked, expired), with the date that goes with it. The list's own
+/// figures know expiries only: a grace period read as "expired", a family member's revoked year as a date to come.
+public struct ListedAccess: Sendable, Equatable {
+    /// `nil` when the customer could not be read (the list then says what its figures know).
+    public var state: EntitlementState?
+    /// Active: the latest expiry; grace: its end; revoked: the revocation; expired: the latest expiry.
+    public var date: Timestamp?
+    public var instant: Timestamp
+    public var generation: Int
+
+    /// The order in which an entitlement's state is said, the one giving the most first.
+    static let precedence: [EntitlementState] = [.active, .gracePeriod, .billingRetry, .owned, .revoked, .expired, .none]
+
+    public init(_ entitlements: [Entitlement], instant: Timestamp, generation: Int) {
+        let best = Self.precedence.first { state in entitlements.contains { $0.state == state } } ?? EntitlementState.none
+        let those = entitlements.filter { $0.state == best }
+        state = best
+        date = switch best {
+        case .active, .expired: those.compactMap(\.expiresDate).max()
+        case .gracePeriod: those.compactMap(\.gracePeriodExpiresDate).max()
+        case .revoked: those.compactMap(\.revocationDate).max()
+        case .billingRetry, .owned, .none: nil
+        }
+        self.instant = instant
+        self.generation = generation
+    }
+
+    /// A customer that could not be read.
+    public init(unreadAt instant: Timestamp, generation: Int) {
+        state = nil
+        self.instant = instant
+        self.generation = generation
+    }
 }
 
 /// The customer screen's derived view at the chosen instant: recomputed when the instant changes.

@@ -87,6 +87,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             // The end of the list (G, or a refresh of the end): the selected customer kept, else the last row.
             let selectedId = state.customerPage.rows[safe: state.customerList.selected]?.id
             state.customerPage = page
+            listRead(&state)
             state.customerOffset = max(0, page.total - page.rows.count)
             state.customerList.selected = selectedId.flatMap { id in page.rows.firstIndex { $0.id == id } } ?? page.rows.count - 1
             state.customerList.move(by: 0, count: page.rows.count, visible: state.listRows)
@@ -115,6 +116,7 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             let selectedId = state.selectTopOnLoad ? nil : state.customerPage.rows[safe: state.customerList.selected]?.id
             state.selectTopOnLoad = false
             state.customerPage = page
+            listRead(&state)
             state.customerOffset = 0
             if let selectedId, let index = page.rows.firstIndex(where: { $0.id == selectedId }) {
                 state.customerList.selected = index
@@ -126,6 +128,9 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
             if page.next == nil || state.followPagesLeft <= 0 { state.followingToEnd = false }
             return move(&state, by: Int.max / 2)
         }
+        return []
+    case .customerAccessLoaded(let access):
+        state.customerAccess.merge(access) { _, new in new }
         return []
     case .customerLoaded(let detail):
         let sameCustomer = state.customer?.records.id == detail.records.id
@@ -694,6 +699,14 @@ private func clampPositions(_ state: inout AppState) {
 func customerPaneCounts(_ state: AppState) -> [Int] {
     guard let view = state.customerView, let detail = state.customer else { return [0, 0, 0, 0] }
     return [view.entitlements.count, view.timeline.count, view.transactions.count, detail.flags.count]
+}
+
+/// The Customers list read again: what is known of its customers' access is to be computed again (the ledger may have
+/// changed), and shown until then; customers no longer listed are forgotten.
+private func listRead(_ state: inout AppState) {
+    state.customerAccessGeneration += 1
+    let listed = Set(state.customerPage.rows.map(\.id))
+    state.customerAccess = state.customerAccess.filter { listed.contains($0.key) }
 }
 
 extension Array {
