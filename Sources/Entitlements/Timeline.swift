@@ -314,7 +314,21 @@ extension CustomerHistory {
             case (.priceIncrease, let subtype):
                 note(.priceIncrease, subtype == .accepted ? "price increase accepted" : "price increase announced")
             case (.renewalExtended, _): note(.renewalExtended, "Apple extended the renewal date")
-            case (.interactiveRenewal, _): note(.resubscribed, "resubscribed from the App Store")
+            case (.interactiveRenewal, _):
+                // Apple sends it for an upgrade, downgrade or crossgrade bought in the App Store too: the change the
+                // transactions tell is the event (a "resubscribed" beside an upgrade read as a lapse that never was).
+                let changes: Set<EventKind> = [.subscribed, .resubscribed, .upgraded, .downgraded, .crossgraded]
+                if let told = events.lastIndex(where: { e in
+                    guard changes.contains(e.kind) else { return false }
+                    if let id = seen.transactionId, e.transactionId == id { return true }
+                    let sameSubscription = original != nil
+                        && transactions.first { $0.transactionId == e.transactionId }?.originalTransactionId == original
+                    return sameSubscription && e.at.distance(to: at).magnitude <= 60_000
+                }) {
+                    events[told].seenAt = min(events[told].seenAt, seen.seenAt)
+                    continue
+                }
+                note(.resubscribed, "resubscribed from the App Store")
             default: continue
             }
         }

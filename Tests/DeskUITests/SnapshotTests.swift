@@ -743,13 +743,27 @@ struct SnapshotTests {
             // A renewal info seen after the period's end says billing is being retried (Apple's own sample data does).
             let records = Fixture.customer([refunded], renewals: [(Fixture.renewal(original: "9000", retry: true), Fixture.at(-29))])
             let strip = try #require(try Self.dailyStrips(records, at: Fixture.now).first)
-            // Days -60...0: paid to day -40, refunded to the period's end, then a gap. (An upgraded period covers no
-            // day: the one it was upgraded to does, and its refund mark would sit over that one's paid days.)
+            // Days -60...0: paid to day -40, refunded to the period's end, then a gap. (An upgraded period covers the
+            // days to its upgrade, its revocation, and no more: the one it was upgraded to covers the rest, and a refund
+            // mark there would sit over that one's paid days.)
+            #expect(strip.cells[0..<19].allSatisfy { $0 == .paid }, "\(strip.cells)")
             if !upgraded {
-                #expect(strip.cells[0..<20].allSatisfy { $0 == .paid }, "\(strip.cells)")
                 #expect(strip.cells[21..<30].allSatisfy { $0 == .refund }, "\(strip.cells)")
             }
             #expect(strip.cells[31...].allSatisfy { $0 == .gap }, "upgraded \(upgraded): \(strip.cells)")
+        }
+    }
+
+    @Test("the coverage strip: an upgraded period is paid until the upgrade, with or without a revocation date (legacy data has none)")
+    func coverageUpgradedPaidUntilUpgrade() throws {
+        for revoked in [false, true] {
+            var lite = Fixture.transaction("8001", product: "lite.monthly", purchased: -60, expires: -30, original: "8000")
+            lite.isUpgraded = true
+            if revoked { lite.revocationDate = Fixture.at(-45) }
+            let pro = Fixture.transaction("8002", product: "pro.monthly", purchased: -45, expires: 15, original: "8000")
+            let strip = try #require(try Self.dailyStrips(Fixture.customer([lite, pro]), at: Fixture.now).first)
+            // Days -60...0 paid without a break: the lite period to day -45, then pro's.
+            #expect(strip.cells.count == 60 && strip.cells.allSatisfy { $0 == .paid }, "revoked \(revoked): \(strip.cells)")
         }
     }
 

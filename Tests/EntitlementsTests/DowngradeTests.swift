@@ -72,6 +72,25 @@ struct DowngradeTests {
         #expect(h.timeline(upTo: B.at(45), catalog: Self.catalog).map(\.kind) == [.subscribed, .upgraded])
     }
 
+    @Test("an upgrade bought mid-period in the App Store, told by a V1 INTERACTIVE_RENEWAL: an upgrade, no resubscription")
+    func upgradeWithInteractiveRenewal() async throws {
+        var b = B()
+        // lite.monthly for days 0-30, upgraded on day 10 (legacy data: is_upgraded, no cancellation date) to pro.monthly.
+        b.period("1", product: "lite.monthly", from: 0, to: 30, upgraded: true)
+        b.period("2", product: "pro.monthly", from: 10, to: 40)
+        let purchase = B.at(10).millisecondsSince1970
+        b.notifications.append(
+            #"{"notification_type":"INTERACTIVE_RENEWAL","environment":"PROD","auto_renew_status":"true","original_transaction_id":"100","#
+                + #""unified_receipt":{"status":0,"environment":"Production","latest_receipt_info":[{"quantity":"1","product_id":"pro.monthly","#
+                + #""transaction_id":"2","original_transaction_id":"100","purchase_date_ms":"\#(purchase)","#
+                + #""expires_date_ms":"\#(B.at(40).millisecondsSince1970)","web_order_line_item_id":"w2","subscription_group_identifier":"G1"}]}}"#)
+        let h = try await b.history()
+        let timeline = h.timeline(upTo: B.at(20), catalog: Self.catalog)
+        #expect(timeline.map(\.kind) == [.subscribed, .upgraded], "\(timeline.map { "\($0.kind) \($0.detail)" })")
+        #expect(h.entitlements(at: B.at(5), catalog: Self.catalog).first?.state == .active)
+        #expect(h.entitlements(at: B.at(15), catalog: Self.catalog).first?.productId == "pro.monthly")
+    }
+
     @Test("without price tiers a change of product at renewal is a crossgrade: nothing tells down from up")
     func withoutCatalog() async throws {
         let h = try await Self.history(to: "lite.monthly")

@@ -930,6 +930,16 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
         let expiries = byExpiry.compactMap(\.expiresDate?.millisecondsSince1970)
         let lastExpiry = expiries.last ?? start
         let firstPurchase = transactions.compactMap(\.purchaseDate?.millisecondsSince1970).min() ?? start
+        // Where each period's cover ends: its expiry; an upgraded one's at the upgrade (its revocation, else the next
+        // purchase of the group: legacy data marks it upgraded and gives no date), so its days until then are paid.
+        let purchases = transactions.compactMap(\.purchaseDate?.millisecondsSince1970).sorted()
+        let coverEnds = transactions.map { t -> Int64 in
+            let expires = t.expiresDate?.millisecondsSince1970 ?? .min
+            guard t.isUpgraded == true else { return expires }
+            if let revoked = t.revocationDate?.millisecondsSince1970 { return min(revoked, expires) }
+            let bought = t.purchaseDate?.millisecondsSince1970 ?? .max
+            return min(purchases.first { $0 > bought } ?? bought, expires)
+        }
         let cells: [CoverageKind?] = (0..<width).map { index in
             let cellStart = start + slice * Int64(index)
             let t = cellStart + slice / 2
@@ -937,10 +947,9 @@ func coverageStrips(_ records: CustomerRecords, view: CustomerView, groups: [Cov
             // five-minute months) cover the cells they fall in, or a strip of gaps sat under an active entitlement.
             let cellEnd = min(cellStart + slice, clampedSum(instant, 1))
             if cellEnd <= firstPurchase { return nil }
-            let covering = transactions.filter {
-                ($0.purchaseDate?.millisecondsSince1970 ?? .max) < cellEnd && cellStart < ($0.expiresDate?.millisecondsSince1970 ?? .min)
-                    && $0.isUpgraded != true
-            }
+            let covering = transactions.indices.filter {
+                (transactions[$0].purchaseDate?.millisecondsSince1970 ?? .max) < cellEnd && cellStart < coverEnds[$0]
+            }.map { transactions[$0] }
             // A refund standing in this span of the strip (not one Apple reversed); a family revoke, no refund, ends
             // access all the same.
             let revoked = covering.compactMap { c in
