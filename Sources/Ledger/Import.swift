@@ -12,10 +12,27 @@ struct BatchWriter {
     /// a record whose test transaction has an id the ledger holds for another app, product or purchase is refused,
     /// naming both, rather than merged into one transaction no one made. (Signed ids are Apple's and unique; a
     /// universal purchase shows one transaction under two bundle ids, so only test data is held to this.)
-    static func reusedTestId(_ transactions: [Transaction], _ known: (String) -> Transaction?) -> RecordError? {
+    ///
+    /// Test data is never signed, so it may not join what signed data holds either: a test transaction with the id of a
+    /// signed one, or naming a subscription (`signedSubscriptions`) the ledger holds from signed data, is refused. (A
+    /// payload saying `"environment":"Xcode"` skips verification, as DESIGN section 4 says; joined to a real customer's
+    /// subscription it added a purchase no signature vouched for.)
+    static func reusedTestId(
+        _ transactions: [Transaction], _ known: (String) -> Transaction?, signedSubscriptions: Set<String> = []
+    ) -> RecordError? {
         // (By index: a `for t in` would copy each transaction, retaining its strings, for every record imported.)
         for index in transactions.indices where transactions[index].environment?.isUnsignedByDesign == true {
             let t = transactions[index]
+            let subscription = t.originalTransactionId ?? t.transactionId
+            let heldSigned = known(t.transactionId).flatMap { held in held.environment.map { !$0.isUnsignedByDesign } } == true
+            if heldSigned || signedSubscriptions.contains(subscription) {
+                let what = heldSigned ? "transaction \(t.transactionId)" : "subscription \(subscription)"
+                return RecordError(
+                    code: "testIdReused",
+                    message: "its \(t.environment!.rawValue) transaction \(t.transactionId) names \(what), which the ledger holds from "
+                        + "signed data: test data is not signed, so it may not join a signed purchase (import StoreKit test sessions "
+                        + "into a ledger of their own)")
+            }
             guard let held = known(t.transactionId), held.environment?.isUnsignedByDesign == true else { continue }
             var differs: [String] = []
             func compare(_ name: String, _ a: String?, _ b: String?) {
@@ -40,9 +57,18 @@ struct BatchWriter {
     /// A test renewal info (Xcode, local testing) of a subscription the ledger holds under another product only: the
     /// same reused numbering as ``reusedTestId(_:_:)`` (another app's subscription 0), refused rather than joined to a
     /// customer it is not of. `held`: the products stored under each subscription.
-    static func reusedTestSubscription(_ renewals: [RenewalInfo], _ held: [String: Set<String>]) -> RecordError? {
+    static func reusedTestSubscription(
+        _ renewals: [RenewalInfo], _ held: [String: Set<String>], signedSubscriptions: Set<String> = []
+    ) -> RecordError? {
         for index in renewals.indices where renewals[index].environment?.isUnsignedByDesign == true {
             let r = renewals[index]
+            if let original = r.originalTransactionId, signedSubscriptions.contains(original) {
+                return RecordError(
+                    code: "testIdReused",
+                    message: "its \(r.environment!.rawValue) renewal info names subscription \(original), which the ledger holds from signed "
+                        + "data: test data is not signed, so it may not join a signed subscription (import StoreKit test sessions into "
+                        + "a ledger of their own)")
+            }
             guard let original = r.originalTransactionId, let products = held[original], !products.isEmpty else { continue }
             let named = Array(Set([r.productId, r.autoRenewProductId].compactMap { $0 })).sorted()
             guard !named.isEmpty, !named.contains(where: products.contains) else { continue }
@@ -81,20 +107,28 @@ struct BatchWriter {
         }
         // The products the ledger holds under each subscription a test renewal info of this batch names (rare: Xcode
         // and local-testing data), to tell another app's subscription 0 from this one's (``reusedTestId``).
+        // And the subscriptions test data names that the ledger holds from signed data (Production, Sandbox), which test
+        // data may not join.
         var testOriginals = Set<String>()
         for input in records where input.record.isOK {
             for r in input.record.renewalInfos where r.environment?.isUnsignedByDesign == true {
                 if let original = r.originalTransactionId { testOriginals.insert(original) }
             }
+            for index in input.record.transactions.indices where input.record.transactions[index].environment?.isUnsignedByDesign == true {
+                testOriginals.insert(input.record.transactions[index].originalTransactionId ?? input.record.transactions[index].transactionId)
+            }
         }
         var heldProducts: [String: Set<String>] = [:]
+        var signedSubscriptions = Set<String>()
         // (A receipt's test transaction may name no original: it is its own.)
         for sql in [
-            "SELECT original_transaction_id, product_id FROM transactions WHERE original_transaction_id IN (?*)",
-            "SELECT transaction_id, product_id FROM transactions WHERE original_transaction_id IS NULL AND transaction_id IN (?*)",
+            "SELECT original_transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IN (?*)",
+            "SELECT transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IS NULL AND transaction_id IN (?*)",
         ] where !testOriginals.isEmpty {
             for row in try c.queryIn(sql, [], list: testOriginals.map(SQLValue.text)) {
-                if let original = row[0].text, let product = row[1].text { heldProducts[original, default: []].insert(product) }
+                guard let original = row[0].text else { continue }
+                if let product = row[1].text { heldProducts[original, default: []].insert(product) }
+                if let environment = row[2].text, !Environment(rawValue: environment).isUnsignedByDesign { signedSubscriptions.insert(original) }
             }
         }
         // Every transaction this batch merges, by id; `touched` once a record of the batch has it (`order` lists
@@ -232,8 +266,9 @@ struct BatchWriter {
                 status = .rejected
             } else if knownHashes.contains(hash) {
                 status = .duplicate
-            } else if let reused = Self.reusedTestId(input.record.transactions, { pending[$0]?.transaction })
-                ?? Self.reusedTestSubscription(input.record.renewalInfos, heldProducts)
+            } else if let reused = Self.reusedTestId(
+                input.record.transactions, { pending[$0]?.transaction }, signedSubscriptions: signedSubscriptions)
+                ?? Self.reusedTestSubscription(input.record.renewalInfos, heldProducts, signedSubscriptions: signedSubscriptions)
             {
                 status = .rejected
                 error = reused

@@ -226,6 +226,44 @@ struct ImportCommandTests {
         #expect(cyclemaps.stdout.contains("CYCLEMAPS_PREMIUM") && !cyclemaps.stdout.contains("pass.premium"), "\(cyclemaps.stdout)")
     }
 
+    @Test("an Xcode payload (unsigned by design) naming a subscription the ledger holds from signed data is refused, not joined to it")
+    func testDataJoinsNoSignedSubscription() throws {
+        let ledger = Self.temporary("xcode-forged.sqlite")
+        // A real Sandbox subscription, 1000000723811158, from verifyReceipt.
+        let sandbox = "\(Binary.corpus)/imdhemy__laravel-in-app-purchases/iOS-receipt.json"
+        let first = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", sandbox])
+        #expect(first.status == 0, "\(first.stderr)")
+        // Apple's Xcode transaction with its payload edited to name that subscription (its signature no longer matches,
+        // which an Xcode payload's verification never looks at).
+        let xcode = try String(contentsOfFile: "\(Binary.corpus)/apple__app-store-server-library-swift/xcode/xcode-signed-transaction", encoding: .utf8)
+        let parts = xcode.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").map(String.init)
+        func base64URL(_ text: String) -> Data? {
+            var b = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while b.count % 4 != 0 { b += "=" }
+            return Data(base64Encoded: b)
+        }
+        let payload = String(decoding: try #require(base64URL(parts[1])), as: UTF8.self)
+            .replacingOccurrences(of: #""originalTransactionId":"0""#, with: #""originalTransactionId":"1000000723811158""#)
+            .replacingOccurrences(of: #""transactionId":"0""#, with: #""transactionId":"4242""#)
+        #expect(payload.contains("1000000723811158") && payload.contains(#""transactionId":"4242""#))
+        let encoded = Data(payload.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let forged = Self.temporary("forged.jws")
+        writeTestFile(forged, Data([parts[0], encoded, parts[2]].joined(separator: ".").utf8))
+        let imported = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", forged])
+        #expect(imported.status == 1, "\(imported.stdout)\(imported.stderr)")
+        #expect(imported.stdout.contains("total: read 1 = imported 0 + duplicate 0 + rejected 1"), "\(imported.stdout)")
+        #expect(
+            imported.stderr.contains(
+                "testIdReused: its Xcode transaction 4242 names subscription 1000000723811158, which the ledger holds from signed data"),
+            "\(imported.stderr)")
+        let found = try Binary.run(["lookup", "--json", "--ledger", "sqlite:\(ledger)", "1000000723811158"])
+        #expect(found.status == 0 && !found.stdout.contains("4242") && !found.stdout.contains("Xcode"), "\(found.stdout)")
+        // Apple's own Xcode files, numbered 0, join nothing signed: imported as before.
+        let own = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "\(Binary.corpus)/apple__app-store-server-library-swift/xcode/xcode-signed-transaction"])
+        #expect(own.status == 0 && own.stdout.contains("imported 1"), "\(own.stdout)\(own.stderr)")
+    }
+
     @Test("the ledger comes from --ledger, else RECEIPTDESK_LEDGER; a bad URL (postgres:// ones too) exits 2, an unreachable ledger 3")
     func ledgerSelection() throws {
         let path = Self.temporary("env.sqlite")
