@@ -9,6 +9,9 @@ public struct ImportProgress: Sendable {
     public var totalBytes: Int64
     /// The records the last batch rejected: "record N (byte O): code: reason", to show as they happen.
     public var rejections: [String] = []
+    /// What the last batch's records left out as they were taken (a nested value that is no transaction, a masked
+    /// value): "record N (byte O): warning", as `decode` says it.
+    public var warnings: [String] = []
     /// The records an earlier, interrupted run committed, which this one resumed after (so far).
     public var resumed = 0
     /// The records of this run's batches that another run of the same file, importing it at the same time, had
@@ -127,7 +130,13 @@ public struct Importer: Sendable {
                 input.record.error.map { "record #\(input.index) (byte \(input.offset)): \($0.code): \($0.message)" }
             }
             refusedByLedger = []
-            progress(ImportProgress(path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections))
+            var warnings: [String] = []
+            for input in decoded where input.record.isOK {
+                for warning in input.record.warnings { warnings.append("record #\(input.index) (byte \(input.offset)): warning: \(warning)") }
+            }
+            progress(
+                ImportProgress(
+                    path: info.path, records: records, bytes: bytes, totalBytes: info.size, rejections: rejections, warnings: warnings))
         }
         do {
             while let pieces = try nextPieces() {

@@ -92,6 +92,7 @@ struct ImportRun {
             // Each rejected record is named with its reason as it happens (the first few of a file; the
             // dashboard's Imports screen lists them all).
             var shown = 0
+            var warned = 0
             // (Files read for another command, quietly: the first of each file's only, which says why (a test CA's
             // root not trusted, say), where a count of rejections alone left `lookup --files` with "no customer matches".)
             let shownLimit = quiet ? 1 : 20
@@ -106,6 +107,15 @@ struct ImportRun {
                             FileHandle.standardError.write(Data("\(safe(path)): rejected \(safe(rejection))\n".utf8))
                         }
                         shown += step.rejections.count
+                    }
+                    // What a record left out as it was taken (a placeholder where a signed transaction was, a masked
+                    // value): said as `decode` says it, or the import said nothing of transactions it did not take.
+                    if !quiet, !step.warnings.isEmpty {
+                        if warned < shownLimit { progress.clear() }
+                        for warning in step.warnings.prefix(max(0, shownLimit - warned)) {
+                            FileHandle.standardError.write(Data("\(safe(path)): \(safe(warning))\n".utf8))
+                        }
+                        warned += step.warnings.count
                     }
                     resumed = max(resumed, step.resumed)
                     byAnother = max(byAnother, step.committedByAnother)
@@ -136,6 +146,9 @@ struct ImportRun {
                     Data(
                         ("\(safe(path)): \(shown - shownLimit) more rejected "
                             + (quiet ? "(receiptdesk decode FILE names each)\n" : "(the dashboard's Imports screen lists them all)\n")).utf8))
+            }
+            if warned > shownLimit {
+                FileHandle.standardError.write(Data("\(safe(path)): \(warned - shownLimit) more warnings (receiptdesk decode FILE names each)\n".utf8))
             }
             total = total + counts
             if counts.imported > 0 { committed = true }

@@ -226,6 +226,33 @@ struct ImportCommandTests {
         #expect(cyclemaps.stdout.contains("CYCLEMAPS_PREMIUM") && !cyclemaps.stdout.contains("pass.premium"), "\(cyclemaps.stdout)")
     }
 
+    @Test("what a record leaves out as it is taken (a placeholder where a signed transaction was) is said by import as decode says it")
+    func importSaysWarnings() throws {
+        // A history response of the demo's with two of its signed transactions replaced: a redaction, and one cut short.
+        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
+            .split(separator: "\n")
+        var response = try #require(
+            lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { ($0["signedTransactions"] as? [String])?.count ?? 0 >= 5 })
+        var signed = try #require(response["signedTransactions"] as? [String])
+        signed[3] = "[REDACTED]"
+        signed[4] = String(signed[4].prefix(300))
+        response["signedTransactions"] = signed
+        let file = Self.temporary("history-redacted.json")
+        writeTestFile(file, try JSONSerialization.data(withJSONObject: response))
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let ledger = Self.temporary("warned.sqlite")
+        let imported = try Binary.run(["import", "--trust-root", root, "--ledger", "sqlite:\(ledger)", file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(
+            imported.stderr.contains(#"history-redacted.json: record #0 (byte 0): warning: signedTransactions[3] is not a JWS ("[REDACTED]")"#),
+            "\(imported.stderr)")
+        #expect(imported.stderr.contains("record #0 (byte 0): warning: signedTransactions[4] is not a JWS"), "\(imported.stderr)")
+        // As `decode` says them.
+        let decoded = try Binary.run(["decode", "--trust-root", root, file])
+        #expect(decoded.stdout.contains(#"warning: signedTransactions[3] is not a JWS ("[REDACTED]")"#), "\(decoded.stdout)")
+    }
+
     @Test("an Xcode payload (unsigned by design) naming a subscription the ledger holds from signed data is refused, not joined to it")
     func testDataJoinsNoSignedSubscription() throws {
         let ledger = Self.temporary("xcode-forged.sqlite")
