@@ -143,6 +143,28 @@ struct ReceiptRequestBodyTests {
         #expect("\(kept["receipt-data"] ?? "none")" == "\(original["receipt-data"] ?? "none")")
     }
 
+    @Test("a V1 notification's password (the shared secret) is not in the raw bytes it keeps when rejected, nor anywhere shown")
+    func notificationSecretNeverShown() async throws {
+        // A V1 notification Apple would send, but for a date that is not a number: rejected.
+        let input = Array(
+            (#"{"notification_type":"DID_RENEW","password":"\#(Self.secret)","environment":"PROD","#
+                + #""auto_renew_status":"true","original_transaction_id":"1000","auto_renew_status_change_date_ms":"soon"}"#).utf8)
+        let record = try await Self.decode(input)
+        #expect(record.kind == .notificationV1)
+        #expect(record.error != nil, "rejected")
+        var writer = JSONWriter()
+        writer.record(record)
+        for text in [
+            String(decoding: writer.bytes, as: UTF8.self), record.error?.description ?? "", String(decoding: record.raw, as: UTF8.self),
+            "\(record)", String(reflecting: record),
+        ] {
+            #expect(!text.contains(Self.secret), "\(text)")
+        }
+        let kept = try #require(try JSONSerialization.jsonObject(with: Data(record.raw)) as? [String: Any])
+        #expect(kept["password"] as? String == "<redacted>")
+        #expect(kept["auto_renew_status_change_date_ms"] as? String == "soon" && kept["original_transaction_id"] as? String == "1000")
+    }
+
     @Test("a transactionReceipt wrapper without a password keeps its raw bytes as read when rejected")
     func wrapperRawUnchanged() async throws {
         let input = Array(#"{"transactionReceipt":"not base64 at all!"}"#.utf8)

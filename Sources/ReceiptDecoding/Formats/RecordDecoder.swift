@@ -134,7 +134,7 @@ public struct RecordDecoder: Sendable {
         }
         if object.has("notification_type") {
             kind = .notificationV1
-            return try NotificationV1Decoder.decode(object, provenance: provenance, notes: notes)
+            return try decodeNotificationV1(object, provenance: provenance, notes: notes)
         }
         if object.has("notificationType") {
             kind = .notificationV2
@@ -448,6 +448,17 @@ public struct RecordDecoder: Sendable {
             throw Rejection(
                 kind: failure.kind, verification: failure.verification, error: failure.error,
                 raw: Self.redactingPassword(object))
+        }
+    }
+
+    /// A V1 notification. Its `password` is the app's shared secret, as a request body's is: a rejected one keeps its
+    /// bytes with it replaced (the Imports screen showed it to anyone who opened the record).
+    private func decodeNotificationV1(_ object: JSONObject, provenance: Provenance, notes: DecodeNotes) throws -> DecodedRecord {
+        let secret = object.has("password")
+        do {
+            return try NotificationV1Decoder.decode(object, provenance: provenance, notes: notes)
+        } catch where secret {
+            throw Rejection(kind: .notificationV1, verification: .notApplicable, error: error, raw: Self.redactingPassword(object))
         }
     }
 
