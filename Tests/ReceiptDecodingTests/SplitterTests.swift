@@ -59,6 +59,42 @@ struct SplitterTests {
         #expect(records.first?.receipt?.inAppCount == 9)
     }
 
+    @Test("a first line that starts no record (cut at its start, a header, a log prefix) is a record of its own; the records after it are each theirs")
+    func firstLineOfItsOwn() async throws {
+        let line = Self.v1
+        let jws = try String(decoding: Corpus.bytes("awa__go-iap/EXTRACTED_validator_test.go_L326_sandbox-renewal-info.jws"), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let base64 = try String(decoding: Corpus.bytes("RevenueCat__purchases-ios/base64encodedreceiptsample1.txt"), as: UTF8.self)
+            .filter { !$0.isWhitespace }
+        for (first, rest, kind) in [
+            // A log rotated mid-line: the first line is the end of a record.
+            (String(line.suffix(30)), [line, line, line], RecordKind.notificationV1),
+            ("# export of 2025-07-01, 3 records", [line, line, line], .notificationV1),
+            ("2025-07-01T00:00:00Z INFO received " + line, [line, line], .notificationV1),
+            ("\r", [line, line], .notificationV1),
+            (String(jws.prefix(40)) + "." + String(jws.suffix(40)), [jws, jws], .signedRenewalInfo),
+            ("# receipts", [base64, base64], .appReceipt),
+        ] {
+            for newline in ["\n", "\r\n"] {
+                let text = ([first] + rest).joined(separator: newline) + newline
+                let records = try await decodeText(text)
+                let label = "\(first.prefix(20)) \(newline == "\n" ? "LF" : "CRLF")"
+                // (A first line that is white space alone is no record.)
+                let expected = first == "\r" ? rest.count : rest.count + 1
+                #expect(records.count == expected, "\(label): \(records.map { $0.error?.description ?? "ok" })")
+                if first != "\r" { #expect(records.first?.isOK == false, "\(label)") }
+                #expect(records.suffix(rest.count).allSatisfy { $0.isOK && $0.kind == kind }, "\(label): \(records.map { $0.error?.description ?? "ok" })")
+                #expect(records.map(\.provenance.index) == Array(0..<expected), "\(label)")
+                for chunk in [1, 5] {
+                    #expect(try await decodeAll(Array(text.utf8), chunk: chunk).map(\.isOK) == records.map(\.isOK), "\(label), \(chunk)")
+                }
+            }
+        }
+        // Whole base64 receipts one per line (longer than any wrapped line): one record each.
+        let receipts = try await decodeText(base64 + "\n" + base64 + "\n" + base64 + "\n")
+        #expect(receipts.count == 3 && receipts.allSatisfy { $0.isOK && $0.kind == .appReceipt }, "\(receipts.map { $0.error?.description ?? "ok" })")
+    }
+
     @Test("a record larger than the limit is cut and reported, the next one decodes")
     func oversize() async throws {
         var splitter = RecordSplitter(maxRecordBytes: 150)

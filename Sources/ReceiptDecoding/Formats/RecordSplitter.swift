@@ -9,7 +9,8 @@ import Darwin
 /// An input may hold one JSON document, several concatenated documents, a JSON array of documents,
 /// NDJSON (one document per line), one or more bare JWS (one per line), a base64 app receipt (possibly
 /// wrapped over many lines) or a raw DER receipt. The kind is decided from the first bytes; NDJSON is
-/// recognised when the first document has no line break inside it.
+/// recognised when the first document has no line break inside it. A first line that is none of these (a header, a
+/// log line, a record cut at its start) is a record of its own, and the rest is decided anew.
 ///
 /// A UTF-8 byte order mark in front of the input is left out of every record (offsets still count it). A
 /// UTF-16 input (a byte order mark, or NULs between ASCII characters) is one record, which ``RecordDecoder``
@@ -135,8 +136,15 @@ public struct RecordSplitter: Sendable {
                         while let last = current.last, isWhitespace(last) { current.removeLast() }
                         out.append(self.end())
                         mode = .jwsLines
-                    } else {
+                    } else if Self.wrapsBase64(current) {
                         mode = .blob
+                    } else {
+                        // Not the first line of a wrapped base64 receipt: a line of its own (a header, a log line's
+                        // prefix, a record cut at its start by a log's rotation), and what follows is sniffed again.
+                        // (As one blob, the valid records after it were one rejected record.)
+                        while let last = current.last, isWhitespace(last) { current.removeLast() }
+                        out.append(self.end())
+                        mode = .undecided
                     }
                 }
             case .blob:
@@ -360,6 +368,18 @@ public struct RecordSplitter: Sendable {
         nextIndex += 1
         current.removeAll(keepingCapacity: current.capacity <= 1 << 20)
         return piece
+    }
+
+    /// Whether `line`, an input's first line, starts a base64 receipt wrapped over lines: base64 alone, no longer than
+    /// the 76 characters `base64` and MIME wrap at. (A longer line is a whole receipt: each line is a record.)
+    static func wrapsBase64(_ line: [UInt8]) -> Bool {
+        var end = line.count
+        while end > 0, isWhitespace(line[end - 1]) { end -= 1 }
+        guard end > 0, end <= 76 else { return false }
+        return line[..<end].allSatisfy { byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+        }
     }
 
     /// Whether `bytes`, a string's from its opening quote, end with its closing quote (not an escaped one).
