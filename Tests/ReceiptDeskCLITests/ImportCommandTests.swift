@@ -253,6 +253,36 @@ struct ImportCommandTests {
         #expect(decoded.stdout.contains(#"warning: signedTransactions[3] is not a JWS ("[REDACTED]")"#), "\(decoded.stdout)")
     }
 
+    @Test("a response refused for one of its signed transactions says which one")
+    func nestedRefusalSaysWhich() throws {
+        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
+            .split(separator: "\n")
+        var response = try #require(
+            lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { ($0["signedTransactions"] as? [String])?.count ?? 0 >= 3 })
+        var signed = try #require(response["signedTransactions"] as? [String])
+        // Its second transaction's payload edited (the price), its signature left as it was.
+        var parts = signed[1].split(separator: ".").map(String.init)
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        let decoded = try #require(Data(base64Encoded: base64))
+        var payload = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
+        payload["price"] = 1
+        parts[1] = try JSONSerialization.data(withJSONObject: payload).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        signed[1] = parts.joined(separator: ".")
+        response["signedTransactions"] = signed
+        let file = Self.temporary("history-tampered.json")
+        writeTestFile(file, try JSONSerialization.data(withJSONObject: response))
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let imported = try Binary.run(["import", "--trust-root", root, "--ledger", "sqlite:\(Self.temporary("tampered.sqlite"))", file])
+        #expect(imported.status == 1)
+        #expect(
+            imported.stderr.contains(
+                "rejected record #0 (byte 0): signatureInvalid: signedTransactions[1]: the signature does not match the header and payload"),
+            "\(imported.stderr)")
+    }
+
     @Test("an Xcode payload (unsigned by design) naming a subscription the ledger holds from signed data is refused, not joined to it")
     func testDataJoinsNoSignedSubscription() throws {
         let ledger = Self.temporary("xcode-forged.sqlite")

@@ -234,15 +234,18 @@ public struct RecordDecoder: Sendable {
     }
 
     /// Verifies a JWS and applies the bundle check; throws a rejection that keeps the kind.
-    private func check(_ jws: CompactJWS, kind: RecordKind, bundleId: String?) async throws -> Verification {
+    /// `location`: where a JWS nested in the record is (`signedTransactions[3]`), said in front of why it was refused (a
+    /// response of six transactions said "the signature does not match" and not which).
+    private func check(_ jws: CompactJWS, kind: RecordKind, bundleId: String?, location: String = "") async throws -> Verification {
         let result = await verifier.verify(jws, now: now)
+        let at = location.isEmpty ? "" : location + ": "
         if case .rejected(let error) = result {
-            throw Rejection(kind: kind, verification: .failed, error: error)
+            throw Rejection(kind: kind, verification: .failed, error: RecordError(code: error.code, message: at + error.message))
         }
         if result == .verified, let wanted = verifier.policy.bundleId, bundleId != wanted {
             throw Rejection(
                 kind: kind, verification: .failed,
-                error: RecordError(code: "wrongBundle", message: "signed for bundle \(bundleId ?? "(none)"), expected \(wanted)"))
+                error: RecordError(code: "wrongBundle", message: at + "signed for bundle \(bundleId ?? "(none)"), expected \(wanted)"))
         }
         return result.verification
     }
@@ -251,7 +254,7 @@ public struct RecordDecoder: Sendable {
         _ jws: CompactJWS, provenance: Provenance, location: String, notes: DecodeNotes, kind: RecordKind = .signedTransaction
     ) async throws -> (Transaction, Verification) {
         var transaction = try TransactionMapping.jwsTransaction(Fields(jws.payload, at: location, notes: notes))
-        let verification = try await check(jws, kind: kind, bundleId: transaction.bundleId)
+        let verification = try await check(jws, kind: kind, bundleId: transaction.bundleId, location: location)
         transaction.verification = verification
         transaction.sources = [location.isEmpty ? provenance : provenance.at(location)]
         return (transaction, verification)
@@ -262,7 +265,7 @@ public struct RecordDecoder: Sendable {
     ) async throws -> (RenewalInfo, Verification) {
         var renewal = try TransactionMapping.jwsRenewal(Fields(jws.payload, at: location, notes: notes))
         // Renewal infos carry no bundle id; the environment check is the verifier's.
-        let verification = try await check(jws, kind: kind, bundleId: verifier.policy.bundleId)
+        let verification = try await check(jws, kind: kind, bundleId: verifier.policy.bundleId, location: location)
         renewal.verification = verification
         renewal.sources = [location.isEmpty ? provenance : provenance.at(location)]
         return (renewal, verification)
