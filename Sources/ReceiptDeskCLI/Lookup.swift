@@ -121,6 +121,15 @@ struct Lookup: AsyncParsableCommand {
             let purchases = listed > facts.transactionCount ? " (\(facts.transactionCount) \(facts.transactionCount == 1 ? "purchase" : "purchases"))" : ""
             output.line(
                 "  \(listed) \(listed == 1 ? "transaction" : "transactions")\(purchases), \(facts.refundCount) refunded, net spend \(net)\(shared)")
+            // Those no signature vouched for, said (the JSON has each one's verification; the text said nothing of it).
+            let bought = records.transactions.filter { CustomerRecords.bought($0, by: instant) }
+            let unchecked = [
+                (bought.count { $0.verification == .skipped }, "not verified (imported with --no-verify)"),
+                (bought.count { $0.verification == .unsigned }, "unsigned (Xcode or local-testing data)"),
+            ].filter { $0.0 > 0 }
+            if !unchecked.isEmpty {
+                output.line("  of them " + unchecked.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
+            }
             output.line("")
             output.line("entitlements")
             // Names are cut to their column on a terminal only: piped or redirected, the text is read by programs

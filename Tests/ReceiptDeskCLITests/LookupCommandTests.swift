@@ -96,6 +96,31 @@ struct LookupCommandTests {
         #expect(text.firstIndex(of: "flags").map { $0 > section } == true && !text.contains { $0.hasPrefix("  note ") }, "\(text)")
     }
 
+    @Test("lookup's text says how many of the customer's transactions no signature vouched for (--no-verify, Xcode)")
+    func lookupSaysUnverified() throws {
+        let ledger = ImportCommandTests.temporary("unverified.sqlite")
+        let server = Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path
+        let first = try #require(try String(contentsOfFile: server, encoding: .utf8).split(separator: "\n").first { $0.contains("signedTransactions") })
+        let file = ImportCommandTests.temporary("one-response.json")
+        writeTestFile(file, Data(first.utf8))
+        let imported = try Binary.run(["import", "--no-verify", "--ledger", "sqlite:\(ledger)", file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let response = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        let count = (response["signedTransactions"] as? [String])?.count ?? 0
+        #expect(count > 0)
+        // Any of its transactions' ids finds the customer.
+        let listed = try Binary.run(["decode", "--no-verify", "--json", file])
+        let id = try #require(listed.stdout.firstMatch(of: /"transactionId":"(\d+)"/)?.1)
+        let found = try Binary.run(["lookup", "--ledger", "sqlite:\(ledger)", String(id)])
+        #expect(found.stdout.contains("not verified (imported with --no-verify)"), "\(found.stdout)")
+        // Verified, nothing is said.
+        let verified = ImportCommandTests.temporary("verified.sqlite")
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        #expect(try Binary.run(["import", "--trust-root", root, "--ledger", "sqlite:\(verified)", file]).status == 0)
+        let plain = try Binary.run(["lookup", "--ledger", "sqlite:\(verified)", String(id)])
+        #expect(plain.status == 0 && !plain.stdout.contains("not verified") && !plain.stdout.contains("of them"), "\(plain.stdout)")
+    }
+
     @Test("refunds lists the queue; triage acknowledges and resolves with a note")
     func refundsAndTriage() throws {
         let ledger = try Self.ledgerWithHistory()
