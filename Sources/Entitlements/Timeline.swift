@@ -414,7 +414,8 @@ extension CustomerHistory {
     }
 
     /// A period that ended into a grace period or a billing retry of the same product (reported within a day of
-    /// its end) says so: "expired" alone reads as access lost, which a grace period keeps.
+    /// its end) says so: "expired" alone reads as access lost, which a grace period keeps. (Said of that time: "grace
+    /// keeps access" stayed on the event after the grace period had ended.)
     static func sayingWhatKeepsAccess(_ events: [TimelineEvent]) -> [TimelineEvent] {
         let day: Int64 = 86_400_000
         var out = events
@@ -428,7 +429,7 @@ extension CustomerHistory {
             guard let after else { continue }
             out[index].detail =
                 after.kind == .gracePeriodStarted
-                ? "paid period ended; grace keeps access" : "paid period ended; payment being retried"
+                ? "paid period ended; a grace period began" : "paid period ended; Apple began retrying the payment"
         }
         return out
     }

@@ -32,7 +32,7 @@ struct BillingFailureTests {
         #expect(failed.at == B.at(30))
         #expect(failed.detail == "billing failed; grace period started")
         // The period's end is not told as access lost.
-        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; grace keeps access")
+        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; a grace period began")
         #expect(!timeline.contains { $0.kind == .billingIssue || $0.kind == .refunded })
     }
 
@@ -50,7 +50,7 @@ struct BillingFailureTests {
         let timeline = h.timeline(upTo: B.at(40))
         #expect(timeline.map(\.kind) == [.subscribed, .billingIssue, .expired])
         #expect(timeline.first { $0.kind == .billingIssue }?.detail == "billing failed; Apple is retrying")
-        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; payment being retried")
+        #expect(timeline.first { $0.kind == .expired }?.detail == "paid period ended; Apple began retrying the payment")
     }
 
     @Test("Apple retries for 60 days: past them the subscription has expired, not still in billing retry")
