@@ -62,6 +62,35 @@ public struct Entitlement: Hashable, Sendable {
     }
 }
 
+extension Entitlement {
+    /// What is said of renewal, when known, by `lookup` and the dashboard alike: "renews" of a period that runs; during
+    /// a billing retry that Apple is retrying the payment ("renews" there read as a promise); of one that ended (or was
+    /// revoked) only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
+    /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer
+    /// turning renewal off (DESIGN section 7: never blur the two). Of a revoked one, renewal off with no intent is
+    /// Apple's doing after the refund or the family's revocation (the timeline says so), and the reason says what
+    /// ended it: nothing more is said.
+    public var renewalWords: String? {
+        guard let willRenew else { return nil }
+        if state == .revoked, !willRenew, expirationIntent == nil { return nil }
+        if willRenew {
+            switch state {
+            case .active, .gracePeriod: return "renews"
+            case .billingRetry: return "renewal on, Apple retrying the payment"
+            default: return "renewal was on"
+            }
+        }
+        switch expirationIntent {
+        case .billingError: return "renewal stopped: billing failed"
+        case .productUnavailable: return "renewal stopped: product unavailable"
+        case .priceIncreaseDeclined: return "renewal stopped: price increase not consented to"
+        case .other: return "renewal stopped by Apple, not by the customer"
+        case .unknown(let intent): return "renewal stopped (expiration intent \(intent))"
+        case .customerCancelled, nil: return "renewal off"
+        }
+    }
+}
+
 extension CustomerHistory {
     /// The state of every entitlement at `instant`; `now` is always a parameter, never read.
     /// - Parameter known: entitlement names to report even when nothing was bought (`none`).

@@ -201,26 +201,8 @@ extension Lookup {
         return found
     }
 
-    /// What the text says of renewal, when known: "renews" of a period that runs; of one that ended (or was revoked)
-    /// only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
-    /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer
-    /// turning renewal off (DESIGN section 7: never blur the two). Of a revoked one, renewal off with no intent is
-    /// Apple's doing after the refund or the family's revocation (the timeline says so), and the line says what ended
-    /// it: nothing more is said.
-    static func renewal(_ e: Entitlement) -> String? {
-        guard let willRenew = e.willRenew else { return nil }
-        if e.state == .revoked, !willRenew, e.expirationIntent == nil { return nil }
-        let running = e.state == .active || e.state == .gracePeriod || e.state == .billingRetry
-        if willRenew { return running ? "renews" : "renewal was on" }
-        switch e.expirationIntent {
-        case .billingError: return "renewal stopped: billing failed"
-        case .productUnavailable: return "renewal stopped: product unavailable"
-        case .priceIncreaseDeclined: return "renewal stopped: price increase not consented to"
-        case .other: return "renewal stopped by Apple, not by the customer"
-        case .unknown(let intent): return "renewal stopped (expiration intent \(intent))"
-        case .customerCancelled, nil: return "renewal off"
-        }
-    }
+    /// What the text says of renewal (``Entitlement/renewalWords``, as the dashboard says it).
+    static func renewal(_ e: Entitlement) -> String? { e.renewalWords }
 }
 
 extension JSONWriter {

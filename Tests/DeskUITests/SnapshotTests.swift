@@ -574,6 +574,25 @@ struct SnapshotTests {
         #expect(narrow.trimmingCharacters(in: .whitespaces).hasSuffix("█ paid  ▒ trial  x refund"), "\(narrow)")
     }
 
+    @Test("an entitlement's line says of renewal what lookup says: of an ended one too, and a billing retry is no \"renews\"")
+    func renewalSaidAsLookupSays() throws {
+        func line(_ state: EntitlementState, willRenew: Bool?, intent: ExpirationIntent? = nil) -> String {
+            var e = Entitlement(name: "pro", state: state, reason: "why")
+            e.willRenew = willRenew
+            e.expirationIntent = intent
+            return entitlementLine(e)
+        }
+        #expect(line(.active, willRenew: true) == "pro: why; renews")
+        #expect(line(.active, willRenew: false) == "pro: why; renewal off")
+        #expect(line(.billingRetry, willRenew: true) == "pro: why; renewal on, Apple retrying the payment")
+        // Ended: the customer's choice said (the dashboard said nothing of it, lookup "renewal off"), or Apple's.
+        #expect(line(.expired, willRenew: false) == "pro: why; renewal off")
+        #expect(line(.expired, willRenew: false, intent: .billingError) == "pro: why; renewal stopped: billing failed")
+        #expect(line(.expired, willRenew: true) == "pro: why; renewal was on")
+        #expect(line(.revoked, willRenew: false) == "pro: why")
+        #expect(line(.expired, willRenew: nil) == "pro: why")
+    }
+
     @Test("without colour the coverage strip's blocks are never in reverse video, which draws a full block as blank")
     func coverageVisibleWithoutColour() throws {
         let state = Fixture.state(width: 80, height: 24, screen: .customer)

@@ -723,11 +723,10 @@ private func drawTimeline(_ state: AppState, _ view: CustomerView, _ p: inout Pa
     }
 }
 
-/// "; renews" or "; renewal turned off" after an entitlement's why, for one that is still covered; empty otherwise.
-func renewalNote(_ e: Entitlement) -> String {
-    guard let willRenew = e.willRenew, e.state == .active || e.state == .gracePeriod else { return "" }
-    return willRenew ? "; renews" : "; renewal turned off"
-}
+/// What is said of renewal after an entitlement's why ("; renews", "; renewal off", "; renewal stopped: billing
+/// failed"), as `lookup` says it (``Entitlement/renewalWords``); empty when unknown. (Only of one still covered, it
+/// was: an expired subscription gave no word of the customer turning renewal off, which `lookup` and the timeline said.)
+func renewalNote(_ e: Entitlement) -> String { e.renewalWords.map { "; " + $0 } ?? "" }
 
 /// How a transaction's signature stands, in the ten cells of the transactions' status column (`notApplicable` is
 /// 13): plain JSON (verifyReceipt, V1 notifications) carries none by design; a failed one is the one to see.
