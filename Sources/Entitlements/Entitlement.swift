@@ -154,12 +154,13 @@ extension CustomerHistory {
             let live = started.filter { !revoked($0, at: instant) }
             if let owned = live.last {
                 let assumed = catalog.assumesType(of: owned) ? " (no type in the data: taken for a non-consumable; a catalog says what it is)" : ""
-                // A refund Apple reversed is said, so that the owned item is not read as never refunded.
+                // A refund Apple reversed is said, so that the owned item is not read as never refunded; the reversal
+                // first (cut at a narrow screen's edge, "refunded 2025-06-…" read as a refund that stood).
                 var reversed = ""
                 if let refund = owned.revocation, refund.isRefund, refund.date <= instant,
                     let reversal = refundReversal(of: owned.transactionId, at: instant)
                 {
-                    reversed = "; refunded \(refund.date.iso8601), reversed \(reversal.iso8601)"
+                    reversed = "; refund reversed \(reversal.iso8601) (refunded \(refund.date.iso8601))"
                 }
                 var e = base(name, .owned, owned, "bought \(owned.purchaseDate?.iso8601 ?? "?")\(reversed)\(assumed)")
                 e.expiresDate = nil
