@@ -1174,7 +1174,11 @@ struct ReducerTests {
         // Outside a prompt: the command line, holding the first line as a customer to look up; Enter runs it. What
         // the status line said before (a lookup that found no one) goes, as it does at a key.
         _ = reduce(&state, .customerNotFound("zzz-nothing"))
-        #expect(state.message != nil)
+        #expect(state.message?.text == "no customer matches zzz-nothing")
+        // Over a customer's screen, the one still shown is not the answer: said.
+        var over = Fixture.state(width: 100, height: 30, screen: .customer)
+        _ = reduce(&over, .customerNotFound("MMXYZ123"))
+        #expect(over.message?.text == "no customer matches MMXYZ123; C\(Fixture.records.id) is the one shown before")
         _ = reduce(&state, .paste("\n  150000000008001\nRegards, Ana\n"))
         #expect(state.prompt?.kind == .command && state.prompt?.text == "customer 150000000008001" && state.prompt?.offered == false)
         #expect(state.message == nil && state.screen == .refunds)

@@ -164,7 +164,10 @@ public func reduce(_ state: inout AppState, _ action: Action) -> [Effect] {
         if state.screen != .customer { go(&state, to: .customer) }
         return []
     case .customerNotFound(let query):
-        state.message = StatusMessage("no customer matches \(query)", kind: .error)
+        // On a customer's screen, the customer shown is not the one asked for: said (the screen stayed as it was, read
+        // as the answer).
+        let shown = state.screen == .customer ? state.customer.map { "; C\($0.records.id) is the one shown before" } ?? "" : ""
+        state.message = StatusMessage("no customer matches \(query)\(shown)", kind: .error)
         state.focusFlag = nil
         state.rememberOnLoad = nil
         return []
