@@ -133,7 +133,11 @@ struct ChunkedFile {
     /// link cannot be read: neither stops the import of the rest), and SQLite databases with their `-wal`, `-shm` and
     /// `-journal` (a ledger kept beside its data).
     static func expand(_ paths: [String]) throws -> [String] {
-        let (files, skipped) = try expandNoting(paths)
+        let (files, noted) = try expandNoting(paths)
+        for empty in noted where empty.reason == .emptyDirectory {
+            FileHandle.standardError.write(Data("receiptdesk: \(safe(empty.path)) is a directory with no file in it\n".utf8))
+        }
+        let skipped = noted.filter { $0.reason != .emptyDirectory }
         if !skipped.isEmpty {
             var reasons: [String] = []
             let notes = skipped.filter { $0.reason == .notesOrKeys }.map(\.path)
@@ -161,6 +165,8 @@ struct ChunkedFile {
     /// Why a directory's entry is not read.
     enum Skip: Equatable {
         case notesOrKeys, hidden, notRegular, linkedDirectory, database
+        /// A directory given that holds nothing at all (not a file left out: there is none).
+        case emptyDirectory
     }
 
     /// Whether a file is an SQLite database, by its first 16 bytes (a ledger kept beside the data it was made from:
@@ -212,6 +218,7 @@ struct ChunkedFile {
             }
             guard let enumerator = FileManager.default.enumerator(atPath: path) else { continue }
             var found: [String] = []
+            let leftBefore = left.count
             for case let relative as String in enumerator {
                 let name = (relative as NSString).lastPathComponent
                 let full = (path as NSString).appendingPathComponent(relative)
@@ -244,6 +251,8 @@ struct ChunkedFile {
                 }
                 found.append(full)
             }
+            // (A directory with nothing in it at all: said, or the run's "read 0" said nothing of why.)
+            if found.isEmpty, left.count == leftBefore { left.append((path, .emptyDirectory)) }
             out.append(contentsOf: found.sorted())
         }
         return (out, left.sorted { $0.path < $1.path })

@@ -175,6 +175,8 @@ struct ImportRun {
             // (An empty file holds nothing to list: it is said to be empty, not to be another empty file.)
             if !quiet, info.size == 0 {
                 FileHandle.standardError.write(Data("\(safe(path)): empty, no records\n".utf8))
+            } else if !quiet, counts.read == 0 {
+                FileHandle.standardError.write(Data("\(safe(path)): white space only, no records\n".utf8))
             } else if !quiet, let stored = try? await ledger.source(sha256: info.sha256), stored.path != info.path {
                 FileHandle.standardError.write(
                     Data(

@@ -25,6 +25,12 @@ struct EmptyFileCommandTests {
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.contains("total: read 0 = imported 0 + duplicate 0 + rejected 0"), "\(imported.stdout)")
         #expect(!imported.stderr.contains("emptyInput"))
+        // Each says why it held none; a directory with nothing in it is said too.
+        #expect(imported.stderr.contains("\(dir)/empty.ndjson: empty, no records"), "\(imported.stderr)")
+        #expect(imported.stderr.contains("\(dir)/blank.ndjson: white space only, no records"), "\(imported.stderr)")
+        try FileManager.default.createDirectory(atPath: dir + "/nothing", withIntermediateDirectories: true)
+        let none = try Binary.run(["import", "--ledger", "sqlite:\(dir)/ledger.sqlite", dir + "/nothing"])
+        #expect(none.status == 0 && none.stderr.contains("receiptdesk: \(dir)/nothing is a directory with no file in it"), "\(none.stderr)")
         let decoded = try Binary.run(["decode", dir + "/empty.ndjson"])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.contains("0 records: 0 ok, 0 rejected"), "\(decoded.stdout)")
