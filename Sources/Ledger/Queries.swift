@@ -189,6 +189,22 @@ extension SQLLedger: LedgerReading {
         }
     }
 
+    /// How many records of a source stand on a record imported with `--no-verify` (its own, or one it duplicates):
+    /// a ledger keeps the first import of a record, so a later run that verifies checks none of them again.
+    public func recordsStandingUnverified(sourceId: Int64) async throws -> Int {
+        try await database.read { c in
+            let skipped = "'\(Verification.skipped.rawValue)'"
+            return Int(
+                try c.scalar(
+                    """
+                    SELECT COUNT(*) FROM raw_records r WHERE r.source_id = ? AND (
+                        (r.status = \(RecordStatus.imported.sql) AND r.verification = \(skipped))
+                        OR (r.status = \(RecordStatus.duplicate.sql) AND EXISTS (SELECT 1 FROM raw_records o
+                            WHERE o.content_hash = r.content_hash AND o.status = \(RecordStatus.imported.sql) AND o.verification = \(skipped))))
+                    """, [.int(sourceId)])?.int ?? 0)
+        }
+    }
+
     private static let sourceColumns = "id, path, sha256, size, started_at, completed_at, records_read, imported, duplicates, rejected"
 
     private static func sourceSummary(_ row: [SQLValue]) -> SourceSummary {

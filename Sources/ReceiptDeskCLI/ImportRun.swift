@@ -173,6 +173,16 @@ struct ImportRun {
             // Sources are their content: the same bytes imported before under another name are listed under that one.
             // (Standard input too: piped bytes a file held are listed under that file's name.)
             // (An empty file holds nothing to list: it is said to be empty, not to be another empty file.)
+            // A verifying run over records imported before with --no-verify checked none of them: said (the records read
+            // as duplicates, with no word that no signature of theirs was ever looked at).
+            if !quiet, decoder.verifier.policy.verifySignatures, counts.duplicate > 0, let stored = try? await ledger.source(sha256: info.sha256),
+                let unverified = try? await ledger.recordsStandingUnverified(sourceId: stored.id), unverified > 0
+            {
+                FileHandle.standardError.write(
+                    Data(
+                        ("\(safe(path)): \(unverified) of its records stand as imported before with --no-verify: a ledger keeps a "
+                            + "record's first import, so their signatures were not checked now (import the file into a new ledger to check them)\n").utf8))
+            }
             if !quiet, info.size == 0 {
                 FileHandle.standardError.write(Data("\(safe(path)): empty, no records\n".utf8))
             } else if !quiet, counts.read == 0 {

@@ -253,6 +253,30 @@ struct ImportCommandTests {
         #expect(decoded.stdout.contains(#"warning: signedTransactions[3] is not a JWS ("[REDACTED]")"#), "\(decoded.stdout)")
     }
 
+    @Test("a verifying import of records a --no-verify import took before says their signatures were not checked now")
+    func verifyingOverUnverified() throws {
+        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
+            .split(separator: "\n")
+        let file = Self.temporary("one-unverified.json")
+        writeTestFile(file, Data(lines[0].utf8))
+        // The same record and another, in a file of its own: the first is a duplicate of the unverified one.
+        let more = Self.temporary("two-records.ndjson")
+        writeTestFile(more, Data((lines[0] + "\n" + lines[1] + "\n").utf8))
+        let root = Binary.packageRoot.appendingPathComponent("SampleData/test-root.pem").path
+        let ledger = "sqlite:" + Self.temporary("unverified-first.sqlite")
+        let unverified = try Binary.run(["import", "--no-verify", "--ledger", ledger, file])
+        #expect(unverified.status == 0, "\(unverified.stderr)")
+        #expect(!unverified.stderr.contains("stand as imported before with --no-verify"))
+        let said = "of its records stand as imported before with --no-verify: a ledger keeps a record's first import, so their signatures were not checked now"
+        let again = try Binary.run(["import", "--trust-root", root, "--ledger", ledger, file])
+        #expect(again.status == 0 && again.stderr.contains("one-unverified.json: 1 " + said), "\(again.stderr)")
+        let other = try Binary.run(["import", "--trust-root", root, "--ledger", ledger, more])
+        #expect(other.stdout.contains("imported 1 + duplicate 1"), "\(other.stdout)")
+        #expect(other.stderr.contains("two-records.ndjson: 1 " + said), "\(other.stderr)")
+        // Again with --no-verify: nothing to say.
+        #expect(try !Binary.run(["import", "--no-verify", "--ledger", ledger, more]).stderr.contains(said))
+    }
+
     @Test("a response refused for one of its signed transactions says which one")
     func nestedRefusalSaysWhich() throws {
         let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
