@@ -95,6 +95,32 @@ struct SplitterTests {
         #expect(receipts.count == 3 && receipts.allSatisfy { $0.isOK && $0.kind == .appReceipt }, "\(receipts.map { $0.error?.description ?? "ok" })")
     }
 
+    @Test("a document cut short ends where a whole one starts a line: the documents after it are each theirs")
+    func cutDocumentEndsAtNextLine() async throws {
+        let line = Self.v1
+        let pretty = "{\n  \"status\": 0,\n  \"latest_receipt_info\": [\n    {\"transaction_id\": \"7\"}\n  ]\n}"
+        for (text, expected) in [
+            // NDJSON whose first line was cut, in a string and between values.
+            (String(line.prefix(40)) + "\n" + line + "\n" + line + "\n", [false, true, true]),
+            (String(line.prefix(19)) + "\n" + line + "\n" + line + "\n", [false, true, true]),
+            // Pretty documents one after another, the second cut short: the third is whole.
+            (pretty + "\n" + String(pretty.prefix(30)) + "\n" + pretty + "\n", [true, false, true]),
+            (pretty + "\r\n" + String(pretty.prefix(30)) + "\r\n" + pretty + "\r\n", [true, false, true]),
+            // NDJSON, a line cut in the middle of the file.
+            (line + "\n" + String(line.prefix(50)) + "\n" + line + "\n", [true, false, true]),
+        ] {
+            let records = try await decodeText(text)
+            #expect(records.map(\.isOK) == expected, "\(text.prefix(60)): \(records.map { $0.error?.description ?? "ok" })")
+            #expect(records.map(\.provenance.index) == Array(0..<expected.count))
+            for chunk in [1, 2, 7] {
+                #expect(try await decodeAll(Array(text.utf8), chunk: chunk).map(\.isOK) == expected, "\(text.prefix(40)), \(chunk)")
+            }
+        }
+        // A nested object at a line's start is the document's own when it is indented; pretty documents stay whole.
+        let nested = try await decodeText(pretty + "\n" + pretty)
+        #expect(nested.count == 2 && nested.allSatisfy(\.isOK))
+    }
+
     @Test("a record larger than the limit is cut and reported, the next one decodes")
     func oversize() async throws {
         var splitter = RecordSplitter(maxRecordBytes: 150)

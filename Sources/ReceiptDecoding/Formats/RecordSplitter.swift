@@ -71,6 +71,8 @@ public struct RecordSplitter: Sendable {
     private var inString = false
     private var escaped = false
     private var sawNewlineInside = false
+    /// The last byte scanned outside a string was a line break (a `{` now starts a line).
+    private var lineStarted = false
     private var arrayOpen = false
     private var scalarRecord = false
     private var isFirstDocument = true
@@ -261,6 +263,7 @@ public struct RecordSplitter: Sendable {
             inString = false
             escaped = false
             sawNewlineInside = false
+            lineStarted = false
             let first = chunk[i]
             scalarRecord = first != UInt8(ascii: "{") && first != UInt8(ascii: "[")
         }
@@ -277,6 +280,17 @@ public struct RecordSplitter: Sendable {
                 i += 1
                 continue
             }
+            // A document cut short, a whole one after it on a line of its own: a `{` at a line's start inside a
+            // document is the next document's (a printer indents what it nests; a string holds no line break), so the
+            // cut one ends before it. (It took every document after it, valid ones among them, into one rejected record.)
+            if byte == UInt8(ascii: "{"), mode == .jsonDocuments, depth > 0, lineStarted {
+                flush(chunk, recordStart, i)
+                while let last = current.last, isWhitespace(last) { current.removeLast() }
+                out.append(end())
+                lineStarted = false
+                return i
+            }
+            lineStarted = byte == 0x0A
             if inString {
                 if escaped {
                     escaped = false
