@@ -90,6 +90,24 @@ struct SplitterTests {
                 }
             }
         }
+        // A first line of base64 characters alone that starts no receipt: a header word, a JWS's tail.
+        for first in ["signedPayloads", String(jws.split(separator: ".").last!.filter { $0 != "-" && $0 != "_" }.suffix(40))] {
+            let records = try await decodeText(([first] + [jws, jws, jws]).joined(separator: "\n") + "\n")
+            #expect(records.map(\.isOK) == [false, true, true, true], "\(first): \(records.map { $0.error?.description ?? "ok" })")
+        }
+        // A receipt wrapped wider than 76 columns is one record still.
+        let wide = stride(from: 0, to: base64.count, by: 100).map { start -> String in
+            let from = base64.index(base64.startIndex, offsetBy: start)
+            return String(base64[from..<(base64.index(from, offsetBy: 100, limitedBy: base64.endIndex) ?? base64.endIndex)])
+        }.joined(separator: "\n")
+        let wrapped = try await decodeText(wide + "\n")
+        #expect(wrapped.count == 1 && wrapped.first?.kind == .appReceipt && wrapped.first?.isOK == true, "\(wrapped.map { $0.error?.description ?? "ok" })")
+        // Binary with line breaks in it (a gzip file): one record, not one per line break.
+        var gzip: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]
+        for n in 0..<600 { gzip.append(UInt8((n * 37 + 11) % 256)) }
+        #expect(gzip.contains(0x0A))
+        let binary = try await decodeAll(gzip)
+        #expect(binary.count == 1 && binary.first?.error?.message.contains("gzip") == true, "\(binary.map { $0.error?.description ?? "ok" })")
         // Whole base64 receipts one per line (longer than any wrapped line): one record each.
         let receipts = try await decodeText(base64 + "\n" + base64 + "\n" + base64 + "\n")
         #expect(receipts.count == 3 && receipts.allSatisfy { $0.isOK && $0.kind == .appReceipt }, "\(receipts.map { $0.error?.description ?? "ok" })")

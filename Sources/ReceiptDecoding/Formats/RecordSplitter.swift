@@ -138,7 +138,9 @@ public struct RecordSplitter: Sendable {
                         while let last = current.last, isWhitespace(last) { current.removeLast() }
                         out.append(self.end())
                         mode = .jwsLines
-                    } else if Self.wrapsBase64(current) {
+                    } else if !Self.isText(current) || Self.wrapsBase64(current) {
+                        // Binary (a gzip or zip file: one record, rejected with its advice, not a record per line
+                        // break), or a receipt's base64 wrapped over lines.
                         mode = .blob
                     } else {
                         // Not the first line of a wrapped base64 receipt: a line of its own (a header, a log line's
@@ -384,16 +386,24 @@ public struct RecordSplitter: Sendable {
         return piece
     }
 
-    /// Whether `line`, an input's first line, starts a base64 receipt wrapped over lines: base64 alone, no longer than
-    /// the 76 characters `base64` and MIME wrap at. (A longer line is a whole receipt: each line is a record.)
+    /// Whether `line`, an input's first line, starts a base64 receipt wrapped over lines: base64 alone, beginning as a
+    /// DER receipt's base64 does (`MI`), no longer than a wrapped line is (`base64` wraps at 76, `-w` at what it is
+    /// told; a whole receipt is kilobytes: each line is a record then). A header word or a JWS's tail in base64
+    /// characters alone is a line of its own.
     static func wrapsBase64(_ line: [UInt8]) -> Bool {
         var end = line.count
         while end > 0, isWhitespace(line[end - 1]) { end -= 1 }
-        guard end > 0, end <= 76 else { return false }
+        guard (60...1024).contains(end), line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "I") else { return false }
         return line[..<end].allSatisfy { byte in
             (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
         }
+    }
+
+    /// Whether a line is text: UTF-8 with no control character but tab and carriage return.
+    static func isText(_ line: [UInt8]) -> Bool {
+        guard !line.contains(where: { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0D) || $0 == 0x7F }) else { return false }
+        return String(validating: line, as: UTF8.self) != nil
     }
 
     /// Whether `bytes`, a string's from its opening quote, end with its closing quote (not an escaped one).
