@@ -387,13 +387,15 @@ public struct RecordSplitter: Sendable {
     }
 
     /// Whether `line`, an input's first line, starts a base64 receipt wrapped over lines: base64 alone, beginning as a
-    /// DER receipt's base64 does (`MI`), no longer than a wrapped line is (`base64` wraps at 76, `-w` at what it is
+    /// DER receipt's base64 does (`MI`) or an iOS 6 transaction receipt's plist (`ew`, its `{`), no longer than a wrapped line is (`base64` wraps at 76, `-w` at what it is
     /// told; a whole receipt is kilobytes: each line is a record then). A header word or a JWS's tail in base64
     /// characters alone is a line of its own.
     static func wrapsBase64(_ line: [UInt8]) -> Bool {
         var end = line.count
         while end > 0, isWhitespace(line[end - 1]) { end -= 1 }
-        guard (60...1024).contains(end), line[0] == UInt8(ascii: "M"), line[1] == UInt8(ascii: "I") else { return false }
+        guard (60...1024).contains(end), line[0] == UInt8(ascii: "M") && line[1] == UInt8(ascii: "I")
+            || line[0] == UInt8(ascii: "e") && line[1] == UInt8(ascii: "w")
+        else { return false }
         return line[..<end].allSatisfy { byte in
             (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
