@@ -122,8 +122,8 @@ struct BatchWriter {
         var signedSubscriptions = Set<String>()
         // (A receipt's test transaction may name no original: it is its own.)
         for sql in [
-            "SELECT original_transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IN (?*)",
-            "SELECT transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IS NULL AND transaction_id IN (?*)",
+            "SELECT DISTINCT original_transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IN (?*)",
+            "SELECT DISTINCT transaction_id, product_id, environment FROM transactions WHERE original_transaction_id IS NULL AND transaction_id IN (?*)",
         ] where !testOriginals.isEmpty {
             for row in try c.queryIn(sql, [], list: testOriginals.map(SQLValue.text)) {
                 guard let original = row[0].text else { continue }
@@ -280,9 +280,9 @@ struct BatchWriter {
             let rawValues: [SQLValue] = [
                 .int(sourceId), .of(input.index), .int(input.offset), .text(input.record.kind.rawValue), .of(status),
                 .text(input.record.verification.rawValue), .blob(hash), .of(error?.code), .of(error?.message),
-                // A rejected record keeps the bytes the decoder kept (a request body's shared secret redacted),
-                // else the input's.
-                error == nil ? .null : .blob(input.record.raw.isEmpty ? input.bytes : input.record.raw),
+                // A rejected record keeps the bytes the decoder kept (a request body's shared secret redacted), else
+                // the input's, without a shared secret in them (one the ledger refused decoded whole, its bytes as read).
+                error == nil ? .null : .blob(input.record.raw.isEmpty ? RecordDecoder.withoutSecrets(input.bytes) : input.record.raw),
             ]
             let needsId = status == .imported && (!input.record.renewalInfos.isEmpty || input.record.notification != nil)
             var rawId: Int64 = 0
@@ -327,10 +327,16 @@ struct BatchWriter {
             case .rejected: counts.rejected += 1
             }
             guard status == .imported else { continue }
-            // (What this record adds to a test subscription is the ledger's from now on.)
-            for index in input.record.transactions.indices where input.record.transactions[index].environment?.isUnsignedByDesign == true {
+            // (What this record adds to a test subscription is the ledger's from now on; so is a signed subscription,
+            // which test data later in the batch may not join.)
+            for index in input.record.transactions.indices {
+                guard let environment = input.record.transactions[index].environment else { continue }
                 let t = input.record.transactions[index]
-                if let product = t.productId { heldProducts[t.originalTransactionId ?? t.transactionId, default: []].insert(product) }
+                if environment.isUnsignedByDesign {
+                    if let product = t.productId { heldProducts[t.originalTransactionId ?? t.transactionId, default: []].insert(product) }
+                } else if !testOriginals.isEmpty {
+                    signedSubscriptions.insert(t.originalTransactionId ?? t.transactionId)
+                }
             }
 
             // When the facts were known: the notification's signing, the receipt's creation or Apple's answer.

@@ -1,6 +1,7 @@
 import Foundation
 import Ledger
 import LedgerSQLite
+import ReceiptModel
 import Testing
 
 /// Where this test process's files go (ledgers, inputs, exports): one directory, removed when the process exits.
@@ -253,6 +254,29 @@ struct ImportCommandTests {
         #expect(decoded.stdout.contains(#"warning: signedTransactions[3] is not a JWS ("[REDACTED]")"#), "\(decoded.stdout)")
     }
 
+    @Test("a record the ledger refuses after it decoded keeps its bytes without the shared secret")
+    func refusedKeepsNoSecret() async throws {
+        let path = Self.temporary("refused-secret.sqlite")
+        // Signed (Sandbox) data holding transaction 0, then Xcode's receipt of its transaction 0 in a request body with
+        // the app's shared secret: refused (testIdReused), its bytes kept for the Imports screen.
+        let sandbox = Self.temporary("sandbox-0.json")
+        writeTestFile(sandbox, Data(#"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"0","original_transaction_id":"0","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"}]}"#.utf8))
+        #expect(try Binary.run(["import", "--ledger", "sqlite:\(path)", sandbox]).status == 0)
+        let receipt = try String(
+            contentsOfFile: "\(Binary.corpus)/apple__app-store-server-library-swift/xcode/xcode-app-receipt-with-transaction", encoding: .utf8)
+        let body = Self.temporary("body.json")
+        let secret = "SEKRIT-shared-secret-0123456789"
+        writeTestFile(body, Data(#"{"receipt-data":"\#(receipt.trimmingCharacters(in: .whitespacesAndNewlines))","password":"\#(secret)"}"#.utf8))
+        let refused = try Binary.run(["import", "--ledger", "sqlite:\(path)", body])
+        #expect(refused.stderr.contains("testIdReused"), "\(refused.stderr)")
+        let ledger = try await SQLLedger.open(SQLiteDatabase.open(path: path), now: Timestamp(millisecondsSince1970: 0), readOnly: true)
+        let rejected = try #require(try await ledger.rejectedRecords(after: nil, limit: 10).first)
+        let raw = String(decoding: try await ledger.rejectedRaw(rejected.id), as: UTF8.self)
+        try await ledger.close()
+        #expect(!raw.contains(secret) && raw.contains(#""password":"<redacted>""#), "\(raw.prefix(200))")
+        #expect(raw.contains("receipt-data"))
+    }
+
     @Test("a verifying import of records a --no-verify import took before says their signatures were not checked now")
     func verifyingOverUnverified() throws {
         let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
@@ -340,6 +364,14 @@ struct ImportCommandTests {
             "\(imported.stderr)")
         let found = try Binary.run(["lookup", "--json", "--ledger", "sqlite:\(ledger)", "1000000723811158"])
         #expect(found.status == 0 && !found.stdout.contains("4242") && !found.stdout.contains("Xcode"), "\(found.stdout)")
+        // Signed data and the forged record in one file, one batch: refused all the same.
+        let batch = Self.temporary("signed-then-forged.ndjson")
+        let signedLine = #"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"com.example"},"latest_receipt_info":[{"transaction_id":"4241","original_transaction_id":"1000000723811158","product_id":"pro.monthly","purchase_date_ms":"1740787200000","expires_date_ms":"1743465600000","quantity":"1"}]}"#
+        writeTestFile(batch, Data((signedLine + "\n" + [parts[0], encoded, parts[2]].joined(separator: ".") + "\n").utf8))
+        let oneBatch = Self.temporary("one-batch.sqlite")
+        let together = try Binary.run(["import", "--ledger", "sqlite:\(oneBatch)", batch])
+        #expect(together.stdout.contains("total: read 2 = imported 1 + duplicate 0 + rejected 1"), "\(together.stdout)\(together.stderr)")
+        #expect(together.stderr.contains("testIdReused: its Xcode transaction 4242 names subscription 1000000723811158"), "\(together.stderr)")
         // Apple's own Xcode files, numbered 0, join nothing signed: imported as before.
         let own = try Binary.run(["import", "--ledger", "sqlite:\(ledger)", "\(Binary.corpus)/apple__app-store-server-library-swift/xcode/xcode-signed-transaction"])
         #expect(own.status == 0 && own.stdout.contains("imported 1"), "\(own.stdout)\(own.stderr)")

@@ -465,6 +465,16 @@ public struct RecordDecoder: Sendable {
         }
     }
 
+    /// A record's bytes as a rejected record keeps them: a JSON object's `password` (the app's shared secret, in a
+    /// request body or a V1 notification) replaced; any other input as it is. For a record the ledger refuses after it
+    /// decoded (a reused test id), whose bytes the decoder kept as they came.
+    public static func withoutSecrets(_ bytes: [UInt8]) -> [UInt8] {
+        guard let first = bytes.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{"),
+            case .object(let object)? = try? JSONParser.parse(bytes), object.has("password")
+        else { return bytes }
+        return redactingPassword(object)
+    }
+
     /// The object written back as JSON with every `password` member's value replaced by `"<redacted>"`.
     static func redactingPassword(_ object: JSONObject) -> [UInt8] {
         var writer = JSONWriter()
