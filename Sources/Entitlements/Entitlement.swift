@@ -64,7 +64,7 @@ public struct Entitlement: Hashable, Sendable {
 
 extension Entitlement {
     /// What is said of renewal, when known, by `lookup` and the dashboard alike: "renews" of a period that runs; during
-    /// a billing retry that Apple is retrying the payment ("renews" there read as a promise); of one that ended (or was
+    /// a grace period or billing retry "renewal on" ("renews" there read as a promise: the payment is failing); of one that ended (or was
     /// revoked) only that renewal was on when last reported ("EXPIRED ... renews" read as a contradiction). Off is the
     /// customer's choice unless Apple says what stopped it: "renewal off" after billing failed read as the customer
     /// turning renewal off (DESIGN section 7: never blur the two). Of a revoked one, renewal off with no intent is
@@ -75,8 +75,9 @@ extension Entitlement {
         if state == .revoked, !willRenew, expirationIntent == nil { return nil }
         if willRenew {
             switch state {
-            case .active, .gracePeriod: return "renews"
-            case .billingRetry: return "renewal on, Apple retrying the payment"
+            case .active: return "renews"
+            // (The why says the billing failed and Apple retries; at 80 columns a longer note was cut to nothing.)
+            case .gracePeriod, .billingRetry: return "renewal on"
             default: return "renewal was on"
             }
         }

@@ -1206,14 +1206,15 @@ struct ReducerTests {
             for c in "export csv c.csv" { _ = reduce(&state, .key(.char(c))) }
             return reduce(&state, .key(.enter)).first
         }
-        guard case .export(let path, let contents, let saying) = export() else {
+        // (The runtime judges every loaded customer's access, then writes exportCSV's file.)
+        guard case .exportCustomers(let path, let saying) = export() else {
             Issue.record("no export")
             return
         }
-        #expect(path == "c.csv" && contents == exportCSV(state) && saying.isEmpty, "every row is loaded: nothing more to say")
+        #expect(path == "c.csv" && saying.isEmpty, "every row is loaded: nothing more to say")
         state.customerPage.next = CustomerCursor(key: 1, id: 3)
         state.customerPage.total = 11_812
-        guard case .export(_, _, let partial) = export() else {
+        guard case .exportCustomers(_, let partial) = export() else {
             Issue.record("no export")
             return
         }

@@ -483,29 +483,41 @@ public final class Runtime {
     /// waits, a few customers at a time, so a key typed meanwhile waits for no more than a few reads.
     public func fillCustomerAccess() async {
         let ids = state.customersNeedingAccess(limit: Self.accessBatch)
-        guard !ids.isEmpty else { return }
-        let (instant, generation, catalog, reader) = (state.instant, state.customerAccessGeneration, state.catalog, handlers.reader)
-        guard
-            let access = await watched(screen: false, { () -> [Int64: ListedAccess] in
-                var out: [Int64: ListedAccess] = [:]
-                for id in ids {
-                    // (One that cannot be read, merged away since or the ledger gone, keeps what the list's figures say.)
-                    do {
-                        let records = try await reader.customerRecords(id)
-                        out[id] = ListedAccess(records.history.entitlements(at: instant, catalog: catalog), instant: instant, generation: generation)
-                    } catch {
-                        out[id] = ListedAccess(unreadAt: instant, generation: generation)
-                    }
-                }
-                return out
-            })
-        else { return }
+        guard !ids.isEmpty, let access = await judgeAccess(ids, budget: accessBudget) else { return }
         await dispatch(.customerAccessLoaded(access))
         draw()
     }
 
-    /// How many customers' access one idle turn of the loop computes.
+    /// The access of these customers at the instant, each customer's records read and judged by the entitlement
+    /// engine, in one read off the key loop (``watched(screen:doing:_:)``); nil when quitting. With a `budget`, the read
+    /// ends once it is spent (its customer judged first): a customer with thousands of transactions takes tens of
+    /// milliseconds, and a key typed meanwhile waits. One that cannot be read (merged away since, the ledger gone) keeps
+    /// what the list's figures say, and the read ends: a ledger that does not answer is not asked again per customer.
+    private func judgeAccess(_ ids: [Int64], budget: Duration?, doing: String? = nil) async -> [Int64: ListedAccess]? {
+        let (instant, generation, catalog, reader) = (state.instant, state.customerAccessGeneration, state.catalog, handlers.reader)
+        let live = state.asOf == nil
+        return await watched(screen: false, doing: doing) { () -> [Int64: ListedAccess] in
+            var out: [Int64: ListedAccess] = [:]
+            let started = ContinuousClock.now
+            for id in ids {
+                do {
+                    let records = try await reader.customerRecords(id)
+                    out[id] = ListedAccess(
+                        records.history.entitlements(at: instant, catalog: catalog), instant: instant, live: live, generation: generation)
+                } catch {
+                    out[id] = ListedAccess(unreadAt: instant, live: live, generation: generation)
+                    break
+                }
+                if let budget, ContinuousClock.now - started >= budget { break }
+            }
+            return out
+        }
+    }
+
+    /// How many customers' access one idle turn of the loop computes at most.
     public static let accessBatch = 8
+    /// The time after which an idle turn computes no more customers' access (it ends its customer first).
+    public var accessBudget = Duration.milliseconds(8)
 
     func pollChanges() async {
         let now = ContinuousClock.now
@@ -602,6 +614,14 @@ public final class Runtime {
             case .copy(let text):
                 return backend.copyToClipboard(text)
                     ? [] : [.message(StatusMessage("cannot copy: the output is not a terminal (or the text is too long)", kind: .error))]
+            case .exportCustomers(let path, let saying):
+                // Every loaded customer's access as their screen says it (the list judges those on screen only, and a
+                // row not judged would be the list's figures: an expiry, no grace period, nothing owned).
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false)
+                guard let access = await judgeAccess(ids, budget: nil, doing: "the export to \(name)") else { return [] }
+                await dispatch(.customerAccessLoaded(access))
+                return [try write(exportCSV(state), to: path, saying: saying)]
             case .exportQueue(let path):
                 // Every page of the queue's query (its `/` filter the ledger's), read off the key loop as the
                 // screens' reads are, then the same CSV as the view's.

@@ -83,12 +83,13 @@ public func exportCSV(_ state: AppState) -> String {
         if page.next != nil || state.customerOffset > 0 {
             filter += " rows=\(state.customerOffset + 1)-\(state.customerOffset + page.rows.count)-of-\(page.total)\(page.totalIsLowerBound ? "+" : "")"
         }
-        rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags", "access until"])
+        rows.append(["customer", "identifiers", "environments", "transactions", "last purchase", "latest expiry", "refunds", "open flags", "access"])
         for c in state.customerPage.rows {
             rows.append([
                 c.displayId, c.identifiers.map { "\($0.kind):\($0.value)" }.joined(separator: " "), c.environments.joined(separator: " "),
                 "\(c.transactionCount)", c.lastPurchase?.iso8601 ?? "", c.latestExpiry?.iso8601 ?? "", "\(c.refunds)", "\(c.openFlags)",
-                c.liveExpiry?.iso8601 ?? "",
+                // (As the list shows it: the engine's judgement once made, else what the list's figures know.)
+                customerAccessCell(state, c).text.replacing(state.glyphs.ellipsis, with: ""),
             ])
         }
     case .customer:

@@ -262,6 +262,38 @@ func customersNone(_ state: AppState) -> String {
     return filtered ? "no customers match" : "no customers in this ledger yet (receiptdesk import adds them)"
 }
 
+/// What the Customers list's access column says of a customer: what their own screen says of their access at the
+/// instant, by the entitlement engine, once the runtime has judged them (``ListedAccess``). Until then, what the list's
+/// figures know: the latest expiry whose access stands, or "revoked" when the latest expiry's access was taken back and
+/// nothing else stands (its date in green read as a customer covered); under time travel, an ellipsis (those figures
+/// are the ledger's now). A date passed says "expired" in words, not by its colour alone. Live, a judgement of a minute
+/// before stays shown while it is judged again (the clock's minute moved every row back to the figures meanwhile).
+func customerAccessCell(_ state: AppState, _ c: CustomerSummary) -> TableCell {
+    if let known = state.customerAccess[c.id], known.instant == state.instant || (known.live && state.asOf == nil),
+        let access = known.state
+    {
+        let day = known.date.map { " " + Format.day($0) } ?? ""
+        return switch access {
+        case .active: TableCell(known.date.map { Format.day($0) } ?? "active", role: role(.active))
+        case .gracePeriod: TableCell("grace" + day, role: role(.gracePeriod))
+        case .billingRetry: TableCell("billing retry", role: role(.billingRetry))
+        case .owned: TableCell("owned", role: role(.owned))
+        case .revoked: TableCell("revoked" + day, role: role(.revoked))
+        case .expired: TableCell("expired" + day, role: "ui.text.muted")
+        case .none: TableCell("-", role: "ui.text.muted")
+        }
+    }
+    // (Not judged yet: under time travel nothing of the figures is of the instant; with no expiry, what was bought
+    // may be owned or a consumable, which the figures do not say.)
+    if c.transactionCount == 0 { return TableCell("-", role: "ui.text.muted") }
+    guard let latest = c.latestExpiry, state.asOf == nil else { return TableCell(state.glyphs.ellipsis, role: "ui.text.muted") }
+    if let live = c.liveExpiry, live.millisecondsSince1970 > state.instant.millisecondsSince1970 {
+        return TableCell(Format.day(live), role: "entitlement.active")
+    }
+    if c.liveExpiry == latest { return TableCell("expired \(Format.day(latest))", role: "ui.text.muted") }
+    return TableCell("revoked", role: role(.revoked))
+}
+
 func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     let page = state.customerPage
     let count = max(page.total, page.rows.count)
@@ -278,33 +310,11 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // column is judged at the instant.
     if state.asOf != nil { title += "  access as of then, other figures the ledger's now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
-    // The access column says what the customer's own screen says of their access at the instant, by the entitlement
-    // engine: the runtime computes it for the rows on screen (``ListedAccess``). Until then it says what the list's
-    // figures know: the latest expiry whose access stands, or "revoked" when the latest expiry's access was taken back
-    // and nothing else stands (its date in green read as a customer covered); under time travel, an ellipsis (those
-    // figures are the ledger's now). A date passed says "expired" in words, not by its colour alone.
-    let instant = state.instant.millisecondsSince1970
-    func accessCell(_ c: CustomerSummary) -> TableCell {
-        if let known = state.customerAccess[c.id], known.instant == state.instant, let access = known.state {
-            let day = known.date.map { " " + Format.day($0) } ?? ""
-            return switch access {
-            case .active: TableCell(known.date.map { Format.day($0) } ?? "active", role: role(.active))
-            case .gracePeriod: TableCell("grace" + day, role: role(.gracePeriod))
-            case .billingRetry: TableCell("billing retry", role: role(.billingRetry))
-            case .owned: TableCell("owned", role: role(.owned))
-            case .revoked: TableCell("revoked" + day, role: role(.revoked))
-            case .expired: TableCell("expired" + day, role: "ui.text.muted")
-            case .none: TableCell("-", role: "ui.text.muted")
-            }
-        }
-        guard let latest = c.latestExpiry else { return TableCell("-", role: "ui.text.muted") }
-        if state.asOf != nil { return TableCell(state.glyphs.ellipsis, role: "ui.text.muted") }
-        if let live = c.liveExpiry, live.millisecondsSince1970 > instant { return TableCell(Format.day(live), role: "entitlement.active") }
-        if c.liveExpiry == latest { return TableCell("expired \(Format.day(latest))", role: "ui.text.muted") }
-        return TableCell("revoked", role: role(.revoked))
-    }
-    let accessCells = page.rows.map(accessCell)
-    let accessWidth = max(10, accessCells.map { DisplayWidth.of($0.text) }.max() ?? 0)
+    // The access column (``customerAccessCell(_:_:)``), as wide as its widest cell on screen (not of every row loaded:
+    // computed at each frame, and rows pile up as the list is paged down).
+    let top = min(max(0, state.customerList.top), page.rows.count)
+    let onScreen = page.rows[top..<min(page.rows.count, top + max(1, body.height - 3))]
+    let accessWidth = max(10, onScreen.map { DisplayWidth.of(customerAccessCell(state, $0).text) }.max() ?? 0)
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
     var columns = [
@@ -335,7 +345,7 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
         case 2: return TableCell(c.environments.map { environmentLabel(Environment(rawValue: $0)) }.joined(separator: "+"))
         case 3: return TableCell(Format.count(c.transactionCount))
         case 4: return TableCell(Format.day(c.lastPurchase))
-        case 5: return accessCells[row]
+        case 5: return customerAccessCell(state, c)
         case 6: return TableCell(c.refunds == 0 ? "-" : "\(c.refunds)", role: c.refunds > 0 ? "status.danger" : "ui.text.muted")
         default: return TableCell(c.openFlags == 0 ? "-" : "\(c.openFlags)", role: c.openFlags > 0 ? "status.warn" : "ui.text.muted")
         }

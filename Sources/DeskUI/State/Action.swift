@@ -86,6 +86,9 @@ public enum Effect: Sendable, Equatable {
     case export(path: String, contents: String, saying: String = "")
     /// The whole flag queue (every page of the current query, the `/` filter applied) as CSV to `path`.
     case exportQueue(path: String)
+    /// The customers loaded as CSV to `path`, every one's access judged by the entitlement engine first (the list judges
+    /// those on screen only).
+    case exportCustomers(path: String, saying: String)
     case setTheme(String)
     case setMouse(Bool)
     case quit

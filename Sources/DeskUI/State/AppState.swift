@@ -524,11 +524,12 @@ public struct AppState: Sendable {
 
     /// The customers on the Customers list's screen whose access is not yet known at the instant for the list as last
     /// read, at most `limit`, the selected one's first.
-    public func customersNeedingAccess(limit: Int) -> [Int64] {
+    /// (`onScreenOnly: false`: every customer loaded, for an export.)
+    public func customersNeedingAccess(limit: Int, onScreenOnly: Bool = true) -> [Int64] {
         guard screen == .customers, unavailable == nil, !customerPage.rows.isEmpty else { return [] }
         let rows = customerPage.rows
         let top = min(max(0, customerList.top), rows.count)
-        let shown = rows[top..<min(rows.count, top + listRows)]
+        let shown = onScreenOnly ? rows[top..<min(rows.count, top + listRows)] : rows[...]
         let selected = rows[safe: customerList.selected].map { [$0] } ?? []
         var out: [Int64] = []
         for row in selected + shown where out.count < limit && !out.contains(row.id) {
@@ -542,7 +543,7 @@ public struct AppState: Sendable {
 }
 
 /// What the Customers list says of a customer's access at an instant: the entitlement that gives the most (active,
-/// then a grace period, billing retry, owned, revoked, expired), with the date that goes with it. The list's own
+/// then a grace period, owned, billing retry, revoked, expired), with the date that goes with it. The list's own
 /// figures know expiries only: a grace period read as "expired", a family member's revoked year as a date to come.
 public struct ListedAccess: Sendable, Equatable {
     /// `nil` when the customer could not be read (the list then says what its figures know).
@@ -550,12 +551,15 @@ public struct ListedAccess: Sendable, Equatable {
     /// Active: the latest expiry; grace: its end; revoked: the revocation; expired: the latest expiry.
     public var date: Timestamp?
     public var instant: Timestamp
+    /// Judged at the clock's now, not an instant travelled to: shown until judged again at the next minute.
+    public var live: Bool
     public var generation: Int
 
     /// The order in which an entitlement's state is said, the one giving the most first.
-    static let precedence: [EntitlementState] = [.active, .gracePeriod, .billingRetry, .owned, .revoked, .expired, .none]
+    /// (What grants access first: an owned item above a subscription in billing retry, which grants none.)
+    static let precedence: [EntitlementState] = [.active, .gracePeriod, .owned, .billingRetry, .revoked, .expired, .none]
 
-    public init(_ entitlements: [Entitlement], instant: Timestamp, generation: Int) {
+    public init(_ entitlements: [Entitlement], instant: Timestamp, live: Bool = false, generation: Int) {
         let best = Self.precedence.first { state in entitlements.contains { $0.state == state } } ?? EntitlementState.none
         let those = entitlements.filter { $0.state == best }
         state = best
@@ -566,13 +570,15 @@ public struct ListedAccess: Sendable, Equatable {
         case .billingRetry, .owned, .none: nil
         }
         self.instant = instant
+        self.live = live
         self.generation = generation
     }
 
     /// A customer that could not be read.
-    public init(unreadAt instant: Timestamp, generation: Int) {
+    public init(unreadAt instant: Timestamp, live: Bool = false, generation: Int) {
         state = nil
         self.instant = instant
+        self.live = live
         self.generation = generation
     }
 }

@@ -1037,6 +1037,7 @@ func runCommandLine(_ state: inout AppState, _ text: String) -> [Effect] {
             let page = state.customerPage
             saying = " of \(Format.count(page.total))\(page.totalIsLowerBound ? "+" : ""): those loaded (scrolling loads more)"
         }
+        if state.screen == .customers { return [.exportCustomers(path: words[1], saying: saying)] }
         return [.export(path: words[1], contents: exportCSV(state), saying: saying)]
     default:
         state.message = StatusMessage("unknown command :\(name) (Tab completes; ? lists keys)", kind: .error)

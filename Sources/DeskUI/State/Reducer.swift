@@ -705,9 +705,11 @@ func customerPaneCounts(_ state: AppState) -> [Int] {
 }
 
 /// The Customers list read again: what is known of its customers' access is to be computed again (the ledger may have
-/// changed), and shown until then; customers no longer listed are forgotten.
+/// changed), and shown until then (`G` then `g`, a sort or a filter forgot it, and the list's figures showed meanwhile);
+/// past a few thousand customers, those no longer listed are forgotten.
 private func listRead(_ state: inout AppState) {
     state.customerAccessGeneration += 1
+    guard state.customerAccess.count > 4_000 else { return }
     let listed = Set(state.customerPage.rows.map(\.id))
     state.customerAccess = state.customerAccess.filter { listed.contains($0.key) }
 }
