@@ -444,7 +444,12 @@ struct ReducerTests {
         customers.asOf = Fixture.at(-45)
         var buffer = ScreenBuffer(width: 0, height: 0)
         render(customers, theme: .builtin, into: &buffer)
-        #expect(buffer.text.contains("access as of then, other figures the ledger's now"), "\(buffer.text)")
+        #expect(buffer.text.contains("access as of then, the rest now"), "\(buffer.text)")
+        // Whole at 80 columns too (a longer note was cut to "other figure…" there).
+        customers.width = 80
+        customers.height = 24
+        render(customers, theme: .builtin, into: &buffer)
+        #expect(buffer.line(1).contains("access as of then, the rest now"), "\(buffer.line(1))")
         var queue = Fixture.state(width: 120, height: 30, screen: .refunds)
         queue.asOf = Fixture.at(-45)
         queue.flags = []

@@ -307,8 +307,8 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     if let at = state.customerQuery.activeAt { title += "  subscribed at \(Format.instant(at))" }
     if state.customerQuery.withOpenFlags { title += "  with open flags" }
     // The list's figures are the ledger's now whatever instant the header shows (the Overview says as much); the access
-    // column is judged at the instant.
-    if state.asOf != nil { title += "  access as of then, other figures the ledger's now" }
+    // column is judged at the instant. (Short: at 80 columns a longer note was cut to "other figure…".)
+    if state.asOf != nil { title += "  access as of then, the rest now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
     // The access column (``customerAccessCell(_:_:)``), as wide as its widest cell on screen (not of every row loaded:
     // computed at each frame, and rows pile up as the list is paged down).
