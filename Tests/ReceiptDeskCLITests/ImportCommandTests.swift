@@ -227,14 +227,20 @@ struct ImportCommandTests {
         #expect(cyclemaps.stdout.contains("CYCLEMAPS_PREMIUM") && !cyclemaps.stdout.contains("pass.premium"), "\(cyclemaps.stdout)")
     }
 
+    /// The first transaction-history response of the demo's Server API file holding at least `count` signed
+    /// transactions (signed by its TEST root, SampleData/test-root.pem).
+    static func demoHistory(atLeast count: Int) throws -> [String: Any] {
+        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
+            .split(separator: "\n")
+        return try #require(
+            lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { ($0["signedTransactions"] as? [String])?.count ?? 0 >= count })
+    }
+
     @Test("what a record leaves out as it is taken (a placeholder where a signed transaction was) is said by import as decode says it")
     func importSaysWarnings() throws {
         // A history response of the demo's with two of its signed transactions replaced: a redaction, and one cut short.
-        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
-            .split(separator: "\n")
-        var response = try #require(
-            lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .first { ($0["signedTransactions"] as? [String])?.count ?? 0 >= 5 })
+        var response = try Self.demoHistory(atLeast: 5)
         var signed = try #require(response["signedTransactions"] as? [String])
         signed[3] = "[REDACTED]"
         signed[4] = String(signed[4].prefix(300))
@@ -303,11 +309,7 @@ struct ImportCommandTests {
 
     @Test("a response refused for one of its signed transactions says which one")
     func nestedRefusalSaysWhich() throws {
-        let lines = try String(contentsOfFile: Binary.packageRoot.appendingPathComponent("SampleData/data/server-api.ndjson").path, encoding: .utf8)
-            .split(separator: "\n")
-        var response = try #require(
-            lines.lazy.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .first { ($0["signedTransactions"] as? [String])?.count ?? 0 >= 3 })
+        var response = try Self.demoHistory(atLeast: 3)
         var signed = try #require(response["signedTransactions"] as? [String])
         // Its second transaction's payload edited (the price), its signature left as it was.
         var parts = signed[1].split(separator: ".").map(String.init)
