@@ -128,6 +128,17 @@ struct RuntimeTests {
         let last = try #require(loaded.last)
         let lastLine = try #require(csv.first { $0.hasPrefix(last.displayId + ",") })
         #expect(lastLine.hasSuffix("," + customerAccessCell(runtime.state, last).text) && !lastLine.hasSuffix(","), "\(lastLine)")
+        // A customer loaded that cannot be read (the ledger gone before the poll says so): no file, rather than one
+        // mixing the list's figures with the engine's judgements.
+        await runtime.dispatch(
+            .customersLoaded(CustomerPage(rows: [CustomerSummary(id: 999_999, transactionCount: 1)], next: nil, total: 1), append: true))
+        try await ledger.close()
+        let again = directory.appendingPathComponent("again.csv").path
+        await runtime.handle(.key(.char(":")))
+        for c in "export csv \(again)" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.message?.text == "not exported: C999999 could not be read (the ledger may have changed: try again)")
+        #expect(!FileManager.default.fileExists(atPath: again))
     }
 
     @Test(":customer with a display id of a customer merged since says so, with the id it was found by")

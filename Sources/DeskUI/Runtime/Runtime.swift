@@ -621,6 +621,10 @@ public final class Runtime {
                 let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false)
                 guard let access = await judgeAccess(ids, budget: nil, doing: "the export to \(name)") else { return [] }
                 await dispatch(.customerAccessLoaded(access))
+                // (A customer that could not be read would be written with the list's figures, among rows judged: no file.)
+                if let unread = access.first(where: { $0.value.state == nil })?.key {
+                    return [.message(StatusMessage("not exported: C\(unread) could not be read (the ledger may have changed: try again)", kind: .error))]
+                }
                 return [try write(exportCSV(state), to: path, saying: saying)]
             case .exportQueue(let path):
                 // Every page of the queue's query (its `/` filter the ledger's), read off the key loop as the
