@@ -102,6 +102,18 @@ struct SplitterTests {
         }.joined(separator: "\n")
         let wrapped = try await decodeText(wide + "\n")
         #expect(wrapped.count == 1 && wrapped.first?.kind == .appReceipt && wrapped.first?.isOK == true, "\(wrapped.map { $0.error?.description ?? "ok" })")
+        // A first line with a log's colours, or cut inside a character (split -b, tail -c): a line of its own too.
+        for first in ["\u{1B}[32mINFO\u{1B}[0m received", String(decoding: Array("é".utf8).suffix(1) + Array("rst line".utf8), as: UTF8.self)] {
+            let records = try await decodeText(([first] + [line, line]).joined(separator: "\n") + "\n")
+            #expect(records.map(\.isOK) == [false, true, true], "\(records.map { $0.error?.description ?? "ok" })")
+        }
+        // A receipt wrapped narrower than usual (48 columns) is one record still.
+        let narrow = stride(from: 0, to: base64.count, by: 48).map { start -> String in
+            let from = base64.index(base64.startIndex, offsetBy: start)
+            return String(base64[from..<(base64.index(from, offsetBy: 48, limitedBy: base64.endIndex) ?? base64.endIndex)])
+        }.joined(separator: "\n")
+        let narrowRecords = try await decodeText(narrow + "\n")
+        #expect(narrowRecords.count == 1 && narrowRecords.first?.isOK == true, "\(narrowRecords.map { $0.error?.description ?? "ok" })")
         // Binary with line breaks in it (a gzip file): one record, not one per line break.
         var gzip: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]
         for n in 0..<600 { gzip.append(UInt8((n * 37 + 11) % 256)) }
@@ -137,6 +149,24 @@ struct SplitterTests {
         // A nested object at a line's start is the document's own when it is indented; pretty documents stay whole.
         let nested = try await decodeText(pretty + "\n" + pretty)
         #expect(nested.count == 2 && nested.allSatisfy(\.isOK))
+        // Unindented, as Python's `indent=0` and Go's `MarshalIndent(v, "", "")` print it: a `{` after `[`, `,` or `:`
+        // starts a line and is the document's own.
+        let flat = "{\n\"status\": 0,\n\"latest_receipt_info\": [\n{\n\"transaction_id\": \"7\"\n},\n{\n\"transaction_id\": \"8\"\n}\n],\n\"receipt\":\n{\n\"bundle_id\": \"x\"\n}\n}"
+        for newline in ["\n", "\r\n"] {
+            let text = (flat + "\n" + flat + "\n").replacingOccurrences(of: "\n", with: newline)
+            let records = try await decodeText(text)
+            #expect(records.count == 2 && records.allSatisfy(\.isOK), "\(records.map { $0.error?.description ?? "ok" })")
+            #expect(records.first?.transactions.map(\.transactionId) == ["7", "8"])
+            for chunk in [1, 3] {
+                #expect(try await decodeAll(Array(text.utf8), chunk: chunk).map(\.isOK) == [true, true], "\(chunk)")
+            }
+        }
+        // Cut, then a whole one: cut where the whole one starts (after a value, or inside a string). (Cut right after a
+        // `[`, `,` or `:`, the whole one reads as the cut one's value: both one rejected record, as before.)
+        for cut in [String(flat.prefix(13)), String(flat.prefix(48))] {
+            let records = try await decodeText(cut + "\n" + flat + "\n")
+            #expect(records.map(\.isOK) == [false, true], "\(cut.suffix(12)): \(records.map { $0.error?.description ?? "ok" })")
+        }
     }
 
     @Test("a record larger than the limit is cut and reported, the next one decodes")

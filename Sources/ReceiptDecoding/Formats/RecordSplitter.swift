@@ -71,8 +71,12 @@ public struct RecordSplitter: Sendable {
     private var inString = false
     private var escaped = false
     private var sawNewlineInside = false
-    /// The last byte scanned outside a string was a line break (a `{` now starts a line).
+    /// The last byte scanned was a line break (a `{` now starts a line).
     private var lineStarted = false
+    /// That line break was inside a string (which no JSON string holds: the document was cut).
+    private var brokenString = false
+    /// The last byte outside a string that is not white space (a string's closing quote counts as `"`).
+    private var lastToken: UInt8 = 0
     private var arrayOpen = false
     private var scalarRecord = false
     private var isFirstDocument = true
@@ -138,7 +142,7 @@ public struct RecordSplitter: Sendable {
                         while let last = current.last, isWhitespace(last) { current.removeLast() }
                         out.append(self.end())
                         mode = .jwsLines
-                    } else if !Self.isText(current) || Self.wrapsBase64(current) {
+                    } else if Self.isBinary(current) || Self.wrapsBase64(current) {
                         // Binary (a gzip or zip file: one record, rejected with its advice, not a record per line
                         // break), or a receipt's base64 wrapped over lines.
                         mode = .blob
@@ -266,6 +270,8 @@ public struct RecordSplitter: Sendable {
             escaped = false
             sawNewlineInside = false
             lineStarted = false
+            brokenString = false
+            lastToken = 0
             let first = chunk[i]
             scalarRecord = first != UInt8(ascii: "{") && first != UInt8(ascii: "[")
         }
@@ -282,10 +288,14 @@ public struct RecordSplitter: Sendable {
                 i += 1
                 continue
             }
-            // A document cut short, a whole one after it on a line of its own: a `{` at a line's start inside a
-            // document is the next document's (a printer indents what it nests; a string holds no line break), so the
-            // cut one ends before it. (It took every document after it, valid ones among them, into one rejected record.)
-            if byte == UInt8(ascii: "{"), mode == .jsonDocuments, depth > 0, lineStarted {
+            // A document cut short, a whole one after it on a line of its own: a `{` that starts a line inside a
+            // document where none can stand is the next document's, so the cut one ends before it. In a document a `{`
+            // follows `[`, `,` or `:` (an unindented printer, Python's `indent=0`, puts a nested one at a line's
+            // start), and no string holds a line break. (A cut one took every document after it, valid ones among
+            // them, into one rejected record.)
+            if byte == UInt8(ascii: "{"), mode == .jsonDocuments, depth > 0, lineStarted,
+                brokenString || !(lastToken == UInt8(ascii: "[") || lastToken == UInt8(ascii: ",") || lastToken == UInt8(ascii: ":"))
+            {
                 flush(chunk, recordStart, i)
                 while let last = current.last, isWhitespace(last) { current.removeLast() }
                 out.append(end())
@@ -293,6 +303,7 @@ public struct RecordSplitter: Sendable {
                 return i
             }
             lineStarted = byte == 0x0A
+            if lineStarted { brokenString = inString }
             if inString {
                 if escaped {
                     escaped = false
@@ -304,6 +315,7 @@ public struct RecordSplitter: Sendable {
                 i += 1
                 continue
             }
+            if !isWhitespace(byte) { lastToken = byte }
             switch byte {
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
@@ -387,13 +399,13 @@ public struct RecordSplitter: Sendable {
     }
 
     /// Whether `line`, an input's first line, starts a base64 receipt wrapped over lines: base64 alone, beginning as a
-    /// DER receipt's base64 does (`MI`) or an iOS 6 transaction receipt's plist (`ew`, its `{`), no longer than a wrapped line is (`base64` wraps at 76, `-w` at what it is
-    /// told; a whole receipt is kilobytes: each line is a record then). A header word or a JWS's tail in base64
-    /// characters alone is a line of its own.
+    /// DER receipt's base64 does (`MI`) or an iOS 6 transaction receipt's plist (`ew`, its `{`), 32 to 1,024 characters
+    /// (`base64` wraps at 76, PEM at 64, `-w` at what it is told; a whole receipt is kilobytes: each line is a record
+    /// then). A header word or a JWS's tail in base64 characters alone is a line of its own.
     static func wrapsBase64(_ line: [UInt8]) -> Bool {
         var end = line.count
         while end > 0, isWhitespace(line[end - 1]) { end -= 1 }
-        guard (60...1024).contains(end), line[0] == UInt8(ascii: "M") && line[1] == UInt8(ascii: "I")
+        guard (32...1024).contains(end), line[0] == UInt8(ascii: "M") && line[1] == UInt8(ascii: "I")
             || line[0] == UInt8(ascii: "e") && line[1] == UInt8(ascii: "w")
         else { return false }
         return line[..<end].allSatisfy { byte in
@@ -402,10 +414,15 @@ public struct RecordSplitter: Sendable {
         }
     }
 
-    /// Whether a line is text: UTF-8 with no control character but tab and carriage return.
-    static func isText(_ line: [UInt8]) -> Bool {
-        guard !line.contains(where: { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0D) || $0 == 0x7F }) else { return false }
-        return String(validating: line, as: UTF8.self) != nil
+    /// Whether a first line is binary: a NUL in it, or a compressed or archived file's signature (gzip, zip, bzip2, xz,
+    /// zstd). (Not any control character or broken UTF-8: a log line's colours, a line cut inside a character.)
+    static func isBinary(_ line: [UInt8]) -> Bool {
+        if line.contains(0) { return true }
+        for magic: [UInt8] in [[0x1F, 0x8B], [0x50, 0x4B, 0x03, 0x04], [0x42, 0x5A, 0x68], [0xFD, 0x37, 0x7A, 0x58, 0x5A], [0x28, 0xB5, 0x2F, 0xFD]]
+        where line.starts(with: magic) {
+            return true
+        }
+        return false
     }
 
     /// Whether `bytes`, a string's from its opening quote, end with its closing quote (not an escaped one).
