@@ -125,9 +125,30 @@ struct RuntimeTests {
             let line = try #require(csv.first { $0.hasPrefix(id + ",") })
             #expect(line.hasSuffix("," + said), "\(line)")
         }
+        // The last one loaded, far below the screen: the engine's judgement (its state's word), not the list's figures.
         let last = try #require(loaded.last)
         let lastLine = try #require(csv.first { $0.hasPrefix(last.displayId + ",") })
-        #expect(lastLine.hasSuffix("," + customerAccessCell(runtime.state, last).text) && !lastLine.hasSuffix(","), "\(lastLine)")
+        let judged = try #require(runtime.state.customerAccess[last.id]?.state)
+        let word = switch judged {
+        case .active: "20"
+        case .gracePeriod: "grace "
+        case .owned: "owned"
+        case .billingRetry: "billing retry"
+        case .revoked: "revoked "
+        case .expired: "expired "
+        case .none: "-"
+        }
+        #expect(lastLine.split(separator: ",").last?.hasPrefix(word) == true, "\(lastLine) \(judged)")
+        // A customer an idle turn could not read is asked again by the export (not written with the list's figures).
+        await runtime.dispatch(
+            .customersLoaded(CustomerPage(rows: [CustomerSummary(id: 999_998, transactionCount: 1)], next: nil, total: 1), append: true))
+        await runtime.dispatch(.customerAccessLoaded([999_998: ListedAccess(unreadAt: runtime.state.instant, generation: runtime.state.customerAccessGeneration)]))
+        let retried = directory.appendingPathComponent("retried.csv").path
+        await runtime.handle(.key(.char(":")))
+        for c in "export csv \(retried)" { await runtime.handle(.key(.char(c))) }
+        await runtime.handle(.key(.enter))
+        #expect(runtime.state.customerAccess[999_998]?.state != nil, "judged again")
+        #expect(FileManager.default.fileExists(atPath: retried))
         // A customer loaded that cannot be read (the ledger gone before the poll says so): no file, rather than one
         // mixing the list's figures with the engine's judgements.
         await runtime.dispatch(

@@ -618,11 +618,13 @@ public final class Runtime {
                 // Every loaded customer's access as their screen says it (the list judges those on screen only, and a
                 // row not judged would be the list's figures: an expiry, no grace period, nothing owned).
                 let name = path.split(separator: "/").last.map(String.init) ?? path
-                let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false)
+                // (Those an idle turn could not read are asked again.)
+                let unreadBefore = state.customerPage.rows.filter { state.customerAccess[$0.id].map { $0.state == nil } == true }.map(\.id)
+                let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false) + unreadBefore
                 guard let access = await judgeAccess(ids, budget: nil, doing: "the export to \(name)") else { return [] }
                 await dispatch(.customerAccessLoaded(access))
                 // (A customer that could not be read would be written with the list's figures, among rows judged: no file.)
-                if let unread = access.first(where: { $0.value.state == nil })?.key {
+                if let unread = state.customerPage.rows.first(where: { state.customerAccess[$0.id]?.state == nil })?.id {
                     return [.message(StatusMessage("not exported: C\(unread) could not be read (the ledger may have changed: try again)", kind: .error))]
                 }
                 return [try write(exportCSV(state), to: path, saying: saying)]

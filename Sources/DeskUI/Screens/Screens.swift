@@ -310,11 +310,9 @@ func drawCustomers(_ state: AppState, _ p: inout Painter, _ body: Body) {
     // column is judged at the instant. (Short: at 80 columns a longer note was cut to "other figure…".)
     if state.asOf != nil { title += "  access as of then, the rest now" }
     p.section(title, x: 0, y: body.y, width: state.width, focused: true)
-    // The access column (``customerAccessCell(_:_:)``), as wide as its widest cell on screen (not of every row loaded:
-    // computed at each frame, and rows pile up as the list is paged down).
-    let top = min(max(0, state.customerList.top), page.rows.count)
-    let onScreen = page.rows[top..<min(page.rows.count, top + max(1, body.height - 3))]
-    let accessWidth = max(10, onScreen.map { DisplayWidth.of(customerAccessCell(state, $0).text) }.max() ?? 0)
+    // The access column (``customerAccessCell(_:_:)``): as wide as "expired 2025-06-28" always (as wide as the cells on
+    // screen, the columns beside it came and went as a page or a judgement arrived).
+    let accessWidth = 18
     // Narrow, the count of transactions leaves first, then the environments, then the last purchase (not while
     // the list is sorted by it).
     var columns = [
