@@ -30,6 +30,32 @@ struct FuzzRegressionTests {
         #expect(message.contains("the certificate's RSA public key is refused by BoringSSL"), "\(message)")
     }
 
+    // The decode harness's finding in session 38: white space, then a line starting with "0" and bytes that are not
+    // text. Sniffed from the chunk at hand, "0" was a DER receipt's start when the chunk held the rest and text when
+    // it did not, so the records the input made depended on how it was read.
+    @Test("an input starting with 0 splits into the same records whatever the chunks it is read in")
+    func zeroFirstSplitsAlike() throws {
+        let url = Self.fixtures.appendingPathComponent("decode/crash-c995119ca23ae1648e14c5c9d9ce6572845ac3bd")
+        let bytes = [UInt8](try Data(contentsOf: url))
+        func split(_ chunk: Int) -> [RecordSplitter.Piece] {
+            var splitter = RecordSplitter()
+            var pieces: [RecordSplitter.Piece] = []
+            var start = 0
+            while start < bytes.count {
+                pieces += splitter.feed(Array(bytes[start..<min(bytes.count, start + chunk)]))
+                start += chunk
+            }
+            return pieces + splitter.finish()
+        }
+        let whole = split(bytes.count)
+        for chunk in [1, 2, 7, 64] {
+            let pieces = split(chunk)
+            #expect(pieces.map(\.bytes) == whole.map(\.bytes) && pieces.map(\.offset) == whole.map(\.offset), "\(chunk)-byte chunks")
+        }
+        // A DER receipt is binary from its first line, whatever the chunks.
+        #expect(RecordSplitter.isBinary([0x30, 0x82, 0x0A]) && !RecordSplitter.isBinary(Array("0000030004".utf8)))
+    }
+
     // The jws harness's crash in CI (stop 20): a leaf certificate whose validity time has second 61, which
     // swift-asn1 accepts and swift-certificates asserts against when it makes the time a Date, so a debug build
     // (this suite's) stopped. CI's input was not kept; this one is made the same way by hand: the corpus's

@@ -122,9 +122,8 @@ public struct RecordSplitter: Sendable {
                     offset += 1
                 case UInt8(ascii: "{"):
                     mode = .jsonDocuments
-                case 0x30 where !looksLikeText(chunk, from: i):
-                    mode = .blob
                 default:
+                    // (A DER receipt too: its first line, to the first 0x0A byte or the end, is binary.)
                     mode = .firstLine
                 }
             case .jsonDocuments, .jsonArray:
@@ -414,10 +413,13 @@ public struct RecordSplitter: Sendable {
         }
     }
 
-    /// Whether a first line is binary: a NUL in it, or a compressed or archived file's signature (gzip, zip, bzip2, xz,
-    /// zstd). (Not any control character or broken UTF-8: a log line's colours, a line cut inside a character.)
+    /// Whether a first line is binary: a NUL in it, a DER receipt's start (a SEQUENCE, `30`, with a length of its long
+    /// or indefinite form, `80` and up), or a compressed or archived file's signature (gzip, zip, bzip2, xz, zstd). (Not
+    /// any control character or broken UTF-8: a log line's colours, a line cut inside a character.) Decided on the
+    /// line, not on the bytes of the chunk at hand: a DER receipt's first bytes in a chunk of their own read as text.
     static func isBinary(_ line: [UInt8]) -> Bool {
         if line.contains(0) { return true }
+        if line.count >= 2, line[0] == 0x30, line[1] >= 0x80 { return true }
         for magic: [UInt8] in [[0x1F, 0x8B], [0x50, 0x4B, 0x03, 0x04], [0x42, 0x5A, 0x68], [0xFD, 0x37, 0x7A, 0x58, 0x5A], [0x28, 0xB5, 0x2F, 0xFD]]
         where line.starts(with: magic) {
             return true
@@ -430,10 +432,5 @@ public struct RecordSplitter: Sendable {
         guard bytes.count >= 2, bytes.last == UInt8(ascii: "\"") else { return false }
         let backslashes = bytes.dropLast().reversed().prefix { $0 == UInt8(ascii: "\\") }.count
         return backslashes % 2 == 0
-    }
-
-    private func looksLikeText(_ chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
-        let sample = chunk[start..<min(chunk.count, start + 64)]
-        return sample.allSatisfy { $0 >= 0x20 && $0 < 0x7F || isWhitespace($0) }
     }
 }
