@@ -35,15 +35,18 @@ public struct RecordDecoder: Sendable {
         } catch let failure as Rejection {
             var record = DecodedRecord.rejected(
                 provenance, kind: failure.kind, verification: failure.verification, error: failure.error,
-                raw: failure.raw ?? bytes)
+                raw: failure.raw ?? Self.withoutSecrets(bytes))
             record.warnings = notes.warnings
             return record
         } catch let error as RecordError {
-            var record = DecodedRecord.rejected(provenance, kind: kind, error: error, raw: bytes)
+            // (Every rejected record keeps its bytes without a shared secret: a V1 notification's `password` was shown
+            // on the Imports screen.)
+            var record = DecodedRecord.rejected(provenance, kind: kind, error: error, raw: Self.withoutSecrets(bytes))
             record.warnings = notes.warnings
             return record
         } catch {
-            return .rejected(provenance, kind: kind, error: RecordError(code: "internal", message: "\(error)"), raw: bytes)
+            return .rejected(
+                provenance, kind: kind, error: RecordError(code: "internal", message: "\(error)"), raw: Self.withoutSecrets(bytes))
         }
     }
 
@@ -134,7 +137,7 @@ public struct RecordDecoder: Sendable {
         }
         if object.has("notification_type") {
             kind = .notificationV1
-            return try decodeNotificationV1(object, provenance: provenance, notes: notes)
+            return try NotificationV1Decoder.decode(object, provenance: provenance, notes: notes)
         }
         if object.has("notificationType") {
             kind = .notificationV2
@@ -454,20 +457,9 @@ public struct RecordDecoder: Sendable {
         }
     }
 
-    /// A V1 notification. Its `password` is the app's shared secret, as a request body's is: a rejected one keeps its
-    /// bytes with it replaced (the Imports screen showed it to anyone who opened the record).
-    private func decodeNotificationV1(_ object: JSONObject, provenance: Provenance, notes: DecodeNotes) throws -> DecodedRecord {
-        let secret = object.has("password")
-        do {
-            return try NotificationV1Decoder.decode(object, provenance: provenance, notes: notes)
-        } catch where secret {
-            throw Rejection(kind: .notificationV1, verification: .notApplicable, error: error, raw: Self.redactingPassword(object))
-        }
-    }
-
     /// A record's bytes as a rejected record keeps them: a JSON object's `password` (the app's shared secret, in a
-    /// request body or a V1 notification) replaced; any other input as it is. For a record the ledger refuses after it
-    /// decoded (a reused test id), whose bytes the decoder kept as they came.
+    /// request body or a V1 notification) replaced; any other input as it is. Every record the decoder rejects keeps
+    /// these, and so does one the ledger refuses after it decoded (a reused test id).
     public static func withoutSecrets(_ bytes: [UInt8]) -> [UInt8] {
         guard let first = bytes.first(where: { !isWhitespace($0) }), first == UInt8(ascii: "{"),
             case .object(let object)? = try? JSONParser.parse(bytes), object.has("password")
