@@ -142,7 +142,7 @@ struct Lookup: AsyncParsableCommand {
                 let shown = !terminal || name.count <= 22 ? name : name.contains(".") ? "…" + name.suffix(21) : name.prefix(21) + "…"
                 let column = shown.count < 22 ? shown.padding(toLength: 22, withPad: " ", startingAt: 0) : shown
                 var line = "  \(column) \(e.state.label.padding(toLength: 14, withPad: " ", startingAt: 0)) \(safe(e.productId ?? "-"))"
-                if let renewal = Self.renewal(e) { line += "  " + renewal }
+                if let renewal = e.renewalWords { line += "  " + renewal }
                 output.line(line)
                 output.line("      \(safe(e.reason))\(e.transactionId.map { "  [transaction \(safe($0))]" } ?? "")")
             }
@@ -201,8 +201,6 @@ extension Lookup {
         return found
     }
 
-    /// What the text says of renewal (``Entitlement/renewalWords``, as the dashboard says it).
-    static func renewal(_ e: Entitlement) -> String? { e.renewalWords }
 }
 
 extension JSONWriter {

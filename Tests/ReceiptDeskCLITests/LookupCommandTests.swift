@@ -173,7 +173,7 @@ struct LookupCommandTests {
             var e = Entitlement(name: "pro", state: .expired, reason: "expired")
             e.willRenew = false
             e.expirationIntent = intent
-            return Lookup.renewal(e)
+            return e.renewalWords
         }
         #expect(words(.customerCancelled) == "renewal off" && words(nil) == "renewal off")
         #expect(words(.billingError) == "renewal stopped: billing failed")
@@ -184,9 +184,9 @@ struct LookupCommandTests {
         // Revoked: renewal off without an intent is Apple's, after the refund; the customer's own still says so.
         var revoked = Entitlement(name: "pro", state: .revoked, reason: "refunded")
         revoked.willRenew = false
-        #expect(Lookup.renewal(revoked) == nil)
+        #expect(revoked.renewalWords == nil)
         revoked.expirationIntent = .customerCancelled
-        #expect(Lookup.renewal(revoked) == "renewal off")
+        #expect(revoked.renewalWords == "renewal off")
     }
 
     @Test("lookup --at lists only the flags raised by the instant; the text counts those raised after")
