@@ -618,9 +618,7 @@ public final class Runtime {
                 // Every loaded customer's access as their screen says it (the list judges those on screen only, and a
                 // row not judged would be the list's figures: an expiry, no grace period, nothing owned).
                 let name = path.split(separator: "/").last.map(String.init) ?? path
-                // (Those an idle turn could not read are asked again.)
-                let unreadBefore = state.customerPage.rows.filter { state.customerAccess[$0.id].map { $0.state == nil } == true }.map(\.id)
-                let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false) + unreadBefore
+                let ids = state.customersNeedingAccess(limit: .max, onScreenOnly: false)
                 guard let access = await judgeAccess(ids, budget: nil, doing: "the export to \(name)") else { return [] }
                 await dispatch(.customerAccessLoaded(access))
                 // (A customer that could not be read would be written with the list's figures, among rows judged: no file.)

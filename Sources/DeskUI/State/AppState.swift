@@ -524,7 +524,7 @@ public struct AppState: Sendable {
 
     /// The customers on the Customers list's screen whose access is not yet known at the instant for the list as last
     /// read, at most `limit`, the selected one's first.
-    /// (`onScreenOnly: false`: every customer loaded, for an export.)
+    /// (`onScreenOnly: false`: every customer loaded, for an export, those that could not be read asked again.)
     public func customersNeedingAccess(limit: Int, onScreenOnly: Bool = true) -> [Int64] {
         guard screen == .customers, unavailable == nil, !customerPage.rows.isEmpty else { return [] }
         let rows = customerPage.rows
@@ -532,8 +532,13 @@ public struct AppState: Sendable {
         let shown = onScreenOnly ? rows[top..<min(rows.count, top + listRows)] : rows[...]
         let selected = rows[safe: customerList.selected].map { [$0] } ?? []
         var out: [Int64] = []
-        for row in selected + shown where out.count < limit && !out.contains(row.id) {
-            if let known = customerAccess[row.id], known.instant == instant, known.generation == customerAccessGeneration { continue }
+        var seen = Set<Int64>()
+        for row in selected + shown where out.count < limit && seen.insert(row.id).inserted {
+            if let known = customerAccess[row.id], known.instant == instant, known.generation == customerAccessGeneration,
+                known.state != nil || onScreenOnly
+            {
+                continue
+            }
             out.append(row.id)
         }
         return out
